@@ -1,0 +1,259 @@
+"""The neutral conversation model: what every reader produces and every writer consumes.
+
+Pure data, no I/O. A :class:`Conversation` is an ordered list of items of explicit types (a tagged
+union, like Codex's own ``ResponseItem`` / ``EventMsg`` enums), each carrying the place in the
+native file it came from. Nothing here knows a native field name.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from enum import StrEnum
+from typing import Any, Literal, TypeAlias, TypeVar
+
+JSON: TypeAlias = Any  # a value as orjson.loads returns it
+_T = TypeVar("_T")
+
+
+class Provider(StrEnum):
+    CLAUDE = "claude"
+    CODEX = "codex"
+
+
+@dataclass(frozen=True, slots=True)
+class Provenance:
+    """Where an item came from: the native file and the 1-based line in it."""
+
+    file: str
+    line: int
+
+
+class Origin(StrEnum):
+    """Who put a user message there."""
+
+    TYPED = "typed"  # the person typed it
+    INJECTED = "injected"  # the CLI added it (environment context, instructions, reminders)
+    COMMAND = "command"  # a slash command or its local output
+
+
+class ToolKind(StrEnum):
+    SHELL = "shell"
+    READ = "read"
+    EDIT = "edit"
+    WRITE = "write"
+    PATCH = "patch"
+    SEARCH = "search"
+    WEB = "web"
+    PLAN = "plan"
+    SUBAGENT = "subagent"
+    MCP = "mcp"
+    OTHER = "other"
+
+
+class CompactionState(StrEnum):
+    """Whether a compaction's summary can be carried to another provider."""
+
+    PORTABLE = "portable"  # plaintext summary anyone can read
+    NATIVE_ONLY = "native_only"  # encrypted or otherwise only the source provider can use it
+    INCOMPLETE = "incomplete"  # a boundary whose summary never landed
+    REJECTED = "rejected"  # the "summary" is a rate-limit or API-error text
+
+
+class ErrorKind(StrEnum):
+    RATE_LIMIT = "rate_limit"  # a short-term 429
+    USAGE_LIMIT = "usage_limit"  # a plan's usage window is exhausted
+    CONTEXT_WINDOW = "context_window"  # the history no longer fits the model
+    API_ERROR = "api_error"  # anything else the API or CLI reported
+
+
+class TurnStatus(StrEnum):
+    STARTED = "started"
+    COMPLETED = "completed"
+    ABORTED = "aborted"
+    FAILED = "failed"
+
+
+@dataclass(frozen=True, slots=True)
+class Image:
+    """An image attached to a message: a data URL, a path, or a remote URL."""
+
+    url: str | None = None
+    path: str | None = None
+    media_type: str | None = None
+
+
+# --- items ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class UserMessage:
+    text: str
+    prov: Provenance
+    origin: Origin = Origin.TYPED
+    images: tuple[Image, ...] = ()
+    timestamp: str | None = None
+    kind: Literal["user"] = "user"
+
+
+@dataclass(frozen=True, slots=True)
+class AssistantMessage:
+    text: str
+    prov: Provenance
+    model: str | None = None
+    timestamp: str | None = None
+    kind: Literal["assistant"] = "assistant"
+
+
+@dataclass(frozen=True, slots=True)
+class Reasoning:
+    """Reasoning the model showed. ``summary`` is portable text; ``private`` is the provider's
+    opaque payload (a Claude thinking signature, Codex ``encrypted_content``): never portable."""
+
+    summary: str
+    prov: Provenance
+    private: str | None = None
+    timestamp: str | None = None
+    kind: Literal["reasoning"] = "reasoning"
+
+    @property
+    def portable(self) -> bool:
+        return self.private is None
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    call_id: str
+    name: str
+    input: JSON  # structured input: a dict for function tools, a string for freeform ones
+    tool: ToolKind
+    prov: Provenance
+    timestamp: str | None = None
+    kind: Literal["tool_call"] = "tool_call"
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResult:
+    call_id: str
+    output: str
+    prov: Provenance
+    error: bool | None = None
+    exit_code: int | None = None
+    images: tuple[Image, ...] = ()
+    timestamp: str | None = None
+    kind: Literal["tool_result"] = "tool_result"
+
+
+@dataclass(frozen=True, slots=True)
+class Compaction:
+    """A point where the provider replaced the history before it with a summary.
+
+    ``replacement`` holds items the provider kept verbatim after compacting (Codex's
+    ``replacement_history``), when the record gives them; ``None`` means "just the summary".
+    """
+
+    summary: str
+    state: CompactionState
+    prov: Provenance
+    replacement: tuple[Item, ...] | None = None
+    trigger: str | None = None  # manual / auto, when the record says
+    timestamp: str | None = None
+    kind: Literal["compaction"] = "compaction"
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorNotice:
+    """An error the CLI recorded: never an assistant message."""
+
+    error: ErrorKind
+    message: str
+    prov: Provenance
+    reset_at: datetime | None = None
+    timestamp: str | None = None
+    kind: Literal["error"] = "error"
+
+
+@dataclass(frozen=True, slots=True)
+class TurnMarker:
+    """A turn lifecycle event the CLI recorded (Codex task_started / task_complete / aborts)."""
+
+    status: TurnStatus
+    prov: Provenance
+    turn_id: str | None = None
+    timestamp: str | None = None
+    kind: Literal["turn"] = "turn"
+
+
+@dataclass(frozen=True, slots=True)
+class Rollback:
+    """The user rolled the thread back by ``turns`` user turns (Codex ``thread_rolled_back``)."""
+
+    turns: int
+    prov: Provenance
+    timestamp: str | None = None
+    kind: Literal["rollback"] = "rollback"
+
+
+@dataclass(frozen=True, slots=True)
+class Opaque:
+    """A record segue does not interpret, kept with its native kind and line."""
+
+    native_kind: str
+    prov: Provenance
+    data: JSON = None
+    timestamp: str | None = None
+    kind: Literal["opaque"] = "opaque"
+
+
+Item: TypeAlias = (
+    UserMessage
+    | AssistantMessage
+    | Reasoning
+    | ToolCall
+    | ToolResult
+    | Compaction
+    | ErrorNotice
+    | TurnMarker
+    | Rollback
+    | Opaque
+)
+
+# --- the whole ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Skip:
+    """A line the reader could not use, and why."""
+
+    file: str
+    line: int
+    reason: str
+
+
+@dataclass(slots=True)
+class SessionMeta:
+    provider: Provider
+    id: str
+    path: str
+    cwd: str | None = None
+    model: str | None = None
+    cli_version: str | None = None
+    git_branch: str | None = None
+    title: str | None = None
+    created: str | None = None
+    updated: str | None = None
+    extra: dict[str, JSON] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class Conversation:
+    meta: SessionMeta
+    items: list[Item] = field(default_factory=list)
+    skipped: list[Skip] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    # Other files that belong to the session (Claude subagent transcripts), read the same way.
+    sidechains: list[Conversation] = field(default_factory=list)
+
+    def of(self, cls: type[_T]) -> list[_T]:
+        """All items of one type, in order."""
+        return [item for item in self.items if isinstance(item, cls)]

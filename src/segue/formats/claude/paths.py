@@ -1,0 +1,78 @@
+"""Where Claude Code keeps its sessions."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+
+_NON_ALNUM = re.compile(r"[^A-Za-z0-9]")
+_MAX_ENCODED = 200
+
+
+def config_dir(env: Mapping[str, str] | None = None) -> Path:
+    """``$CLAUDE_CONFIG_DIR`` or ``~/.claude``."""
+    env = os.environ if env is None else env
+    configured = env.get("CLAUDE_CONFIG_DIR")
+    if configured:
+        return Path(configured).expanduser()
+    home = env.get("HOME")
+    return (Path(home) if home else Path.home()) / ".claude"
+
+
+def projects_dir(env: Mapping[str, str] | None = None) -> Path:
+    return config_dir(env) / "projects"
+
+
+def _java_hash(text: str) -> int:
+    """Java's ``String.hashCode`` (int32, over UTF-16 code units)."""
+    data = text.encode("utf-16-le")
+    h = 0
+    for i in range(0, len(data), 2):
+        h = (31 * h + (data[i] | data[i + 1] << 8)) & 0xFFFFFFFF
+    return h - (1 << 32) if h >= 1 << 31 else h
+
+
+def _base36(n: int) -> str:
+    digits = "0123456789abcdefghijklmnopqrstuvwxyz"
+    out = ""
+    while True:
+        n, r = divmod(n, 36)
+        out = digits[r] + out
+        if n == 0:
+            return out
+
+
+def encode_cwd(cwd: str) -> str:
+    """The folder name Claude Code uses for a working directory (its realpath, every
+    non-alphanumeric character replaced by ``-``; long names get a hash suffix)."""
+    encoded = _NON_ALNUM.sub("-", cwd)
+    if len(encoded) <= _MAX_ENCODED:
+        return encoded
+    return encoded[:_MAX_ENCODED] + "-" + _base36(abs(_java_hash(cwd)))
+
+
+def project_dir_for(cwd: str | Path, env: Mapping[str, str] | None = None) -> Path:
+    return projects_dir(env) / encode_cwd(os.path.realpath(cwd))
+
+
+def iter_session_files(env: Mapping[str, str] | None = None) -> Iterator[Path]:
+    """Every main-session transcript (``projects/<enc>/<id>.jsonl``); subagent files excluded."""
+    root = projects_dir(env)
+    if not root.is_dir():
+        return
+    for project in root.iterdir():
+        if not project.is_dir():
+            continue
+        for entry in project.iterdir():
+            if entry.suffix == ".jsonl" and entry.is_file():
+                yield entry
+
+
+def subagent_files(transcript: Path) -> list[Path]:
+    """The subagent transcripts that belong to a session file, if any."""
+    folder = transcript.with_suffix("") / "subagents"
+    if not folder.is_dir():
+        return []
+    return sorted(folder.glob("agent-*.jsonl"))

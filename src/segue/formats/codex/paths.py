@@ -1,0 +1,77 @@
+"""Where Codex keeps its sessions."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+
+
+def codex_home(env: Mapping[str, str] | None = None) -> Path:
+    """``$CODEX_HOME`` or ``~/.codex``."""
+    env = os.environ if env is None else env
+    configured = env.get("CODEX_HOME")
+    if configured:
+        return Path(configured).expanduser()
+    home = env.get("HOME")
+    return (Path(home) if home else Path.home()) / ".codex"
+
+
+def sessions_dir(env: Mapping[str, str] | None = None) -> Path:
+    return codex_home(env) / "sessions"
+
+
+def iter_session_files(env: Mapping[str, str] | None = None) -> Iterator[Path]:
+    """Every rollout file under ``sessions/`` (any depth, as Codex's own lookup does)."""
+    root = sessions_dir(env)
+    if not root.is_dir():
+        return
+    for dirpath, _dirs, files in os.walk(root):
+        for name in files:
+            if name.startswith("rollout-") and name.endswith(".jsonl"):
+                yield Path(dirpath) / name
+
+
+_NAME_RE = re.compile(
+    r"^rollout-(?P<ts>\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2})-"
+    r"(?P<id>[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12})"
+    r"(?:_(?P<gen>[0-9A-Fa-f-]{36}))?\.jsonl$"
+)
+
+
+def parse_name(path: Path) -> tuple[str, str | None] | None:
+    """``(thread_id, generation)`` from ``rollout-<ts>-<thread id>[_<generation>].jsonl``.
+
+    Codex starts a new *generation* file of the same thread when the thread is rolled back
+    (its ``session_meta.history_base`` names the kept prefix of the previous file).
+    """
+    m = _NAME_RE.match(path.name)
+    return (m.group("id"), m.group("gen")) if m else None
+
+
+def session_id_from_name(path: Path) -> str | None:
+    """The thread id in a rollout file name."""
+    parsed = parse_name(path)
+    return parsed[0] if parsed else None
+
+
+def sessions_root_of(path: Path) -> Path | None:
+    """The ``sessions`` folder a rollout file lives under."""
+    for parent in path.parents:
+        if parent.name == "sessions":
+            return parent
+    return None
+
+
+def thread_files(root: Path, thread_id: str) -> list[Path]:
+    """Every file (base and generations) of one thread under ``root``, oldest name first."""
+    found = []
+    for dirpath, _dirs, files in os.walk(root):
+        for name in files:
+            if thread_id in name and name.startswith("rollout-") and name.endswith(".jsonl"):
+                path = Path(dirpath) / name
+                parsed = parse_name(path)
+                if parsed and parsed[0] == thread_id:
+                    found.append(path)
+    return sorted(found, key=lambda p: p.name)

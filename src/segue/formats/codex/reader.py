@@ -1,0 +1,451 @@
+"""Codex rollout (``sessions/**/rollout-*.jsonl``) → neutral :class:`Conversation`.
+
+Reads both history modes (legacy and paginated): the model history is in ``response_item`` and
+``compacted`` records; ``event_msg`` records carry turn lifecycle, errors, rollbacks and rate-limit
+snapshots, and UI echoes of messages (which are not turned into messages a second time).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from segue.conversation import (
+    AssistantMessage,
+    Compaction,
+    CompactionState,
+    Conversation,
+    ErrorKind,
+    ErrorNotice,
+    Image,
+    Item,
+    Opaque,
+    Origin,
+    Provenance,
+    Provider,
+    Reasoning,
+    Rollback,
+    SessionMeta,
+    ToolCall,
+    ToolResult,
+    TurnMarker,
+    TurnStatus,
+    UserMessage,
+)
+from segue.formats.codex.paths import session_id_from_name, sessions_root_of, thread_files
+from segue.formats.codex.tools import tool_kind
+from segue.formats.jsonl import LineReport, as_str, iter_records, iter_records_in
+from segue.formats.limits import from_epoch, parse_iso, parse_reset_time
+
+# User-role texts that Codex itself adds to the history (its "contextual" fragments).
+INJECTED_MARKERS = (
+    "<environment_context>",
+    "<user_instructions>",
+    "# agents.md instructions",
+    "<apps_instructions>",
+    "<skills_instructions>",
+    "<skill>",
+    "<permissions instructions>",
+    "<collaboration_mode>",
+    "<realtime_conversation>",
+    "<personality_spec",
+    "<turn_aborted>",
+    "<subagent_notification>",
+    "<model_switch>",
+)
+COMMAND_MARKERS = ("<user_shell_command>",)
+# Event messages that only echo model history for the UI: kept as bare opaque markers.
+_UI_ECHOES = frozenset(
+    {
+        "user_message",
+        "agent_message",
+        "agent_reasoning",
+        "agent_reasoning_raw_content",
+        "item_completed",
+        "item_started",
+        "context_compacted",
+    }
+)
+_EXIT_RE = re.compile(r"(?:Process exited with code|Exit code:)\s*(-?\d+)")
+_IMAGE_WRAPPER_RE = re.compile(r"^\s*(?:<image\b[^>]*>|</image>)\s*$")
+
+
+def read_session(path: Path) -> Conversation:
+    """Read a rollout. A later *generation* file of a thread (written after a rollback) is read
+    together with the files before it: the earlier history, the turns that were rolled back,
+    a :class:`Rollback` item, then the new generation."""
+    conversation = _Reader(path).read()
+    base = conversation.meta.extra.get("history_base")
+    if isinstance(base, dict):
+        return _with_history_base(path, conversation, base)
+    return conversation
+
+
+def _with_history_base(
+    path: Path, conversation: Conversation, base: dict[str, Any], depth: int = 0
+) -> Conversation:
+    root = sessions_root_of(path)
+    thread_id = base.get("thread_id") if isinstance(base.get("thread_id"), str) else None
+    offset = base.get("end_byte_offset")
+    earlier = (
+        [p for p in thread_files(root, thread_id) if p.name < path.name]
+        if root and thread_id
+        else []
+    )
+    if not earlier or not isinstance(offset, int) or depth > 64:
+        conversation.notes.append(
+            f"{path}: continues an earlier file of thread {thread_id} that was not found; "
+            "only this file was read"
+        )
+        return conversation
+    base_path = earlier[-1]
+    previous = read_session(base_path) if depth == 0 else _Reader(base_path).read()
+    with base_path.open("rb") as f:
+        kept_lines = f.read(offset).count(b"\n")
+    rolled_back = [
+        item
+        for item in previous.items
+        if item.prov.file == str(base_path)
+        and item.prov.line > kept_lines
+        and isinstance(item, UserMessage)
+        and item.origin is Origin.TYPED
+    ]
+    items: list[Item] = list(previous.items)
+    first = conversation.items[0].prov if conversation.items else Provenance(str(path), 1)
+    if rolled_back:
+        items.append(Rollback(len(rolled_back), first, conversation.meta.created))
+    items.extend(conversation.items)
+    conversation.items = items
+    conversation.skipped = previous.skipped + conversation.skipped
+    conversation.notes = previous.notes + conversation.notes
+    conversation.meta.created = previous.meta.created or conversation.meta.created
+    return conversation
+
+
+def read_lines(path: Path, lines: Iterable[bytes]) -> Conversation:
+    """Read records from ``lines`` (e.g. just the head or tail of ``path``) as if they were the
+    file. Used by the session listing, which reads only what it needs."""
+    return _Reader(path, lines).read()
+
+
+class _Reader:
+    def __init__(self, path: Path, lines: Iterable[bytes] | None = None) -> None:
+        self.path = path
+        self.name = str(path)
+        self.lines = lines
+        self.report = LineReport()
+        self.model: str | None = None
+        self.rate_limits: dict[str, Any] | None = None
+        self.meta = SessionMeta(
+            provider=Provider.CODEX, id=session_id_from_name(path) or path.stem, path=self.name
+        )
+
+    def read(self) -> Conversation:
+        items: list[Item] = []
+        first_ts: str | None = None
+        last_ts: str | None = None
+        seen_meta = False
+        records = (
+            iter_records(self.path, self.report)
+            if self.lines is None
+            else iter_records_in(self.lines, self.name, self.report)
+        )
+        for lineno, rec in records:
+            ts = rec.get("timestamp")
+            if isinstance(ts, str):
+                first_ts = first_ts or ts
+                last_ts = ts
+            kind = rec.get("type")
+            payload = rec.get("payload")
+            prov = Provenance(self.name, lineno)
+            if not isinstance(payload, dict):
+                items.append(Opaque(str(kind), prov, rec, ts if isinstance(ts, str) else None))
+                continue
+            if kind == "session_meta" and not seen_meta:
+                seen_meta = True
+                self._session_meta(payload)
+                items.append(Opaque("session_meta", prov, None, ts))
+            elif kind == "response_item":
+                self._response_item(payload, prov, ts, items)
+            elif kind == "compacted":
+                items.append(self._compacted(payload, prov, ts))
+            elif kind == "event_msg":
+                self._event(payload, prov, ts, items)
+            elif kind == "turn_context":
+                model = payload.get("model")
+                if isinstance(model, str):
+                    self.model = model
+                items.append(Opaque("turn_context", prov, None, ts))
+            elif kind in ("world_state", "token_usage_record"):
+                items.append(Opaque(str(kind), prov, None, ts))
+            else:
+                items.append(Opaque(str(kind), prov, rec, ts))
+        meta = self.meta
+        meta.model = self.model or meta.model
+        meta.created = meta.created or first_ts
+        meta.updated = last_ts or meta.updated
+        if self.rate_limits is not None:
+            meta.extra["rate_limits"] = self.rate_limits
+        conversation = Conversation(meta=meta, items=items)
+        conversation.skipped = self.report.skipped
+        conversation.notes = self.report.notes
+        if not seen_meta:
+            conversation.notes.append(f"{self.name}: no session_meta record")
+        return conversation
+
+    # -- records ----------------------------------------------------------------------------
+
+    def _session_meta(self, p: dict[str, Any]) -> None:
+        meta = self.meta
+        if isinstance(p.get("id"), str):
+            meta.id = p["id"]
+        meta.cwd = p.get("cwd") if isinstance(p.get("cwd"), str) else None
+        meta.cli_version = p.get("cli_version") if isinstance(p.get("cli_version"), str) else None
+        meta.created = p.get("timestamp") if isinstance(p.get("timestamp"), str) else None
+        git = p.get("git")
+        if isinstance(git, dict) and isinstance(git.get("branch"), str):
+            meta.git_branch = git["branch"]
+        for key in (
+            "originator",
+            "source",
+            "history_mode",
+            "history_base",
+            "model_provider",
+            "forked_from_id",
+        ):
+            if key in p:
+                meta.extra[key] = p[key]
+
+    def _response_item(self, p: dict[str, Any], prov: Provenance, ts: Any, out: list[Item]) -> None:
+        item = self._decode_item(p, prov, ts)
+        if item is not None:
+            out.append(item)
+
+    def _decode_item(self, p: dict[str, Any], prov: Provenance, ts: Any) -> Item | None:
+        ptype = p.get("type")
+        if ptype == "message":
+            return self._message(p, prov, ts)
+        if ptype == "reasoning":
+            parts = [s.get("text", "") for s in p.get("summary") or () if isinstance(s, dict)]
+            encrypted = p.get("encrypted_content")
+            return Reasoning(
+                "\n\n".join(str(t) for t in parts),
+                prov,
+                encrypted if isinstance(encrypted, str) and encrypted else None,
+                ts,
+            )
+        if ptype in (
+            "function_call",
+            "custom_tool_call",
+            "local_shell_call",
+            "tool_search_call",
+            "web_search_call",
+        ):
+            return self._tool_call(p, prov, ts)
+        if ptype in (
+            "function_call_output",
+            "custom_tool_call_output",
+            "local_shell_call_output",
+            "tool_search_output",
+        ):
+            return self._tool_result(p, prov, ts)
+        if ptype in ("compaction", "compaction_summary"):
+            return Compaction("", CompactionState.NATIVE_ONLY, prov, timestamp=ts)
+        return Opaque(f"response_item/{ptype}", prov, p, ts)
+
+    def _message(self, p: dict[str, Any], prov: Provenance, ts: Any) -> Item:
+        role = p.get("role")
+        content = p.get("content")
+        if not isinstance(content, list):
+            # Codex drops a message whose content is not a list of parts; so do we.
+            return Opaque(f"response_item/message({role}, not a list)", prov, p, ts)
+        texts: list[str] = []
+        images: list[Image] = []
+        for part in content:
+            if not isinstance(part, dict):
+                continue
+            ptype = part.get("type")
+            if ptype in ("input_text", "output_text", "text"):
+                text = part.get("text")
+                if isinstance(text, str) and not _IMAGE_WRAPPER_RE.match(text):
+                    texts.append(text)
+            elif ptype == "input_image":
+                url = part.get("image_url")
+                images.append(Image(url=url if isinstance(url, str) else None))
+        text = "\n".join(texts)
+        if role == "assistant":
+            return AssistantMessage(text, prov, self.model, ts)
+        if role == "user":
+            return UserMessage(text, prov, _origin(text), tuple(images), ts)
+        if role == "developer":
+            return UserMessage(text, prov, Origin.INJECTED, tuple(images), ts)
+        return Opaque(f"response_item/message({role})", prov, p, ts)
+
+    def _tool_call(self, p: dict[str, Any], prov: Provenance, ts: Any) -> ToolCall:
+        ptype = p.get("type")
+        call_id = str(p.get("call_id") or p.get("id") or "")
+        name = str(p.get("name") or "")
+        namespace = p.get("namespace") if isinstance(p.get("namespace"), str) else None
+        tool_input: Any
+        if ptype == "function_call":
+            args = p.get("arguments")
+            tool_input = args
+            if isinstance(args, str):
+                try:
+                    tool_input = orjson.loads(args)
+                except orjson.JSONDecodeError:
+                    tool_input = args
+        elif ptype == "custom_tool_call":
+            tool_input = p.get("input")
+        elif ptype == "local_shell_call":
+            name = name or "local_shell"
+            tool_input = p.get("action")
+        else:  # web / tool search
+            name = name or str(ptype).removesuffix("_call")
+            tool_input = p.get("action") if "action" in p else p.get("arguments")
+        return ToolCall(call_id, name, tool_input, tool_kind(name, namespace), prov, ts)
+
+    def _tool_result(self, p: dict[str, Any], prov: Provenance, ts: Any) -> ToolResult:
+        call_id = str(p.get("call_id") or "")
+        raw = p.get("output")
+        success: bool | None = None
+        if isinstance(raw, dict):  # {content, success} payloads
+            success = raw.get("success") if isinstance(raw.get("success"), bool) else None
+            raw = raw.get("content")
+        images: tuple[Image, ...] = ()
+        if isinstance(raw, list):
+            output = "\n".join(
+                str(part.get("text", ""))
+                for part in raw
+                if isinstance(part, dict)
+                and part.get("type") in ("input_text", "output_text", "text")
+            )
+            images = tuple(
+                Image(url=part.get("image_url"))
+                for part in raw
+                if isinstance(part, dict) and part.get("type") == "input_image"
+            )
+        elif isinstance(raw, str):
+            output = raw
+        else:
+            output = "" if raw is None else orjson.dumps(raw).decode()
+        exit_code: int | None = None
+        m = _EXIT_RE.search(output[:2000])
+        if m:
+            exit_code = int(m.group(1))
+        error = (
+            (exit_code != 0)
+            if exit_code is not None
+            else ((not success) if success is not None else None)
+        )
+        return ToolResult(call_id, output, prov, error, exit_code, images, ts)
+
+    def _compacted(self, p: dict[str, Any], prov: Provenance, ts: Any) -> Compaction:
+        message = as_str(p.get("message"))
+        history = p.get("replacement_history")
+        replacement: tuple[Item, ...] | None = None
+        encrypted = False
+        if isinstance(history, list):
+            decoded: list[Item] = []
+            for entry in history:
+                if not isinstance(entry, dict):
+                    continue
+                if entry.get("type") in ("compaction", "compaction_summary") or (
+                    entry.get("type") != "reasoning" and entry.get("encrypted_content")
+                ):
+                    encrypted = True
+                item = self._decode_item(entry, prov, ts)
+                if item is not None:
+                    decoded.append(item)
+            replacement = tuple(decoded)
+        if encrypted:
+            state = CompactionState.NATIVE_ONLY
+        elif message.strip():
+            state = CompactionState.PORTABLE
+        else:
+            state = CompactionState.INCOMPLETE
+        return Compaction(message, state, prov, replacement, timestamp=ts)
+
+    def _event(self, p: dict[str, Any], prov: Provenance, ts: Any, out: list[Item]) -> None:
+        etype = p.get("type")
+        turn_id = p.get("turn_id") if isinstance(p.get("turn_id"), str) else None
+        if etype == "task_started":
+            window = p.get("model_context_window")
+            if isinstance(window, int):
+                self.meta.extra["model_context_window"] = window
+            out.append(TurnMarker(TurnStatus.STARTED, prov, turn_id, ts))
+        elif etype in ("task_complete", "turn_complete"):
+            error = p.get("error")
+            if isinstance(error, dict) and error:
+                out.append(self._error(error, prov, ts))
+                out.append(TurnMarker(TurnStatus.FAILED, prov, turn_id, ts))
+            else:
+                out.append(TurnMarker(TurnStatus.COMPLETED, prov, turn_id, ts))
+        elif etype == "turn_aborted":
+            out.append(TurnMarker(TurnStatus.ABORTED, prov, turn_id, ts))
+        elif etype == "thread_rolled_back":
+            turns = p.get("num_turns")
+            out.append(Rollback(turns if isinstance(turns, int) else 1, prov, ts))
+        elif etype in ("error", "stream_error"):
+            out.append(self._error(p, prov, ts))
+        elif etype == "token_count":
+            limits = p.get("rate_limits")
+            if isinstance(limits, dict):
+                self.rate_limits = limits
+            out.append(Opaque("event_msg/token_count", prov, p, ts))
+        elif etype == "thread_name_updated":
+            name = p.get("thread_name") or p.get("name")
+            if isinstance(name, str):
+                self.meta.title = name
+            out.append(Opaque("event_msg/thread_name_updated", prov, p, ts))
+        elif etype in _UI_ECHOES:
+            out.append(Opaque(f"event_msg/{etype}", prov, None, ts))
+        else:
+            out.append(Opaque(f"event_msg/{etype}", prov, p, ts))
+
+    def _error(self, error: dict[str, Any], prov: Provenance, ts: Any) -> ErrorNotice:
+        message = str(error.get("message") or "")
+        info = error.get("codex_error_info")
+        info_text = (
+            orjson.dumps(info).decode() if isinstance(info, dict | list) else str(info or "")
+        )
+        if "usage_limit" in info_text or "usage limit" in message.lower():
+            kind = ErrorKind.USAGE_LIMIT
+        elif "context_window" in info_text:
+            kind = ErrorKind.CONTEXT_WINDOW
+        elif "rate_limit" in info_text or "429" in info_text:
+            kind = ErrorKind.RATE_LIMIT
+        else:
+            kind = ErrorKind.API_ERROR
+        reset = None
+        if kind in (ErrorKind.USAGE_LIMIT, ErrorKind.RATE_LIMIT):
+            reset = self._exhausted_window_reset()
+            if reset is None:
+                when = parse_iso(ts)
+                reset = parse_reset_time(message, when) if when else None
+        return ErrorNotice(kind, message, prov, reset, ts)
+
+    def _exhausted_window_reset(self) -> Any:
+        """The reset time of the window the latest rate-limit snapshot shows as used up."""
+        limits = self.rate_limits or {}
+        resets = []
+        for key in ("primary", "secondary"):
+            window = limits.get(key)
+            if isinstance(window, dict) and (window.get("used_percent") or 0) >= 100:
+                reset = from_epoch(window.get("resets_at"))
+                if reset is not None:
+                    resets.append(reset)
+        return max(resets) if resets else None
+
+
+def _origin(text: str) -> Origin:
+    head = text.lstrip()[:64].lower()
+    if head.startswith(COMMAND_MARKERS):
+        return Origin.COMMAND
+    if head.startswith(INJECTED_MARKERS):
+        return Origin.INJECTED
+    return Origin.TYPED

@@ -1,0 +1,131 @@
+"""Tolerant JSON Lines reading shared by the readers.
+
+One rule set for both providers: a truncated last line (a CLI in the middle of an append) is
+ignored with a note; any other malformed line is reported with its file and line number and the
+rest of the file is still read. Nothing here ever opens a file for writing.
+"""
+
+from __future__ import annotations
+
+import mmap
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from segue.conversation import Skip
+
+
+@dataclass(slots=True)
+class LineReport:
+    """What a pass over a file could not use."""
+
+    skipped: list[Skip] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+def iter_records(path: Path, report: LineReport) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Yield ``(line_number, record)`` for every well-formed JSON object line of ``path``.
+
+    Line numbers are 1-based. Blank lines are ignored silently. The file is streamed, so memory
+    holds one line at a time plus what the caller keeps.
+    """
+    with path.open("rb") as f:
+        yield from iter_records_in(f, str(path), report)
+
+
+def iter_records_in(
+    lines: Iterable[bytes], name: str, report: LineReport
+) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Like :func:`iter_records` over any iterable of byte lines (each ending in ``\\n`` except
+    perhaps the last)."""
+    loads = orjson.loads
+    decode_error = orjson.JSONDecodeError
+    lineno = 0
+    for line in lines:
+        lineno += 1
+        try:
+            record = loads(line)
+        except decode_error as exc:
+            if not line.strip():
+                continue
+            if not line.endswith(b"\n"):
+                report.notes.append(
+                    f"{name}:{lineno}: last line is incomplete (the CLI may be writing it); ignored"
+                )
+            else:
+                report.skipped.append(Skip(name, lineno, f"not valid JSON: {exc}"))
+            continue
+        if type(record) is not dict:
+            report.skipped.append(Skip(name, lineno, "not a JSON object"))
+            continue
+        yield lineno, record
+
+
+def as_dict(value: Any) -> dict[str, Any]:
+    """``value`` if it is a JSON object, else an empty dict (for reading optional fields)."""
+    return value if type(value) is dict else {}
+
+
+def as_str(value: Any, default: str = "") -> str:
+    return value if type(value) is str else default
+
+
+def head_lines(path: Path, limit: int = 64 * 1024) -> list[bytes]:
+    """The complete lines within the first ``limit`` bytes (the first line even if longer)."""
+    with path.open("rb") as f:
+        data = f.read(limit)
+        if len(data) == limit and not data.endswith(b"\n"):
+            cut = data.rfind(b"\n")
+            if cut == -1:  # one huge first line: read it whole
+                data += f.readline()
+            else:
+                data = data[: cut + 1]
+    return data.splitlines(keepends=True)
+
+
+def tail_lines(path: Path, limit: int = 256 * 1024) -> list[bytes]:
+    """The complete lines within the last ``limit`` bytes (at least the last line)."""
+    with path.open("rb") as f:
+        size = f.seek(0, 2)
+        start = max(0, size - limit)
+        f.seek(start)
+        data = f.read()
+        while start > 0 and data.find(b"\n", 0, len(data) - 1) == -1:
+            # the last line alone is longer than the window: widen it
+            step = min(start, limit)
+            start -= step
+            f.seek(start)
+            data = f.read(step) + data
+    if start > 0:
+        data = data[data.find(b"\n") + 1 :]
+    return data.splitlines(keepends=True)
+
+
+def matching_lines(
+    path: Path, needles: tuple[bytes, ...], reject: tuple[bytes, ...] = ()
+) -> list[bytes]:
+    """Lines, in file order, that contain any of ``needles`` and none of ``reject``, found by a
+    byte scan (no JSON parsing), so counting prompts in a 100 MB file stays cheap."""
+    found: dict[int, bytes] = {}
+    with path.open("rb") as f:
+        try:
+            mm = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+        except ValueError:  # empty file
+            return []
+        with mm:
+            size = len(mm)
+            for needle in needles:
+                pos = mm.find(needle)
+                while pos != -1:
+                    start = mm.rfind(b"\n", 0, pos) + 1
+                    end = mm.find(b"\n", pos)
+                    end = size if end == -1 else end + 1
+                    if start not in found:
+                        line = mm[start:end]
+                        if not any(r in line for r in reject):
+                            found[start] = line
+                    pos = mm.find(needle, end)
+    return [found[k] for k in sorted(found)]

@@ -1,0 +1,185 @@
+"""Human-readable views of conversations and listings (for the terminal)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import UTC, datetime
+
+import orjson
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from segue.conversation import (
+    AssistantMessage,
+    Compaction,
+    Conversation,
+    ErrorNotice,
+    Item,
+    Opaque,
+    Origin,
+    Reasoning,
+    Rollback,
+    ToolCall,
+    ToolResult,
+    TurnMarker,
+    UserMessage,
+)
+from segue.summary import SessionSummary
+from segue.transforms.turns import group_turns
+
+
+def _clip(text: str, lines: int = 6, width: int = 160) -> str:
+    rows = text.splitlines() or [""]
+    out = [r if len(r) <= width else r[: width - 1] + "…" for r in rows[:lines]]
+    if len(rows) > lines:
+        out.append(f"… ({len(rows) - lines} more lines, {len(text):,} chars)")
+    return "\n".join(out)
+
+
+def _indent(text: str, prefix: str) -> str:
+    return "\n".join(prefix + line for line in text.splitlines())
+
+
+def _when(dt: datetime | None) -> str:
+    return dt.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC") if dt else "unknown"
+
+
+def _tool_input(call: ToolCall) -> str:
+    value = call.input
+    if isinstance(value, dict):
+        for key in ("command", "cmd", "file_path", "path", "pattern", "url", "query"):
+            if key in value:
+                v = value[key]
+                return " ".join(map(str, v)) if isinstance(v, list) else str(v)
+        return orjson.dumps(value).decode()
+    return str(value)
+
+
+def render_item(item: Item, verbose: bool = False) -> Text | None:
+    if isinstance(item, UserMessage):
+        if item.origin is Origin.TYPED:
+            return None  # shown as the turn heading
+        label = "context" if item.origin is Origin.INJECTED else "command"
+        if not verbose and item.origin is Origin.INJECTED:
+            return Text(f"  · {label}: {len(item.text):,} chars", style="dim")
+        return Text(f"  · {label}:\n" + _indent(_clip(item.text, 4), "      "), style="dim")
+    if isinstance(item, AssistantMessage):
+        return Text(_indent(_clip(item.text, 12), "  "))
+    if isinstance(item, Reasoning):
+        note = " (+ provider-private payload)" if item.private else ""
+        body = _clip(item.summary, 3) if item.summary else "(no summary text)"
+        return Text(f"  ~ reasoning{note}: " + body, style="italic dim")
+    if isinstance(item, ToolCall):
+        return Text(
+            f"  $ {item.name} [{item.tool.value}] {_clip(_tool_input(item), 3)}", style="cyan"
+        )
+    if isinstance(item, ToolResult):
+        status = "error" if item.error else "ok" if item.error is False else "?"
+        if item.exit_code is not None:
+            status += f", exit {item.exit_code}"
+        head = f"    → {status}, {len(item.output):,} chars"
+        return Text(head + "\n" + _indent(_clip(item.output, 4), "      "), style="green")
+    if isinstance(item, Compaction):
+        trig = f", {item.trigger}" if item.trigger else ""
+        kept = f", keeps {len(item.replacement)} items" if item.replacement else ""
+        text = f"  ⟳ compaction ({item.state.value}{trig}{kept})"
+        if item.summary:
+            text += "\n" + _indent(_clip(item.summary, 4), "      ")
+        return Text(text, style="magenta")
+    if isinstance(item, ErrorNotice):
+        reset = f" (resets {_when(item.reset_at)})" if item.reset_at else ""
+        return Text(f"  ⚠ {item.error.value}: {_clip(item.message, 2)}{reset}", style="red")
+    if isinstance(item, Rollback):
+        return Text(f"  ↶ rolled back {item.turns} turn(s)", style="yellow")
+    if isinstance(item, TurnMarker):
+        return Text(f"  · turn {item.status.value}", style="dim") if verbose else None
+    if isinstance(item, Opaque):
+        return (
+            Text(f"  · {item.native_kind} (line {item.prov.line})", style="dim")
+            if verbose
+            else None
+        )
+    return None
+
+
+def print_conversation(console: Console, conversation: Conversation, verbose: bool = False) -> None:
+    meta = conversation.meta
+    header = Text()
+    header.append(f"{meta.provider.value} session {meta.id}\n", style="bold")
+    header.append(f"  file    {meta.path}\n  cwd     {meta.cwd}\n")
+    header.append(f"  model   {meta.model or 'unknown'}   cli {meta.cli_version or 'unknown'}")
+    if meta.git_branch:
+        header.append(f"   branch {meta.git_branch}")
+    header.append(f"\n  updated {meta.updated or 'unknown'}")
+    if meta.title:
+        header.append(f"\n  title   {meta.title}")
+    console.print(header)
+    number = 0
+    for turn in group_turns(conversation.items):
+        if turn.prompt is not None:
+            number += 1
+            console.print(Text(f"\n── turn {number}", style="bold blue"))
+            prompt = _clip(turn.prompt.text, 8).replace("\n", "\n  ")
+            console.print(Text("> " + prompt, style="bold"))
+        for item in turn.items:
+            rendered = render_item(item, verbose)
+            if rendered is not None:
+                console.print(rendered)
+    for side in conversation.sidechains:
+        console.print(Text(f"\n══ subagent transcript {side.meta.path}", style="bold"))
+        for item in side.items:
+            rendered = render_item(item, verbose)
+            if rendered is not None:
+                console.print(rendered)
+    if conversation.skipped or conversation.notes:
+        console.print(Text("\nwhat was skipped", style="bold yellow"))
+        for skip in conversation.skipped:
+            console.print(Text(f"  {skip.file}:{skip.line}: {skip.reason}", style="yellow"))
+        for note in conversation.notes:
+            console.print(Text(f"  {note}", style="yellow"))
+
+
+def print_sessions(console: Console, sessions: Sequence[SessionSummary]) -> None:
+    table = Table(box=None, pad_edge=False, header_style="bold")
+    for column in (
+        "provider",
+        "id",
+        "state",
+        "turns",
+        "updated",
+        "size",
+        "model",
+        "title / first prompt",
+    ):
+        table.add_column(
+            column,
+            overflow="fold" if column.startswith("title") else "ellipsis",
+            no_wrap=not column.startswith("title"),
+        )
+    for s in sessions:
+        state = s.state.value
+        if s.reset_at:
+            state += f" until {_when(s.reset_at)}"
+        table.add_row(
+            s.provider.value,
+            s.id,
+            state,
+            str(s.turns),
+            (s.updated or "")[:16].replace("T", " "),
+            _size(s.size),
+            s.model or "",
+            s.label[:80],
+        )
+    console.print(table)
+
+
+def _size(n: int) -> str:
+    if n < 1024:
+        return f"{n} B"
+    value = float(n)
+    for unit in ("KB", "MB", "GB"):
+        value /= 1024
+        if value < 1024 or unit == "GB":
+            break
+    return f"{value:.1f} {unit}"

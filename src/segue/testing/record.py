@@ -1,0 +1,64 @@
+"""Record the test fixtures by driving the real CLIs through the stand-in.
+
+    python -m segue.testing.record [--provider claude|codex] [--only NAME] [--out DIR]
+
+Each provider module (``segue.testing.record_claude``, ``segue.testing.record_codex``) exposes
+``SCENARIOS: dict[str, Callable[[Path, StandIn], None]]``. A scenario is called with its own
+output folder, ``<out>/<provider>/<name>``, which it empties and fills; and a started stand-in.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import shutil
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from segue.testing.standin.server import StandIn
+
+Scenario = Callable[[Path, StandIn], None]
+PROVIDERS = ("claude", "codex")
+DEFAULT_OUT = Path(__file__).resolve().parents[3] / "tests" / "fixtures"
+
+
+def scenarios(provider: str) -> dict[str, Scenario]:
+    """The provider's scenarios, or none when its recorder module is not there (yet)."""
+    module_name = f"segue.testing.record_{provider}"
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        if exc.name != module_name:
+            raise
+        return {}
+    found: dict[str, Scenario] = module.SCENARIOS
+    return found
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m segue.testing.record", description=__doc__)
+    parser.add_argument("--provider", choices=PROVIDERS, action="append")
+    parser.add_argument("--only", action="append", help="scenario name (repeatable)")
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    args = parser.parse_args(argv)
+    selected = [(p, n, f) for p in args.provider or PROVIDERS for n, f in scenarios(p).items()]
+    if args.only:
+        selected = [s for s in selected if s[1] in args.only]
+    if not selected:
+        print("no scenario selected", file=sys.stderr)
+        return 2
+    with StandIn() as standin:
+        for provider, name, record in selected:
+            out_dir = args.out / provider / name
+            shutil.rmtree(out_dir, ignore_errors=True)
+            out_dir.mkdir(parents=True)
+            started = time.monotonic()
+            record(out_dir, standin)
+            print(f"{provider}/{name}: {time.monotonic() - started:.1f}s", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,1 @@
+"""Pure functions on :class:`~segue.conversation.Conversation`: no I/O, provider-neutral."""

@@ -1,0 +1,108 @@
+"""The effective history: what the provider itself would send as history on the next request.
+
+* Rollbacks are applied first: a ``Rollback(n)`` removes the last ``n`` user turns before it
+  (as Codex does for ``thread_rolled_back``).
+* Then the history is cut at the latest compaction the provider honours. Claude cuts at its
+  latest compact boundary whatever the carrier holds; Codex replaces everything before its latest
+  ``compacted`` record with the record's replacement history (or, for an old-style record with
+  only a message, the user messages before it plus the summary).
+
+The result starts with the :class:`Compaction` item when there is one, so a consumer can tell a
+sliced history from a whole one. :func:`portable_history` is the cross-provider variant: it cuts
+only at the latest *portable* compaction and drops every compaction nobody else can read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from segue.conversation import (
+    Compaction,
+    CompactionState,
+    Conversation,
+    Item,
+    Opaque,
+    Origin,
+    Rollback,
+    TurnMarker,
+    UserMessage,
+)
+from segue.transforms.turns import is_prompt
+
+
+def apply_rollbacks(items: Sequence[Item]) -> list[Item]:
+    """Remove the user turns that later ``Rollback`` items undid."""
+    out: list[Item] = []
+    for item in items:
+        if isinstance(item, Rollback):
+            remaining = item.turns
+            cut = len(out)
+            while remaining > 0 and cut > 0:
+                cut -= 1
+                if is_prompt(out[cut]):
+                    remaining -= 1
+            if remaining == 0:
+                del out[cut:]
+            else:  # rolled back past the first prompt: keep only what came before any prompt
+                del out[_first_prompt_index(out) :]
+            out.append(item)
+            continue
+        out.append(item)
+    return out
+
+
+def _first_prompt_index(items: Sequence[Item]) -> int:
+    for i, item in enumerate(items):
+        if is_prompt(item):
+            return i
+    return len(items)
+
+
+def _is_history(item: Item) -> bool:
+    """Items that are part of what a model sees (not bookkeeping)."""
+    return not isinstance(item, Opaque | TurnMarker | Rollback)
+
+
+def effective_history(conversation: Conversation) -> list[Item]:
+    """The model-visible history the source provider would send next, in order."""
+    items = apply_rollbacks(conversation.items)
+    cut = None
+    for i in range(len(items) - 1, -1, -1):
+        if isinstance(items[i], Compaction):
+            cut = i
+            break
+    if cut is None:
+        return [item for item in items if _is_history(item)]
+    compaction = items[cut]
+    assert isinstance(compaction, Compaction)
+    head: list[Item] = [compaction]
+    if conversation.meta.provider == "codex":
+        if compaction.replacement is not None:
+            head.extend(compaction.replacement)
+        else:  # old-style record: earlier user messages survive, then the summary
+            head.extend(
+                item
+                for item in items[:cut]
+                if isinstance(item, UserMessage) and item.origin is not Origin.INJECTED
+            )
+    return head + [item for item in items[cut + 1 :] if _is_history(item)]
+
+
+def portable_history(conversation: Conversation) -> tuple[list[Item], list[Compaction]]:
+    """History another provider can take: cut at the latest *portable* compaction, with every
+    compaction that is not portable removed. Returns the items and the compactions dropped."""
+    items = apply_rollbacks(conversation.items)
+    start = 0
+    for i in range(len(items) - 1, -1, -1):
+        item = items[i]
+        if isinstance(item, Compaction) and item.state is CompactionState.PORTABLE:
+            start = i
+            break
+    kept: list[Item] = []
+    dropped: list[Compaction] = []
+    for item in items[start:]:
+        if isinstance(item, Compaction) and item.state is not CompactionState.PORTABLE:
+            dropped.append(item)
+        elif _is_history(item):
+            kept.append(item)
+    return kept, dropped

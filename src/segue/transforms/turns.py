@@ -1,0 +1,44 @@
+"""Group a conversation's items into turns: a typed user prompt and everything until the next."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from segue.conversation import Item, Origin, UserMessage
+
+
+@dataclass(slots=True)
+class Turn:
+    """``prompt`` is None for what comes before the first typed prompt (a preamble)."""
+
+    prompt: UserMessage | None
+    items: list[Item] = field(default_factory=list)
+
+    @property
+    def all_items(self) -> list[Item]:
+        return ([self.prompt] if self.prompt is not None else []) + self.items
+
+
+def is_prompt(item: Item) -> bool:
+    return isinstance(item, UserMessage) and item.origin is Origin.TYPED
+
+
+def group_turns(items: Sequence[Item]) -> list[Turn]:
+    turns: list[Turn] = []
+    current: Turn | None = None
+    for item in items:
+        if is_prompt(item):
+            assert isinstance(item, UserMessage)
+            current = Turn(item)
+            turns.append(current)
+        else:
+            if current is None:
+                current = Turn(None)
+                turns.append(current)
+            current.items.append(item)
+    return turns
+
+
+def prompts(items: Sequence[Item]) -> list[UserMessage]:
+    return [item for item in items if isinstance(item, UserMessage) and item.origin is Origin.TYPED]
