@@ -18,7 +18,7 @@ import hashlib
 import os
 import shutil
 import subprocess
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -109,6 +109,7 @@ class Recording:
     work_root: Path
     oauth: bool = False
     prompts: list[str] = field(default_factory=list)
+    commands: list[dict[str, Any]] = field(default_factory=list)
     replies: list[str] = field(default_factory=list)
     tool_calls: list[dict[str, Any]] = field(default_factory=list)
     compactions: list[dict[str, Any]] = field(default_factory=list)
@@ -160,6 +161,14 @@ class Recording:
         self._after_run(result, expect_rc)
         return result
 
+    def command(self, text: str, *script: Scripted) -> RunResult:
+        """Type a slash command (not a prompt): kept in ``commands`` with its place in the order."""
+        self.lane.script("anthropic", *script)
+        self.commands.append({"command": text, "after_prompts": len(self.prompts)})
+        result = self.claude.run(text, cwd=self.cwd, resume=self.session_id)
+        self._after_run(result, 0)
+        return result
+
     def killed_turn(self, prompt: str, *script: Scripted, until_requests: int) -> RunResult:
         """Type a prompt, then kill the CLI once the lane has seen ``until_requests`` requests."""
         self.lane.script("anthropic", *script)
@@ -202,6 +211,7 @@ class Recording:
             "transcript": rel.as_posix(),
             "auth": "oauth" if self.oauth else "api_key",
             "prompts": self.prompts,
+            "commands": self.commands,
             "replies": self.replies,
             "tool_calls": self.tool_calls,
             "compactions": self.compactions,
@@ -216,24 +226,40 @@ class Recording:
         )
 
     def _check_tool_results(self, transcript: Path) -> None:
-        """Every scripted main-chain tool call must have a matching result in the transcript."""
-        results = list(_tool_results(transcript))
-        if len(results) != len(self.tool_calls):
-            raise RuntimeError(f"{self.name}: {len(results)} tool results for {self.tool_calls}")
-        for call, (text, is_error) in zip(self.tool_calls, results, strict=True):
-            if call["output_contains"] not in text or bool(is_error) != call["is_error"]:
-                raise RuntimeError(f"{self.name}: tool result {text[:300]!r} does not fit {call}")
+        """Every scripted main-chain tool call must be in the transcript with a fitting result.
+
+        Calls are matched in file order of their ``tool_use`` blocks; results by ``tool_use_id``
+        (parallel calls finish, and are written, in any order).
+        """
+        uses, results = _main_tool_blocks(transcript)
+        if len(uses) != len(self.tool_calls):
+            raise RuntimeError(f"{self.name}: tool calls {uses} for {self.tool_calls}")
+        for call, use in zip(self.tool_calls, uses, strict=True):
+            text, is_error = results.get(str(use.get("id")), ("<no result>", None))
+            fits = call["name"] == use.get("name") and call["input"] == use.get("input")
+            if not fits or call["output_contains"] not in text or is_error != call["is_error"]:
+                raise RuntimeError(f"{self.name}: {use} / {text[:300]!r} does not fit {call}")
 
 
-def _tool_results(transcript: Path) -> Iterator[tuple[str, bool]]:
+def _main_tool_blocks(
+    transcript: Path,
+) -> tuple[list[dict[str, Any]], dict[str, tuple[str, bool]]]:
+    uses: list[dict[str, Any]] = []
+    results: dict[str, tuple[str, bool]] = {}
     for line in transcript.read_bytes().splitlines():
         record = orjson.loads(line)
-        if record.get("type") != "user" or record.get("isSidechain"):
+        if record.get("type") not in ("user", "assistant") or record.get("isSidechain"):
             continue
         content = record.get("message", {}).get("content")
         for block in content if isinstance(content, list) else []:
-            if isinstance(block, dict) and block.get("type") == "tool_result":
-                yield orjson.dumps(block.get("content")).decode(), bool(block.get("is_error"))
+            if not isinstance(block, dict):
+                continue
+            if block.get("type") == "tool_use":
+                uses.append(block)
+            elif block.get("type") == "tool_result":
+                text = orjson.dumps(block.get("content")).decode()
+                results[str(block.get("tool_use_id"))] = (text, bool(block.get("is_error")))
+    return uses, results
 
 
 # --------------------------------------------------------------------------- structure
@@ -370,9 +396,10 @@ def api_key_rate_limited(rec: Recording) -> None:
     rec.turn("Say hello.", rec.say("Hello!"))
     rec.turn("Now write a limerick.", RateLimited(subscriber=False), expect_rc=1)
     rec.errors.append({"kind": "rate_limit", "reset_at": None})
+    rec.state = "limit"
     rec.notes = (
         "API key. The second turn got a 429 rate_limit_error (x-should-retry: false, so no retry). "
-        "No quotaLimits are written; nothing says when to come back, so the state stays idle."
+        "No quotaLimits are written, so the limit has no known reset (reset_at null)."
     )
 
 
@@ -380,11 +407,12 @@ def compact(rec: Recording) -> None:
     rec.turn("Remember the word 'lantern'.", rec.say("Noted: lantern."))
     rec.turn("Also remember the number 42.", rec.say("Noted: 42."))
     summary = "The user asked me to remember the word 'lantern' and the number 42."
-    rec.turn("/compact", Summary(summary))
+    rec.command("/compact", Summary(summary))
     rec.compactions.append({"state": "portable", "trigger": "manual", "summary_contains": summary})
     rec.turn("What did I ask you to remember?", rec.say("The word 'lantern' and the number 42."))
     rec.notes = (
-        "prompts include the slash command '/compact' as typed; its summary is not in replies."
+        "'/compact' was typed as a third input; it is listed in commands, not prompts, and the "
+        "summary the stand-in returned is in compactions, not replies."
     )
 
 

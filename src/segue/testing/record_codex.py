@@ -8,6 +8,7 @@ The reader tests take ``scenario.json`` as the truth and never hand-write rollou
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import shutil
 import tempfile
@@ -73,6 +74,7 @@ class Recording:
     standin: StandIn
     provider: Provider = "standin"
     cwd: Path | None = None
+    extra_config: str = ""
     prompts: list[str] = field(default_factory=list)
     replies: list[str] = field(default_factory=list)
     tool_calls: list[dict[str, Any]] = field(default_factory=list)
@@ -85,12 +87,15 @@ class Recording:
     session_id: str | None = None
 
     def __post_init__(self) -> None:
+        check_version()
         if self.cwd is None:
             self.cwd = FIXTURE_CWD_ROOT / f"codex-{self.name}"
         self.cwd.mkdir(parents=True, exist_ok=True)
         self._scratch = Path(tempfile.mkdtemp(prefix=f"segue-codex-{self.name}-"))
         self.lane = self.standin.lane(f"codex-{self.name}-{self._scratch.name[-8:]}")
-        self.home = CodexHome(self._scratch, self.lane, provider=self.provider)
+        self.home = CodexHome(
+            self._scratch, self.lane, provider=self.provider, extra_config=self.extra_config
+        )
 
     @property
     def workdir(self) -> Path:
@@ -243,8 +248,9 @@ def _record(
     body: Callable[[Recording], None],
     provider: Provider = "standin",
     cwd: Path | None = None,
+    extra_config: str = "",
 ) -> None:
-    rec = Recording(name, out_dir, standin, provider=provider, cwd=cwd)
+    rec = Recording(name, out_dir, standin, provider=provider, cwd=cwd, extra_config=extra_config)
     try:
         body(rec)
     except BaseException:
@@ -452,17 +458,22 @@ def rollback(out_dir: Path, standin: StandIn, cwd: Path | None = None) -> None:
 
 def large(out_dir: Path, standin: StandIn, cwd: Path | None = None) -> None:
     def body(rec: Recording) -> None:
-        # The sleep lets every call finish after the reply is complete (a stable record order).
-        calls = [rec.tool(f"sleep 1; seq {i} 1 200000", "200000") for i in range(1, 11)]
-        rec.script(turn(*calls), Text("That was a lot of numbers."))  # parallel calls
+        # One call per reply: parallel calls make Codex persist their events in a racy order.
+        ends = [(i + 1) * 100_000 for i in range(LARGE_CALLS)]
+        calls = [rec.tool(f"seq {end - 99_999} {end}", f"\n{end}\n") for end in ends]
+        rec.script(*calls, Text("That was a lot of numbers."))
         rec.run("Print some very long number sequences.", timeout=120)
         rec.notes.append(
-            "ten parallel exec_command calls (one reply) printing about 1.2 MB each; Codex keeps head+tail of about "
-            "40 KB in function_call_output (10000-token budget) and the first 64 KiB in "
-            "item_completed.CommandExecution.aggregated_output, so the rollout is just over 1 MB."
+            f"{LARGE_CALLS} sequential exec_command calls printing about 0.6 MB each. Codex keeps "
+            "head+tail of about 40 KB per call in function_call_output (a 10000-token budget that "
+            "neither max_output_tokens nor tool_output_token_limit raises) and the first 64 KiB "
+            "in item_completed.CommandExecution.aggregated_output: just over 1 MB in all."
         )
 
     _record("large", out_dir, standin, body, cwd=cwd)
+
+
+LARGE_CALLS = 10
 
 
 def interrupted(out_dir: Path, standin: StandIn, cwd: Path | None = None) -> None:
@@ -503,7 +514,9 @@ SCENARIOS: dict[str, Callable[[Path, StandIn], None]] = {
 }
 
 
+@functools.cache
 def check_version() -> None:
+    """Refuse to record with another Codex than the pinned one."""
     version = codex_version()
     if version != CLI_VERSION:
         raise ScenarioFailed(f"codex is {version}, the fixtures are pinned to {CLI_VERSION}")

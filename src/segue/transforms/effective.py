@@ -76,15 +76,15 @@ def effective_history(conversation: Conversation) -> list[Item]:
     compaction = items[cut]
     assert isinstance(compaction, Compaction)
     head: list[Item] = [compaction]
-    if conversation.meta.provider == "codex":
-        if compaction.replacement is not None:
-            head.extend(compaction.replacement)
-        else:  # old-style record: earlier user messages survive, then the summary
-            head.extend(
-                item
-                for item in items[:cut]
-                if isinstance(item, UserMessage) and item.origin is not Origin.INJECTED
-            )
+    if compaction.replacement is not None:
+        head.extend(compaction.replacement)
+    elif conversation.meta.provider == "codex":
+        # an old-style record holding only a message: earlier user messages survive
+        head.extend(
+            item
+            for item in items[:cut]
+            if isinstance(item, UserMessage) and item.origin is not Origin.INJECTED
+        )
     return head + [item for item in items[cut + 1 :] if _is_history(item)]
 
 

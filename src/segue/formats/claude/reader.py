@@ -93,11 +93,13 @@ class _Reader:
         self.sidechain = sidechain
         self.report = LineReport()
         self.call_names: dict[str, str] = {}
+        self.by_uuid: dict[str, tuple[int, dict[str, Any]]] = {}
+        self.boundary: dict[str, Any] | None = None  # the compact boundary awaiting its carrier
 
     # -- pass 1: index the file -------------------------------------------------------------
 
     def read(self) -> Conversation:
-        by_uuid: dict[str, tuple[int, dict[str, Any]]] = {}
+        by_uuid = self.by_uuid
         chain_order: list[str] = []
         metadata: list[tuple[int, dict[str, Any]]] = []
         leaf_hint: str | None = None
@@ -153,14 +155,9 @@ class _Reader:
     ) -> list[tuple[int, dict[str, Any]]]:
         if not order:
             return []
-        leaf = leaf_hint if leaf_hint in by_uuid else None
+        leaf = _latest_message(by_uuid, order, descends_from=leaf_hint)
         if leaf is None:
-            for uuid in reversed(order):
-                if by_uuid[uuid][1].get("type") in ("user", "assistant"):
-                    leaf = uuid
-                    break
-            else:
-                leaf = order[-1]
+            leaf = _latest_message(by_uuid, order) or order[-1]
         chain: list[tuple[int, dict[str, Any]]] = []
         seen: set[str] = set()
         current: str | None = leaf
@@ -174,7 +171,7 @@ class _Reader:
                 parent = rec.get("logicalParentUuid")
             current = parent if isinstance(parent, str) else None
         chain.reverse()
-        return chain
+        return _with_parallel_tool_calls(chain, by_uuid, order)
 
     # -- metadata ---------------------------------------------------------------------------
 
@@ -256,6 +253,7 @@ class _Reader:
         elif kind == "assistant":
             self._assistant(rec, prov, ts, out)
         elif kind == "system" and rec.get("subtype") == "compact_boundary":
+            self.boundary = rec
             meta = rec.get("compactMetadata")
             trigger = meta.get("trigger") if isinstance(meta, dict) else None
             # A boundary alone is incomplete until its carrier lands (it replaces this item).
@@ -294,7 +292,9 @@ class _Reader:
                     break
                 if not isinstance(prior, Opaque):
                     break
-            out.append(Compaction(summary, state, prov, trigger=trigger, timestamp=ts))
+            replacement = self._preserved_segment(self.boundary)
+            self.boundary = None
+            out.append(Compaction(summary, state, prov, replacement, trigger, ts))
             return
         injected = bool(rec.get("isMeta")) or rec.get("origin") is not None
         if isinstance(content, str):
@@ -324,6 +324,29 @@ class _Reader:
             out.append(UserMessage(text, prov, _origin(text, injected), tuple(images), ts))
             if text.startswith(INTERRUPTED_PREFIX):
                 out.append(TurnMarker(TurnStatus.ABORTED, prov, None, ts))
+
+    def _preserved_segment(self, boundary: dict[str, Any] | None) -> tuple[Item, ...]:
+        """The messages Claude keeps verbatim after a compaction summary (the boundary's
+        ``preservedSegment``, head to tail, which Claude re-links after the summary)."""
+        if boundary is None:
+            return ()
+        segment = as_dict(as_dict(boundary.get("compactMetadata")).get("preservedSegment"))
+        head, tail = segment.get("headUuid"), segment.get("tailUuid")
+        if not isinstance(head, str) or not isinstance(tail, str):
+            return ()
+        records: list[tuple[int, dict[str, Any]]] = []
+        current: Any = tail
+        while isinstance(current, str) and current in self.by_uuid and len(records) < 100_000:
+            records.append(self.by_uuid[current])
+            if current == head:
+                break
+            current = self.by_uuid[current][1].get("parentUuid")
+        else:
+            return ()  # the head is not an ancestor of the tail: keep nothing rather than guess
+        items: list[Item] = []
+        for lineno, rec in reversed(records):
+            self._chain_record(lineno, rec, items)
+        return tuple(items)
 
     def _tool_result(
         self, block: dict[str, Any], rec: dict[str, Any], prov: Provenance, ts: Any
@@ -428,6 +451,101 @@ class _Reader:
             text = str(err.get("message") or err.get("error") or err)
         kind = ErrorKind.RATE_LIMIT if status == 429 else ErrorKind.API_ERROR
         return ErrorNotice(kind, text or "API error", prov, None, ts)
+
+
+def _with_parallel_tool_calls(
+    chain: list[tuple[int, dict[str, Any]]],
+    by_uuid: dict[str, tuple[int, dict[str, Any]]],
+    order: list[str],
+) -> list[tuple[int, dict[str, Any]]]:
+    """Put back the branches that parallel tool calls make.
+
+    Claude Code writes one assistant record per content block of a message, chained in a line,
+    and hangs each ``tool_result`` record off *its own* ``tool_use`` record, in the order the
+    tools finished. The next turn continues from the last result written, so the leaf's chain
+    passes through only one of the calls. Like Claude Code on resume, take every record of the
+    message, then every result that answers one of them (in file order, as Claude sends them).
+    """
+    groups: dict[str, list[str]] = {}
+    results: dict[str, list[str]] = {}
+    for uuid in order:
+        rec = by_uuid[uuid][1]
+        kind = rec.get("type")
+        if kind == "assistant":
+            mid = as_dict(rec.get("message")).get("id")
+            if isinstance(mid, str):
+                groups.setdefault(mid, []).append(uuid)
+        elif kind == "user" and _holds_tool_result(rec):
+            parent = rec.get("parentUuid")
+            if isinstance(parent, str):
+                results.setdefault(parent, []).append(uuid)
+    if all(len(g) < 2 for g in groups.values()):
+        return chain
+    out: list[tuple[int, dict[str, Any]]] = []
+    placed: set[str] = set()
+    for entry in chain:
+        rec = entry[1]
+        uuid = rec["uuid"]
+        if uuid in placed:
+            continue
+        mid = as_dict(rec.get("message")).get("id") if rec.get("type") == "assistant" else None
+        group = groups.get(mid, []) if isinstance(mid, str) else []
+        if len(group) < 2:
+            out.append(entry)
+            placed.add(uuid)
+            continue
+        for member in group:
+            if member not in placed:
+                out.append(by_uuid[member])
+                placed.add(member)
+        answers = [a for member in group for a in results.get(member, ()) if a not in placed]
+        for answer in sorted(answers, key=lambda a: by_uuid[a][0]):  # in the order written
+            out.append(by_uuid[answer])
+            placed.add(answer)
+    return out
+
+
+def _holds_tool_result(rec: dict[str, Any]) -> bool:
+    content = as_dict(rec.get("message")).get("content")
+    return isinstance(content, list) and any(
+        isinstance(b, dict) and b.get("type") == "tool_result" for b in content
+    )
+
+
+def _latest_message(
+    by_uuid: dict[str, tuple[int, dict[str, Any]]],
+    order: list[str],
+    descends_from: str | None = None,
+) -> str | None:
+    """The last user/assistant record in file order; with ``descends_from``, the last one whose
+    chain passes through that record (Claude Code resumes the ``last-prompt`` leaf, extended by
+    whatever was appended below it, e.g. a turn the CLI did not finish)."""
+    if descends_from is not None and descends_from not in by_uuid:
+        return None
+    for uuid in reversed(order):
+        rec = by_uuid[uuid][1]
+        if rec.get("type") not in ("user", "assistant"):
+            if uuid == descends_from:
+                return uuid
+            continue
+        if descends_from is None or _has_ancestor(by_uuid, uuid, descends_from):
+            return uuid
+    return descends_from
+
+
+def _has_ancestor(by_uuid: dict[str, tuple[int, dict[str, Any]]], uuid: str, ancestor: str) -> bool:
+    seen: set[str] = set()
+    current: Any = uuid
+    while isinstance(current, str) and current in by_uuid and current not in seen:
+        if current == ancestor:
+            return True
+        seen.add(current)
+        rec = by_uuid[current][1]
+        parent = rec.get("parentUuid")
+        if parent is None and rec.get("subtype") == "compact_boundary":
+            parent = rec.get("logicalParentUuid")
+        current = parent
+    return False
 
 
 def _origin(text: str, injected: bool) -> Origin:

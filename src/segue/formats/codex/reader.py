@@ -7,6 +7,7 @@ snapshots, and UI echoes of messages (which are not turned into messages a secon
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Iterable
 from pathlib import Path
@@ -359,6 +360,11 @@ class _Reader:
                 ):
                     encrypted = True
                 item = self._decode_item(entry, prov, ts)
+                if isinstance(item, UserMessage) and message.strip() and (
+                    item.text.strip() == message.strip() or message.strip() in item.text
+                ):
+                    # the summary Codex carries as a user message: context, not a prompt
+                    item = dataclasses.replace(item, origin=Origin.INJECTED)
                 if item is not None:
                     decoded.append(item)
             replacement = tuple(decoded)
