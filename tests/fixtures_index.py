@@ -26,7 +26,7 @@ class Fixture:
 
     @property
     def transcript(self) -> Path:
-        return self.dir / self.spec["transcript"]
+        return self.dir / str(self.spec["transcript"])
 
     @property
     def home(self) -> Path:

@@ -55,7 +55,9 @@ def test_every_prompt_in_order(fixture: Fixture) -> None:
     assert typed == fixture.spec["prompts"]
     for command in fixture.spec.get("commands", []):
         assert any(
-            isinstance(i, UserMessage) and i.origin is Origin.COMMAND and command["command"] in i.text
+            isinstance(i, UserMessage)
+            and i.origin is Origin.COMMAND
+            and command["command"] in i.text
             for i in conv.items
         ), f"no command message for {command['command']}"
     rolled_back = fixture.spec.get("rolled_back_prompts") or []
@@ -145,7 +147,8 @@ def test_unknown_records_are_opaque_not_dropped(fixture: Fixture) -> None:
         # lines on abandoned branches are reported in the notes instead.
         lines = fixture.transcript.read_bytes().splitlines()
         missing = {
-            n for n in set(range(1, total + 1)) - lines_with_items
+            n
+            for n in set(range(1, total + 1)) - lines_with_items
             if b'"subtype":"compact_boundary"' not in lines[n - 1]
         }
         assert not missing or any("not the active conversation" in n for n in conv.notes)

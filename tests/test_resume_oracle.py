@@ -47,22 +47,24 @@ def test_effective_history_is_what_the_cli_sends(
         lane.script("anthropic", ClaudeText("MARKER"))
         claude = ClaudeHome(tmp_path, lane)
         shutil.copytree(fixture.home, claude.home, dirs_exist_ok=True)
-        result = claude.run(MARKER, cwd=cwd, resume=fixture.spec["session_id"])
+        run = claude.run(MARKER, cwd=cwd, resume=fixture.spec["session_id"])
+        returncode, stdout, stderr = run.returncode, run.stdout, run.stderr
         requests = [r.body for r in claude.model_requests()]
         sent = atoms_from_claude_request(requests[0], MARKER)
     else:
         from segue.testing.codex_cli import CodexHome
         from segue.testing.standin.openai import Text as CodexText
+        from segue.testing.standin.openai import request_kind
 
         lane.script("openai", CodexText("MARKER"))
         codex = CodexHome(tmp_path, lane, provider=fixture.spec.get("model_provider", "standin"))
         shutil.copytree(fixture.home, codex.home, dirs_exist_ok=True)
-        result = codex.exec(MARKER, cwd=cwd, resume=fixture.spec["session_id"])
-        requests = [r.body for r in lane.requests_for("openai") if isinstance(r.body, dict)
-                    and "input" in r.body]
+        ran = codex.exec(MARKER, cwd=cwd, resume=fixture.spec["session_id"])
+        returncode, stdout, stderr = ran.returncode, ran.stdout, ran.stderr
+        requests = [r.body for r in lane.requests_for("openai") if request_kind(r) == "turn"]
         sent = atoms_from_codex_request(requests[0], MARKER)
-    assert result.returncode == 0, result.stderr[-2000:]
-    assert "MARKER" in result.stdout
+    assert returncode == 0, stderr[-2000:]
+    assert "MARKER" in stdout
     assert sent.prompts == ours.prompts
     assert sent.replies == ours.replies
     assert sent.calls == ours.calls

@@ -1,10 +1,10 @@
 """Compare a history segue computed with the history a real CLI sent to the stand-in.
 
-Both sides are reduced to the same *atoms* (prompts compared without surrounding whitespace:
-Claude Code adds a newline when it merges a prompt that got no answer with the next one): the typed prompts, the assistant replies, the tool
-call ids, the tool result ids and the compaction summaries, in order. Context a CLI injects on its
-own (system reminders, environment context, instructions) is left out on both sides, and so is
-the marker prompt the test sent to make the CLI talk.
+Both sides are reduced to the same *atoms*: the typed prompts, the assistant replies, the tool
+call ids, the tool result ids and the compaction summaries, in order. Context a CLI injects on
+its own (system reminders, environment context, instructions) is left out on both sides, and so
+is the marker prompt the test sent to make the CLI talk. Prompts are compared without surrounding
+whitespace: Claude Code adds a newline when it merges a prompt that got no answer with the next.
 """
 
 from __future__ import annotations
@@ -75,7 +75,7 @@ def atoms_from_claude_request(body: dict[str, Any], marker: str) -> Atoms:
             btype = block.get("type")
             if role == "user":
                 if btype == "tool_result":
-                    atoms.results.append(block.get("tool_use_id"))
+                    atoms.results.append(str(block.get("tool_use_id")))
                 elif btype == "text":
                     text = block.get("text", "")
                     if text.startswith(CLAUDE_SUMMARY_PREFIX):
@@ -86,7 +86,7 @@ def atoms_from_claude_request(body: dict[str, Any], marker: str) -> Atoms:
                 if btype == "text" and block.get("text") not in CLAUDE_FILLERS:
                     atoms.replies.append(block.get("text", ""))
                 elif btype == "tool_use":
-                    atoms.calls.append(block.get("id"))
+                    atoms.calls.append(str(block.get("id")))
     return atoms
 
 
@@ -108,9 +108,9 @@ def atoms_from_codex_request(body: dict[str, Any], marker: str) -> Atoms:
             elif role == "assistant" and text:
                 atoms.replies.append(text)
         elif itype in ("function_call", "custom_tool_call", "local_shell_call"):
-            atoms.calls.append(item.get("call_id"))
+            atoms.calls.append(str(item.get("call_id")))
         elif itype in ("function_call_output", "custom_tool_call_output"):
-            atoms.results.append(item.get("call_id"))
+            atoms.results.append(str(item.get("call_id")))
         elif itype == "compaction":
             atoms.summaries.append("<encrypted>")
     return atoms
