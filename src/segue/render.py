@@ -7,7 +7,6 @@ from datetime import UTC, datetime
 
 import orjson
 from rich.console import Console
-from rich.table import Table
 from rich.text import Text
 
 from segue.conversation import (
@@ -141,37 +140,23 @@ def print_conversation(console: Console, conversation: Conversation, verbose: bo
 
 
 def print_sessions(console: Console, sessions: Sequence[SessionSummary]) -> None:
-    table = Table(box=None, pad_edge=False, header_style="bold")
-    for column in (
-        "provider",
-        "id",
-        "state",
-        "turns",
-        "updated",
-        "size",
-        "model",
-        "title / first prompt",
-    ):
-        table.add_column(
-            column,
-            overflow="fold" if column.startswith("title") else "ellipsis",
-            no_wrap=not column.startswith("title"),
-        )
+    """One line per session, full ids (they are what ``show`` and ``switch`` take)."""
+    rows = [("PROVIDER", "ID", "STATE", "TURNS", "UPDATED", "SIZE", "TITLE / FIRST PROMPT")]
     for s in sessions:
         state = s.state.value
         if s.reset_at:
             state += f" until {_when(s.reset_at)}"
-        table.add_row(
-            s.provider.value,
-            s.id,
-            state,
-            str(s.turns),
-            (s.updated or "")[:16].replace("T", " "),
-            _size(s.size),
-            s.model or "",
-            s.label[:80],
-        )
-    console.print(table)
+        updated = (s.updated or "")[:16].replace("T", " ")
+        rows.append((s.provider.value, s.id, state, str(s.turns), updated, _size(s.size), s.label))
+    widths = [max(len(row[c]) for row in rows) for c in range(6)]
+    for n, row in enumerate(rows):
+        cells = [
+            row[c].rjust(widths[c]) if c in (3, 5) else row[c].ljust(widths[c]) for c in range(6)
+        ]
+        line = "  ".join(cells) + "  " + row[6]
+        if console.is_terminal and len(line) > console.width:
+            line = line[: console.width - 1] + "…"
+        console.print(Text(line, style="bold" if n == 0 else ""), soft_wrap=True)
 
 
 def _size(n: int) -> str:

@@ -1,0 +1,121 @@
+"""The ``segue`` command as a user runs it, on a scratch HOME holding every recorded fixture."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+
+import orjson
+import pytest
+
+from tests.fixtures_index import all_fixtures
+
+FIXTURES = all_fixtures()
+
+
+@pytest.fixture(scope="module")
+def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("home")
+    for fixture in FIXTURES:
+        shutil.copytree(fixture.home, root, dirs_exist_ok=True)
+    return root
+
+
+def segue(home: Path, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CLAUDE_", "CODEX_"))}
+    env["HOME"] = str(home)
+    return subprocess.run(
+        [sys.executable, "-m", "segue", *args],
+        env=env,
+        cwd=cwd or home,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+
+
+def test_sessions_all_json_lists_every_fixture(home: Path) -> None:
+    result = segue(home, "sessions", "--all", "--json")
+    assert result.returncode == 0, result.stderr
+    listed = orjson.loads(result.stdout)
+    assert listed["problems"] == []
+    rows = {(row["provider"], row["id"]): row for row in listed["sessions"]}
+    assert len(rows) == len(listed["sessions"]), "a session is listed twice"
+    assert len(rows) == len(FIXTURES)
+    for fixture in FIXTURES:
+        row = rows[(fixture.provider, fixture.spec["session_id"])]
+        assert row["cwd"] == fixture.spec["cwd"]
+        assert row["state"] == fixture.spec["state"], fixture.name
+        reset = fixture.spec.get("reset_at")
+        expected = (
+            datetime.fromtimestamp(reset, UTC).isoformat().replace("+00:00", "Z") if reset else None
+        )
+        assert row["reset_at"] == expected, fixture.name
+        assert Path(row["path"]).is_file()
+        assert row["size"] == Path(row["path"]).stat().st_size
+    limited = [r for r in rows.values() if r["state"] == "limit"]
+    assert limited, "the rate-limited fixtures must be listed as limit"
+
+
+def test_sessions_default_is_the_current_directory(home: Path) -> None:
+    fixture = next(f for f in FIXTURES if f.name == "codex-multi_turn")
+    cwd = Path(fixture.spec["cwd"])
+    cwd.mkdir(parents=True, exist_ok=True)
+    result = segue(home, "sessions", "--json", cwd=cwd)
+    assert result.returncode == 0, result.stderr
+    rows = orjson.loads(result.stdout)["sessions"]
+    assert [(r["provider"], r["id"]) for r in rows] == [("codex", fixture.spec["session_id"])]
+    by_flag = segue(home, "sessions", "--json", "--cwd", str(cwd))
+    assert orjson.loads(by_flag.stdout)["sessions"] == rows
+
+
+def test_sessions_human_output(home: Path) -> None:
+    result = segue(home, "sessions", "--all", "--provider", "claude")
+    assert result.returncode == 0, result.stderr
+    claude = [f for f in FIXTURES if f.provider == "claude"]
+    for fixture in claude:
+        assert fixture.spec["session_id"] in result.stdout
+    assert "codex" not in result.stdout.split("\n", 1)[1]
+
+
+def test_show_by_prefix_json(home: Path) -> None:
+    fixture = next(f for f in FIXTURES if f.name == "claude-tool_cycle")
+    result = segue(home, "show", fixture.spec["session_id"][:13], "--json")
+    assert result.returncode == 0, result.stderr
+    doc = orjson.loads(result.stdout)
+    assert doc["meta"]["id"] == fixture.spec["session_id"]
+    kinds = [item["kind"] for item in doc["items"]]
+    assert "tool_call" in kinds and "tool_result" in kinds
+    prompts = [i["text"] for i in doc["items"] if i["kind"] == "user" and i["origin"] == "typed"]
+    assert prompts == fixture.spec["prompts"]
+    assert all(isinstance(i["line"], int) and i["file"] for i in doc["items"])
+
+
+def test_show_human_output_shows_errors_and_compactions(home: Path) -> None:
+    limited = next(f for f in FIXTURES if f.name == "claude-rate_limited")
+    out = segue(home, "show", limited.spec["session_id"]).stdout
+    assert "usage_limit" in out and "resets" in out
+    compacted = next(f for f in FIXTURES if f.name == "claude-compact")
+    out = segue(home, "show", compacted.spec["session_id"]).stdout
+    assert "compaction (portable" in out
+
+
+def test_show_unknown_session_is_a_clear_error(home: Path) -> None:
+    result = segue(home, "show", "no-such-session")
+    assert result.returncode == 1
+    assert "no session matches 'no-such-session'" in result.stderr
+
+
+def test_show_ambiguous_prefix_is_a_clear_error(home: Path) -> None:
+    codex_ids = [f.spec["session_id"] for f in FIXTURES if f.provider == "codex"]
+    prefix = os.path.commonprefix(codex_ids)
+    if not prefix:
+        pytest.skip("the recorded ids share no prefix")
+    result = segue(home, "show", prefix)
+    assert result.returncode == 1
+    assert "matches several sessions" in result.stderr
