@@ -113,7 +113,7 @@ def test_show_unknown_session_is_a_clear_error(home: Path) -> None:
 
 def test_show_ambiguous_prefix_is_a_clear_error(home: Path) -> None:
     codex_ids = [f.spec["session_id"] for f in FIXTURES if f.provider == "codex"]
-    prefix = os.path.commonprefix(codex_ids)
+    prefix = os.path.commonprefix(codex_ids)  # noqa: RUF071 (a character prefix is meant)
     if not prefix:
         pytest.skip("the recorded ids share no prefix")
     result = segue(home, "show", prefix)
