@@ -24,7 +24,9 @@ FIXTURES = ROOT / "tests" / "fixtures"
 MB = 1_000_000
 
 _NAMESPACE = uuid.UUID("6b1d3a52-8f0e-4c55-9a3e-5e6775650000")
-_UUID_RE = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
+_UUID_RE = re.compile(
+    r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
+)
 
 # Fields whose values are ids that must differ between copies of the same records.
 CLAUDE_LINK_FIELDS = frozenset(
