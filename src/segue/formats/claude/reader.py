@@ -520,32 +520,36 @@ def _latest_message(
     """The last user/assistant record in file order; with ``descends_from``, the last one whose
     chain passes through that record (Claude Code resumes the ``last-prompt`` leaf, extended by
     whatever was appended below it, e.g. a turn the CLI did not finish)."""
-    if descends_from is not None and descends_from not in by_uuid:
-        return None
-    for uuid in reversed(order):
-        rec = by_uuid[uuid][1]
-        if rec.get("type") not in ("user", "assistant"):
-            if uuid == descends_from:
+    if descends_from is None:
+        for uuid in reversed(order):
+            if by_uuid[uuid][1].get("type") in ("user", "assistant"):
                 return uuid
-            continue
-        if descends_from is None or _has_ancestor(by_uuid, uuid, descends_from):
+        return None
+    if descends_from not in by_uuid:
+        return None
+    below = _descendants(by_uuid, descends_from)
+    for uuid in reversed(order):
+        if uuid in below and by_uuid[uuid][1].get("type") in ("user", "assistant"):
             return uuid
     return descends_from
 
 
-def _has_ancestor(by_uuid: dict[str, tuple[int, dict[str, Any]]], uuid: str, ancestor: str) -> bool:
-    seen: set[str] = set()
-    current: Any = uuid
-    while isinstance(current, str) and current in by_uuid and current not in seen:
-        if current == ancestor:
-            return True
-        seen.add(current)
-        rec = by_uuid[current][1]
+def _descendants(by_uuid: dict[str, tuple[int, dict[str, Any]]], root: str) -> set[str]:
+    children: dict[str, list[str]] = {}
+    for uuid, (_, rec) in by_uuid.items():
         parent = rec.get("parentUuid")
         if parent is None and rec.get("subtype") == "compact_boundary":
             parent = rec.get("logicalParentUuid")
-        current = parent
-    return False
+        if isinstance(parent, str):
+            children.setdefault(parent, []).append(uuid)
+    found = {root}
+    stack = [root]
+    while stack:
+        for child in children.get(stack.pop(), ()):
+            if child not in found:
+                found.add(child)
+                stack.append(child)
+    return found
 
 
 def _origin(text: str, injected: bool) -> Origin:
