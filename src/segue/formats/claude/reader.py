@@ -36,7 +36,7 @@ from segue.conversation import (
 )
 from segue.formats.claude.paths import subagent_files
 from segue.formats.claude.tools import tool_kind
-from segue.formats.jsonl import LineReport, as_dict, iter_records, iter_records_in
+from segue.formats.jsonl import LineReport, as_dict, collector_paused, iter_records, iter_records_in
 from segue.formats.limits import from_epoch, looks_like_limit_text, parse_iso, parse_reset_time
 
 CHAIN_TYPES = frozenset({"user", "assistant", "system", "attachment", "progress"})
@@ -63,7 +63,8 @@ _INJECTED_PREFIXES = (
 
 def read_session(path: Path, *, with_subagents: bool = True) -> Conversation:
     """Read one Claude Code transcript (and, by default, its subagent transcripts)."""
-    conversation = _Reader(path).read()
+    with collector_paused():
+        conversation = _Reader(path).read()
     if with_subagents:
         for sub in subagent_files(path):
             conversation.sidechains.append(_Reader(sub, sidechain=True).read())

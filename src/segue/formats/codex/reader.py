@@ -39,7 +39,7 @@ from segue.conversation import (
 )
 from segue.formats.codex.paths import session_id_from_name, sessions_root_of, thread_files
 from segue.formats.codex.tools import tool_kind
-from segue.formats.jsonl import LineReport, as_str, iter_records, iter_records_in
+from segue.formats.jsonl import LineReport, as_str, collector_paused, iter_records, iter_records_in
 from segue.formats.limits import from_epoch, parse_iso, parse_reset_time
 
 # User-role texts that Codex itself adds to the history (its "contextual" fragments).
@@ -79,7 +79,8 @@ def read_session(path: Path) -> Conversation:
     """Read a rollout. A later *generation* file of a thread (written after a rollback) is read
     together with the files before it: the earlier history, the turns that were rolled back,
     a :class:`Rollback` item, then the new generation."""
-    conversation = _Reader(path).read()
+    with collector_paused():
+        conversation = _Reader(path).read()
     base = conversation.meta.extra.get("history_base")
     if isinstance(base, dict):
         return _with_history_base(path, conversation, base)
@@ -360,8 +361,10 @@ class _Reader:
                 ):
                     encrypted = True
                 item = self._decode_item(entry, prov, ts)
-                if isinstance(item, UserMessage) and message.strip() and (
-                    item.text.strip() == message.strip() or message.strip() in item.text
+                if (
+                    isinstance(item, UserMessage)
+                    and message.strip()
+                    and (item.text.strip() == message.strip() or message.strip() in item.text)
                 ):
                     # the summary Codex carries as a user message: context, not a prompt
                     item = dataclasses.replace(item, origin=Origin.INJECTED)
