@@ -153,3 +153,24 @@ def test_unknown_records_are_opaque_not_dropped(fixture: Fixture) -> None:
         }
         assert not missing or any("not the active conversation" in n for n in conv.notes)
     assert all(isinstance(i.native_kind, str) for i in conv.of(Opaque))
+
+
+def test_subagent_transcripts_are_read_as_sidechains() -> None:
+    subagent_fixtures = [f for f in FIXTURES if f.spec.get("subagents")]
+    assert subagent_fixtures, "a fixture with a subagent is expected"
+    for fixture in subagent_fixtures:
+        conv = read_session(fixture.transcript)
+        assert len(conv.sidechains) == len(fixture.spec["subagents"])
+        for side, want in zip(conv.sidechains, fixture.spec["subagents"], strict=True):
+            typed = [p.text for p in prompts(side.items)]
+            assert typed == [want["prompt"]]
+            assert [m.text for m in side.of(AssistantMessage)] == want["replies"]
+            calls = side.of(ToolCall)
+            results = {r.call_id: r for r in side.of(ToolResult)}
+            for call_spec in want["tool_calls"]:
+                call = next(c for c in calls if c.input == call_spec["input"])
+                assert call_spec["output_contains"] in results[call.call_id].output
+        # the subagent's work is not mixed into the main conversation
+        main_replies = [m.text for m in conv.of(AssistantMessage)]
+        for want in fixture.spec["subagents"]:
+            assert not set(want["replies"]) & set(main_replies)
