@@ -100,9 +100,18 @@ def portable_history(conversation: Conversation) -> tuple[list[Item], list[Compa
             break
     kept: list[Item] = []
     dropped: list[Compaction] = []
-    for item in items[start:]:
+    for n, item in enumerate(items[start:]):
         if isinstance(item, Compaction) and item.state is not CompactionState.PORTABLE:
             dropped.append(item)
         elif _is_history(item):
             kept.append(item)
+            if n == 0 and isinstance(item, Compaction) and item.replacement:
+                # what the provider kept verbatim after its summary (recent prompts, the last
+                # reply) follows the summary, less what only the provider can read
+                for kept_item in item.replacement:
+                    if isinstance(kept_item, Compaction):
+                        if kept_item.state is not CompactionState.PORTABLE:
+                            dropped.append(kept_item)
+                    elif _is_history(kept_item):
+                        kept.append(kept_item)
     return kept, dropped

@@ -1,0 +1,350 @@
+"""Write neutral items as a native Codex rollout that ``codex exec resume <id>`` loads.
+
+The file follows the minimal resumable recipe of the research notes (legacy history mode): a
+``session_meta`` line without ``model_provider`` / ``base_instructions`` / ``history_mode``, then
+per typed prompt a turn (``task_started``, the user ``response_item`` and ``user_message`` event,
+assistant messages, ``function_call`` / ``function_call_output`` pairs, ``task_complete``), and a
+final ``token_count`` that seeds Codex's auto-compaction check with an estimate of the history.
+
+Only what another provider can honestly take crosses: private reasoning, error notices, injected
+context, slash-command messages, bookkeeping items, non-portable compactions and tool calls or
+results whose other half is missing are dropped. A portable compaction summary becomes a
+developer message (never a fabricated ``compacted`` record).
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import time
+import uuid
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from segue.conversation import (
+    JSON,
+    AssistantMessage,
+    Compaction,
+    CompactionState,
+    Image,
+    Item,
+    Origin,
+    ToolCall,
+    ToolResult,
+    UserMessage,
+)
+from segue.formats.atomic import publish
+
+Record = dict[str, Any]
+
+ORIGINATOR = "segue"
+DEFAULT_CLI_VERSION = "0.169.0"
+CHARS_PER_TOKEN = 4  # a rough estimate; Codex only needs an order of magnitude to pre-compact
+
+
+def uuid7(now: datetime | None = None) -> str:
+    """A UUIDv7: 48-bit Unix milliseconds, version 7, 74 random bits, RFC 4122 variant."""
+    ms = int((now.timestamp() if now is not None else time.time()) * 1000) & ((1 << 48) - 1)
+    rand = int.from_bytes(os.urandom(10), "big")
+    rand_a = rand >> 68  # 12 bits
+    rand_b = rand & ((1 << 62) - 1)  # 62 bits
+    value = (ms << 80) | (0x7 << 76) | (rand_a << 64) | (0b10 << 62) | rand_b
+    return str(uuid.UUID(int=value))
+
+
+def _iso(moment: datetime) -> str:
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.") + (
+        f"{moment.astimezone(UTC).microsecond // 1000:03d}Z"
+    )
+
+
+def _item_time(stamp: str | None, fallback: str) -> str:
+    if not stamp:
+        return fallback
+    try:
+        parsed = datetime.fromisoformat(stamp)
+    except ValueError:
+        return fallback
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=UTC)
+    return _iso(parsed)
+
+
+# --------------------------------------------------------------------------- selection
+
+
+def _crosses(item: Item) -> bool:
+    """Whether an item may go into a Codex history at all (pairing is checked separately)."""
+    if isinstance(item, UserMessage):
+        return item.origin is Origin.TYPED
+    if isinstance(item, AssistantMessage):
+        return bool(item.text)
+    if isinstance(item, Compaction):
+        return item.state is CompactionState.PORTABLE and bool(item.summary)
+    return isinstance(item, ToolCall | ToolResult)
+
+
+def _paired_ids(items: Sequence[Item]) -> set[str]:
+    """Call ids with a call followed by its result."""
+    called: set[str] = set()
+    paired: set[str] = set()
+    for item in items:
+        if isinstance(item, ToolCall):
+            called.add(item.call_id)
+        elif isinstance(item, ToolResult) and item.call_id in called:
+            paired.add(item.call_id)
+    return paired
+
+
+def select(items: Sequence[Item]) -> list[Item]:
+    """The items that cross into a Codex rollout, in order."""
+    paired = _paired_ids(items)
+    out: list[Item] = []
+    for item in items:
+        if not _crosses(item):
+            continue
+        if isinstance(item, ToolCall | ToolResult) and item.call_id not in paired:
+            continue
+        out.append(item)
+    return out
+
+
+# --------------------------------------------------------------------------- payloads
+
+
+def _image_part(image: Image) -> Record | None:
+    if image.url and image.url.startswith("data:"):
+        return {"type": "input_image", "image_url": image.url}
+    return None
+
+
+def _user_payload(msg: UserMessage) -> Record:
+    content: list[Record] = [{"type": "input_text", "text": msg.text}]
+    for image in msg.images:
+        part = _image_part(image)
+        if part is not None:
+            content.append(part)
+    return {"type": "message", "role": "user", "content": content}
+
+
+def _assistant_payload(msg: AssistantMessage) -> Record:
+    return {
+        "type": "message",
+        "role": "assistant",
+        "content": [{"type": "output_text", "text": msg.text}],
+    }
+
+
+def _developer_payload(text: str) -> Record:
+    return {
+        "type": "message",
+        "role": "developer",
+        "content": [{"type": "input_text", "text": text}],
+    }
+
+
+def _tool_name_and_args(call: ToolCall) -> tuple[str, JSON]:
+    """Codex's tool name and argument object for a call: Claude's ``Bash`` is ``exec_command``."""
+    data = call.input
+    if call.name == "Bash" and isinstance(data, dict) and isinstance(data.get("command"), str):
+        return "exec_command", {"cmd": data["command"]}
+    if isinstance(data, dict):
+        return call.name, data
+    return call.name, {"input": data}
+
+
+def _call_payload(call: ToolCall) -> Record:
+    name, args = _tool_name_and_args(call)
+    return {
+        "type": "function_call",
+        "name": name,
+        "arguments": orjson.dumps(args).decode(),
+        "call_id": call.call_id,
+    }
+
+
+def _output_text(result: ToolResult) -> str:
+    """Codex has no error flag on an output: the exit code or error goes into the text."""
+    if "exited with code" in result.output:  # Codex's own exec output already says it
+        return result.output
+    if result.exit_code is not None:
+        return f"Exit code: {result.exit_code}\n{result.output}"
+    if result.error:
+        return f"Error:\n{result.output}"
+    return result.output
+
+
+def _result_payload(result: ToolResult) -> Record:
+    return {
+        "type": "function_call_output",
+        "call_id": result.call_id,
+        "output": _output_text(result),
+    }
+
+
+# --------------------------------------------------------------------------- projection
+
+
+@dataclass(slots=True)
+class _Projector:
+    now: str
+    records: list[Record] = field(default_factory=list)
+    turns: int = 0
+    open_turn: str | None = None
+    last_reply: str | None = None
+    history_chars: int = 0
+
+    def line(self, kind: str, payload: Record, stamp: str | None = None) -> None:
+        self.records.append(
+            {"timestamp": _item_time(stamp, self.now), "type": kind, "payload": payload}
+        )
+
+    def history(self, payload: Record, stamp: str | None) -> None:
+        self.history_chars += len(orjson.dumps(payload))
+        self.line("response_item", payload, stamp)
+
+    def event(self, payload: Record, stamp: str | None = None) -> None:
+        self.line("event_msg", payload, stamp)
+
+    def close_turn(self, stamp: str | None = None) -> None:
+        if self.open_turn is None:
+            return
+        self.event(
+            {
+                "type": "task_complete",
+                "turn_id": self.open_turn,
+                "last_agent_message": self.last_reply,
+            },
+            stamp,
+        )
+        self.open_turn = None
+
+    def prompt(self, msg: UserMessage) -> None:
+        self.close_turn(msg.timestamp)
+        self.turns += 1
+        self.open_turn = f"segue-turn-{self.turns}"
+        self.last_reply = None
+        self.event({"type": "task_started", "turn_id": self.open_turn}, msg.timestamp)
+        self.history(_user_payload(msg), msg.timestamp)
+        self.event({"type": "user_message", "message": msg.text, "images": None}, msg.timestamp)
+
+    def reply(self, msg: AssistantMessage) -> None:
+        self.history(_assistant_payload(msg), msg.timestamp)
+        self.event({"type": "agent_message", "message": msg.text}, msg.timestamp)
+        self.last_reply = msg.text
+
+    def add(self, item: Item) -> None:
+        if isinstance(item, UserMessage):
+            self.prompt(item)
+        elif isinstance(item, AssistantMessage):
+            self.reply(item)
+        elif isinstance(item, Compaction):
+            self.history(_developer_payload(item.summary), item.timestamp)
+        elif isinstance(item, ToolCall):
+            self.history(_call_payload(item), item.timestamp)
+        elif isinstance(item, ToolResult):
+            self.history(_result_payload(item), item.timestamp)
+
+    def token_count(self) -> None:
+        tokens = self.history_chars // CHARS_PER_TOKEN
+        usage = {
+            "input_tokens": tokens,
+            "cached_input_tokens": 0,
+            "output_tokens": 0,
+            "reasoning_output_tokens": 0,
+            "total_tokens": tokens,
+        }
+        info = {
+            "total_token_usage": usage,
+            "last_token_usage": usage,
+            "model_context_window": None,
+        }
+        self.event({"type": "token_count", "info": info, "rate_limits": None})
+
+
+def _session_meta(session_id: str, cwd: str, now: str, cli_version: str) -> Record:
+    payload = {
+        "id": session_id,
+        "timestamp": now,
+        "cwd": cwd,
+        "originator": ORIGINATOR,
+        "cli_version": cli_version,
+        "source": "cli",
+    }
+    return {"timestamp": now, "type": "session_meta", "payload": payload}
+
+
+def project(
+    items: Sequence[Item], *, session_id: str, cwd: str, now: datetime, cli_version: str
+) -> list[Record]:
+    """The rollout records for ``items`` (pure)."""
+    stamp = _iso(now)
+    projector = _Projector(now=stamp)
+    for item in select(items):
+        projector.add(item)
+    projector.token_count()
+    projector.close_turn()
+    return [_session_meta(session_id, cwd, stamp, cli_version), *projector.records]
+
+
+# --------------------------------------------------------------------------- files
+
+
+def rollout_path(codex_home: Path, session_id: str, now: datetime) -> Path:
+    """``$CODEX_HOME/sessions/YYYY/MM/DD/rollout-YYYY-MM-DDThh-mm-ss-<id>.jsonl`` (UTC)."""
+    utc = now.astimezone(UTC)
+    name = f"rollout-{utc:%Y-%m-%dT%H-%M-%S}-{session_id}.jsonl"
+    return codex_home / "sessions" / f"{utc:%Y}" / f"{utc:%m}" / f"{utc:%d}" / name
+
+
+def _lines(records: Sequence[Record]) -> Iterator[bytes]:
+    for record in records:
+        yield orjson.dumps(record) + b"\n"
+
+
+def request_rescan(codex_home: Path) -> bool:
+    """Ask Codex to re-index ``sessions/`` on its next start so ``resume --last`` and the picker
+    list a file written into a home it already indexed. Returns whether the state was reset.
+
+    Codex backfills its ``threads`` table once; resetting the backfill state makes it rescan.
+    Nothing is touched when the database or the expected table and columns are missing.
+    """
+    db = codex_home / "state_5.sqlite"
+    if not db.is_file():
+        return False
+    conn = sqlite3.connect(db, timeout=10)
+    try:
+        columns = {row[1] for row in conn.execute("PRAGMA table_info(backfill_state)")}
+        if not {"status", "last_watermark"} <= columns:
+            return False
+        with conn:
+            conn.execute("UPDATE backfill_state SET status='pending', last_watermark=NULL")
+        return True
+    finally:
+        conn.close()
+
+
+def write_session(
+    items: Sequence[Item],
+    *,
+    cwd: str,
+    codex_home: Path,
+    session_id: str | None = None,
+    now: datetime | None = None,
+    cli_version: str = DEFAULT_CLI_VERSION,
+) -> Path:
+    """Write ``items`` as a new rollout under ``codex_home`` and return its path.
+
+    Raises :class:`segue.formats.atomic.TargetExists` when the file already exists.
+    """
+    moment = now if now is not None else datetime.now(UTC)
+    sid = session_id if session_id is not None else uuid7(moment)
+    records = project(items, session_id=sid, cwd=cwd, now=moment, cli_version=cli_version)
+    path = publish(rollout_path(codex_home, sid, moment), _lines(records))
+    request_rescan(codex_home)
+    return path
