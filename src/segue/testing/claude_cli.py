@@ -23,6 +23,7 @@ from typing import Any
 import orjson
 
 from segue.testing.standin.server import Lane
+from segue.testing.testbed import CliMissing, cli_bin
 
 CLAUDE_VERSION = "2.1.328"
 OAUTH_TOKEN = "sk-ant-oat01-segue-standin-token"
@@ -47,35 +48,12 @@ OFFLINE_ENV: dict[str, str] = {
 }
 
 
-class ClaudeCliMissing(RuntimeError):
-    """The pinned Claude Code CLI is not installed."""
-
-
-def repo_root() -> Path:
-    """The segue checkout: the nearest parent of this file that holds ``testbed/package.json``."""
-    for parent in Path(__file__).resolve().parents:
-        if (parent / "testbed" / "package.json").is_file():
-            return parent
-    raise ClaudeCliMissing(
-        "cannot find the segue checkout (no testbed/package.json above this file)"
-    )
+ClaudeCliMissing = CliMissing
 
 
 def claude_bin() -> Path:
     """The CLI: ``$SEGUE_CLAUDE_BIN``, else ``<repo>/testbed/node_modules/.bin/claude``."""
-    override = os.environ.get("SEGUE_CLAUDE_BIN")
-    if override:
-        path = Path(override)
-        if not path.exists():
-            raise ClaudeCliMissing(f"SEGUE_CLAUDE_BIN={override} does not exist")
-        return path
-    root = repo_root()
-    path = root / "testbed" / "node_modules" / ".bin" / "claude"
-    if not path.exists():
-        raise ClaudeCliMissing(
-            f"Claude Code is not installed at {path}; run `npm ci --prefix {root / 'testbed'}`"
-        )
-    return path
+    return cli_bin("claude", "SEGUE_CLAUDE_BIN")
 
 
 def encode_project_dir(cwd: Path) -> str:

@@ -23,6 +23,8 @@ from typing import Any, Literal
 import orjson
 
 from segue.testing.standin.server import Lane
+from segue.testing.testbed import CliMissing, cli_bin
+from segue.testing.testbed import repo_root as repo_root
 
 API_KEY_ENV = "SEGUE_STANDIN_OPENAI_KEY"
 API_KEY = "sk-segue-standin"
@@ -37,30 +39,12 @@ EXEC_FLAGS = (
 Provider = Literal["standin", "openai"]
 
 
-class CodexNotInstalled(RuntimeError):
-    pass
-
-
-def repo_root() -> Path:
-    """The segue checkout: the first parent of this file holding ``testbed/package.json``."""
-    for parent in Path(__file__).resolve().parents:
-        if (parent / "testbed" / "package.json").is_file():
-            return parent
-    raise CodexNotInstalled("cannot find the segue checkout (no testbed/package.json above)")
+CodexNotInstalled = CliMissing
 
 
 def codex_bin() -> Path:
     """The pinned Codex CLI (``$SEGUE_CODEX_BIN`` overrides)."""
-    override = os.environ.get("SEGUE_CODEX_BIN")
-    if override:
-        return Path(override)
-    root = repo_root()
-    path = root / "testbed" / "node_modules" / ".bin" / "codex"
-    if not path.exists():
-        raise CodexNotInstalled(
-            f"{path} is missing; install the pinned CLIs with `npm ci --prefix {root / 'testbed'}`"
-        )
-    return path
+    return cli_bin("codex", "SEGUE_CODEX_BIN")
 
 
 def codex_version() -> str:
