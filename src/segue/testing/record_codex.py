@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import os
 import shutil
 import tempfile
 import time
@@ -26,6 +27,7 @@ from segue.testing.codex_cli import (
     RunResult,
     codex_version,
     read_rollout,
+    repo_root,
     session_id_of,
 )
 from segue.testing.standin.openai import (
@@ -498,6 +500,52 @@ def _settle(seconds: float) -> bool:
     return True
 
 
+CLAUDE_SOURCE = Path("tests") / "fixtures" / "claude" / "tool_cycle"  # under repo_root()
+IMPORT_TIMEOUT = 60.0
+
+
+def imported_legacy(out_dir: Path, standin: StandIn, cwd: Path | None = None) -> None:
+    """Codex's own Claude Code import (app-server ``externalAgentConfig/*``) of the committed
+    Claude ``tool_cycle`` transcript, then one resumed ``codex exec`` turn on the import."""
+    claude_dir = repo_root() / CLAUDE_SOURCE
+    source = orjson.loads((claude_dir / "scenario.json").read_bytes())
+    claude_cwd = Path(source["cwd"])
+
+    def body(rec: Recording) -> None:
+        transcript = rec.home.home / Path(source["transcript"]).relative_to("home")
+        transcript.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(claude_dir / source["transcript"], transcript)
+        os.utime(transcript)  # detect skips files older than 30 days
+        with rec.home.app_server(rec.workdir) as app:
+            detected = app.request(
+                "externalAgentConfig/detect", {"includeHome": True, "cwds": [str(rec.workdir)]}
+            )
+            items = [i for i in detected["items"] if i.get("itemType") == "SESSIONS"]
+            if not items:
+                raise ScenarioFailed(f"{rec.name}: detect found no SESSIONS item: {detected}")
+            app.request("externalAgentConfig/import", {"migrationItems": items})
+            app.wait_notification("externalAgentConfig/import/completed", IMPORT_TIMEOUT)
+        imported = rec.home.rollouts()
+        if len(imported) != 1:
+            raise ScenarioFailed(f"{rec.name}: expected one imported rollout, found {imported}")
+        rec.session_id = session_id_of(imported[0])
+        if history_mode(imported[0]) != "legacy":
+            raise ScenarioFailed(f"{rec.name}: the import is not a legacy rollout")
+        rec.prompts.extend(source["prompts"])
+        rec.replies.extend(source["replies"])
+        rec.notes.append(
+            "imported by codex app-server externalAgentConfig/detect + import (SESSIONS) from the "
+            "Claude tool_cycle fixture; the importer narrates Claude's tool_use/tool_result "
+            "records as assistant text messages ([external_agent_tool_call: Bash] ... and "
+            "[external_agent_tool_result] ...), so there are no function_call items; it ends "
+            "with an agent_message event <EXTERNAL SESSION IMPORTED>."
+        )
+        rec.script(Text("The imported conversation continues here in Codex."))
+        rec.run("Continue from the imported Claude conversation in one sentence.")
+
+    _record("imported_legacy", out_dir, standin, body, cwd=cwd or claude_cwd)
+
+
 SCENARIOS: dict[str, Callable[[Path, StandIn], None]] = {
     "chat": chat,
     "multi_turn": multi_turn,
@@ -511,6 +559,7 @@ SCENARIOS: dict[str, Callable[[Path, StandIn], None]] = {
     "rollback": rollback,
     "large": large,
     "interrupted": interrupted,
+    "imported_legacy": imported_legacy,
 }
 
 
