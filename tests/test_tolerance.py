@@ -84,9 +84,7 @@ def test_truncated_anywhere(fixture: Fixture, tmp_path: Path, cut: float) -> Non
 @pytest.mark.parametrize("fixture", SMALL, ids=lambda f: f.name)
 @SETTINGS
 @given(garbage=st.lists(st.tuples(st.integers(0, 10_000), st.binary(max_size=40)), max_size=5))
-def test_garbage_lines(
-    fixture: Fixture, tmp_path: Path, garbage: list[tuple[int, bytes]]
-) -> None:
+def test_garbage_lines(fixture: Fixture, tmp_path: Path, garbage: list[tuple[int, bytes]]) -> None:
     lines = _lines(fixture)
     for position, junk in garbage:
         lines.insert(position % (len(lines) + 1), junk.replace(b"\n", b" ") + b"\n")

@@ -1,0 +1,502 @@
+"""Write neutral items as a native Claude Code transcript that ``claude --resume <id>`` loads.
+
+The layout follows the research notes' minimal resumable recipe: one linear ``parentUuid`` chain
+of ``user`` / ``assistant`` records (fresh uuid4 each, ISO millisecond timestamps that strictly
+increase), assistant messages marked with the model ``<synthetic>`` and without ``usage`` (so
+Claude measures the history itself and picks its default model without a warning), and a final
+``last-prompt`` record naming the leaf.
+
+Timestamps: an item's own timestamp is used when it parses and is later than the previous
+record's; otherwise the record gets the previous one plus a millisecond (the first record without
+a usable timestamp starts at ``now`` minus one millisecond per record).
+
+What crosses: typed prompts, assistant text, tool calls with their results and portable
+compaction summaries (a compaction's kept items are expected inline after it, as
+``transforms.effective.portable_history`` returns them; its ``replacement`` is not re-read).
+A shell call becomes Claude's ``Bash`` tool; a call of one of Claude's own tools with an object
+input is kept as is; every other call (``apply_patch``, plans, web search, MCP tools, ...) is
+narrated as assistant text. A call and its result cross only together and only when no prompt or
+compaction lies between them. Reasoning, error notices, injected context,
+slash-command messages, bookkeeping items and non-portable compactions never cross.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shlex
+import uuid
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from segue.conversation import (
+    JSON,
+    AssistantMessage,
+    Compaction,
+    CompactionState,
+    Item,
+    Origin,
+    ToolCall,
+    ToolKind,
+    ToolResult,
+    UserMessage,
+)
+from segue.formats.atomic import publish
+from segue.formats.claude.paths import project_dir_for
+
+Record = dict[str, Any]
+Block = dict[str, Any]
+
+DEFAULT_VERSION = "2.1.328"
+SYNTHETIC_MODEL = "<synthetic>"
+NO_OUTPUT = "(no output)"
+DESCRIPTION_CHARS = 60
+
+# Claude Code's own tools whose calls can be replayed verbatim (with an object input).
+CLAUDE_TOOLS = frozenset(
+    {
+        "Bash",
+        "BashOutput",
+        "KillShell",
+        "Read",
+        "Edit",
+        "MultiEdit",
+        "Write",
+        "NotebookEdit",
+        "Glob",
+        "Grep",
+        "WebFetch",
+        "WebSearch",
+        "TodoWrite",
+        "Task",
+        "Agent",
+    }
+)
+_SAFE_ID = re.compile(r"^[A-Za-z0-9_-]+$")
+_SHELLS = frozenset({"bash", "sh", "zsh", "/bin/bash", "/bin/sh", "/bin/zsh", "/usr/bin/bash"})
+
+
+# --------------------------------------------------------------------------- selection
+
+
+def _crosses(item: Item) -> bool:
+    """Whether an item may reach Claude at all (pairing is decided separately)."""
+    if isinstance(item, UserMessage):
+        return item.origin is Origin.TYPED and bool(item.text.strip())
+    if isinstance(item, AssistantMessage):
+        return bool(item.text)
+    if isinstance(item, Compaction):
+        return item.state is CompactionState.PORTABLE and bool(item.summary.strip())
+    return isinstance(item, ToolCall | ToolResult)
+
+
+def _crossing(items: Sequence[Item]) -> list[Item]:
+    """The crossing items in order. A compaction contributes only its summary: the items its
+    provider kept verbatim are expected inline after it (as ``portable_history`` returns them)."""
+    return [item for item in items if _crosses(item)]
+
+
+def _pairs(items: Sequence[Item]) -> dict[int, int]:
+    """Index of each call -> index of its result, for calls answered before the next prompt."""
+    open_calls: dict[str, int] = {}
+    pairs: dict[int, int] = {}
+    for i, item in enumerate(items):
+        if isinstance(item, UserMessage | Compaction):
+            open_calls.clear()  # a prompt splits a pair: both halves are dropped
+        elif isinstance(item, ToolCall):
+            open_calls[item.call_id] = i
+        elif isinstance(item, ToolResult) and item.call_id in open_calls:
+            pairs[open_calls.pop(item.call_id)] = i
+    return pairs
+
+
+def select(items: Sequence[Item]) -> list[Item]:
+    """The items that cross, in order: unpaired calls and results removed."""
+    flat = _crossing(items)
+    pairs = _pairs(flat)
+    paired = set(pairs) | set(pairs.values())
+    return [
+        item
+        for i, item in enumerate(flat)
+        if not isinstance(item, ToolCall | ToolResult) or i in paired
+    ]
+
+
+# --------------------------------------------------------------------------- tool mapping
+
+
+def native_tool_id(call_id: str) -> str:
+    """A tool id Claude keeps: the source id if it is made of ``[A-Za-z0-9_-]``, else a
+    stable one derived from it."""
+    if _SAFE_ID.match(call_id):
+        return call_id
+    return "toolu_segue_" + hashlib.sha256(call_id.encode()).hexdigest()[:24]
+
+
+def _argv_command(argv: Sequence[str]) -> str:
+    """One command string for an argv; ``bash -lc <script>`` becomes the script."""
+    if len(argv) == 3 and argv[0] in _SHELLS and argv[1] in ("-c", "-lc"):
+        return argv[2]
+    return shlex.join(argv)
+
+
+def shell_command(call: ToolCall) -> str | None:
+    """The shell command a shell call ran, as one string (workdir folded in), or ``None``."""
+    if call.tool is not ToolKind.SHELL or not isinstance(call.input, dict):
+        return None
+    raw = call.input.get("cmd", call.input.get("command"))
+    if isinstance(raw, list) and raw and all(isinstance(part, str) for part in raw):
+        command = _argv_command(raw)
+    elif isinstance(raw, str) and raw.strip():
+        command = raw
+    else:
+        return None
+    workdir = call.input.get("workdir") or call.input.get("working_directory")
+    if isinstance(workdir, str) and workdir:
+        command = f"cd {shlex.quote(workdir)} && {command}"
+    return command
+
+
+def _description(command: str) -> str:
+    first = command.strip().splitlines()[0] if command.strip() else command
+    return first if len(first) <= DESCRIPTION_CHARS else first[: DESCRIPTION_CHARS - 1] + "…"
+
+
+def _bash_input(call: ToolCall) -> dict[str, JSON] | None:
+    native = call.name == "Bash" and isinstance(call.input, dict)
+    if native and isinstance(call.input.get("command"), str):
+        return dict(call.input)
+    command = shell_command(call)
+    if command is None:
+        return None
+    return {"command": command, "description": _description(command)}
+
+
+def tool_use(call: ToolCall, native_id: str) -> Block | None:
+    """The ``tool_use`` block for a call, or ``None`` when the call must be narrated."""
+    bash = _bash_input(call)
+    if bash is not None:
+        return {"type": "tool_use", "id": native_id, "name": "Bash", "input": bash}
+    if call.name in CLAUDE_TOOLS and isinstance(call.input, dict):
+        return {"type": "tool_use", "id": native_id, "name": call.name, "input": call.input}
+    return None
+
+
+def _as_text(value: JSON) -> str:
+    if isinstance(value, str):
+        return value
+    return orjson.dumps(value).decode()
+
+
+def narrate_call(call: ToolCall) -> str:
+    return f"[{call.name}] {_as_text(call.input)}"
+
+
+def narrate_result(call: ToolCall, result: ToolResult) -> str:
+    label = "failed" if _is_error(result) else "result"
+    return f"[{call.name} {label}] {result.output or NO_OUTPUT}"
+
+
+def _is_error(result: ToolResult) -> bool:
+    return bool(result.error) or result.exit_code not in (None, 0)
+
+
+def _tool_result(result: ToolResult, native_id: str) -> Block:
+    return {
+        "type": "tool_result",
+        "tool_use_id": native_id,
+        "content": result.output or NO_OUTPUT,
+        "is_error": _is_error(result),
+    }
+
+
+# --------------------------------------------------------------------------- records
+
+
+def _text(text: str) -> Block:
+    return {"type": "text", "text": text}
+
+
+@dataclass(slots=True)
+class _Draft:
+    """A record before chaining: its native body and the source timestamp, if any."""
+
+    body: Record
+    stamp: str | None = None
+    root: bool = False  # a compact boundary: starts a new chain
+
+
+def _user_draft(content: str | list[Block], stamp: str | None) -> _Draft:
+    return _Draft({"type": "user", "message": {"role": "user", "content": content}}, stamp)
+
+
+def _assistant_draft(blocks: list[Block], stamp: str | None) -> _Draft:
+    has_tool = any(b["type"] == "tool_use" for b in blocks)
+    message = {
+        "id": "msg_" + uuid.uuid4().hex,
+        "type": "message",
+        "role": "assistant",
+        "model": SYNTHETIC_MODEL,
+        "content": blocks,
+        "stop_reason": "tool_use" if has_tool else "end_turn",
+        "stop_sequence": None,
+    }
+    return _Draft({"type": "assistant", "message": message}, stamp)
+
+
+def _compaction_drafts(compaction: Compaction) -> list[_Draft]:
+    boundary: Record = {
+        "type": "system",
+        "subtype": "compact_boundary",
+        "content": "Conversation compacted",
+        "isMeta": False,
+        "level": "info",
+        "compactMetadata": {"trigger": "manual", "preTokens": 0},
+    }
+    carrier = _user_draft(compaction.summary, compaction.timestamp)
+    carrier.body["isCompactSummary"] = True
+    carrier.body["isVisibleInTranscriptOnly"] = True
+    return [_Draft(boundary, compaction.timestamp, root=True), carrier]
+
+
+@dataclass(slots=True)
+class _Builder:
+    """Groups crossing items into records: consecutive assistant-side blocks share one
+    assistant record, and the results of one assistant record's tool calls share the next user
+    record. Assistant-side items that arrive while results are still due wait until after them."""
+
+    calls: dict[str, ToolCall]  # source call id -> call, for narrating results
+    ids: dict[int, str]  # id(call or result item) -> native tool id
+    drafts: list[_Draft] = field(default_factory=list)
+    blocks: list[Block] = field(default_factory=list)
+    block_stamp: str | None = None
+    results: list[Block] = field(default_factory=list)
+    result_stamp: str | None = None
+    due: set[str] = field(default_factory=set)
+    deferred: list[Item] = field(default_factory=list)
+
+    def feed(self, item: Item) -> None:
+        if isinstance(item, UserMessage):
+            self._close()
+            self.drafts.append(_user_draft(item.text, item.timestamp))
+        elif isinstance(item, Compaction):
+            self._close()
+            self.drafts.extend(_compaction_drafts(item))
+        elif isinstance(item, ToolResult) and self.ids[id(item)] in self.due:
+            self._result(item)
+        elif self.results:
+            self.deferred.append(item)  # results are still due: keep the pairs adjacent
+        elif isinstance(item, AssistantMessage):
+            self._block(_text(item.text), item.timestamp)
+        elif isinstance(item, ToolCall):
+            self._call(item)
+        elif isinstance(item, ToolResult):
+            self._block(_text(narrate_result(self.calls[item.call_id], item)), item.timestamp)
+
+    def _call(self, call: ToolCall) -> None:
+        native_id = self.ids[id(call)]
+        block = tool_use(call, native_id)
+        if block is None:
+            self._block(_text(narrate_call(call)), call.timestamp)
+            return
+        self._block(block, call.timestamp)
+        self.due.add(native_id)
+
+    def _block(self, block: Block, stamp: str | None) -> None:
+        if not self.blocks:
+            self.block_stamp = stamp
+        self.blocks.append(block)
+
+    def _result(self, result: ToolResult) -> None:
+        native_id = self.ids[id(result)]
+        self._close_assistant()
+        if not self.results:
+            self.result_stamp = result.timestamp
+        self.results.append(_tool_result(result, native_id))
+        self.due.discard(native_id)
+        if not self.due:
+            self._close_results()
+            waiting, self.deferred = self.deferred, []
+            for item in waiting:
+                self.feed(item)
+
+    def _close_assistant(self) -> None:
+        if self.blocks:
+            self.drafts.append(_assistant_draft(self.blocks, self.block_stamp))
+            self.blocks = []
+
+    def _close_results(self) -> None:
+        if self.results:
+            self.drafts.append(_user_draft(self.results, self.result_stamp))
+            self.results = []
+
+    def _close(self) -> None:
+        self._close_assistant()
+        self._close_results()
+
+    def finish(self) -> list[_Draft]:
+        self._close()
+        waiting, self.deferred = self.deferred, []
+        for item in waiting:
+            self.feed(item)
+        self._close()
+        return self.drafts
+
+
+def _native_ids(items: Sequence[Item]) -> dict[int, str]:
+    """A unique native tool id for every call and its result (keyed by ``id(item)``)."""
+    ids: dict[int, str] = {}
+    current: dict[str, str] = {}
+    used: set[str] = set()
+    for item in items:
+        if isinstance(item, ToolCall):
+            native = base = native_tool_id(item.call_id)
+            n = 1
+            while native in used:
+                n += 1
+                native = f"{base}_{n}"
+            used.add(native)
+            current[item.call_id] = native
+            ids[id(item)] = native
+        elif isinstance(item, ToolResult):
+            ids[id(item)] = current[item.call_id]
+    return ids
+
+
+def _drop_leading_assistant(drafts: list[_Draft]) -> list[_Draft]:
+    """Claude's history must start with a user message: drop what precedes the first user
+    record (assistant records and the tool results that answer them)."""
+    for i, draft in enumerate(drafts):
+        if draft.root or _is_prompt(draft):
+            return drafts[i:]
+    return []
+
+
+def _is_prompt(draft: _Draft) -> bool:
+    return draft.body["type"] == "user" and isinstance(draft.body["message"]["content"], str)
+
+
+def build_drafts(items: Sequence[Item]) -> list[_Draft]:
+    selected = select(items)
+    calls = {item.call_id: item for item in selected if isinstance(item, ToolCall)}
+    builder = _Builder(calls, _native_ids(selected))
+    for item in selected:
+        builder.feed(item)
+    return _drop_leading_assistant(builder.finish())
+
+
+# --------------------------------------------------------------------------- timestamps/chain
+
+
+def _parse(stamp: str | None) -> datetime | None:
+    if not stamp:
+        return None
+    try:
+        moment = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+
+
+def _iso(moment: datetime) -> str:
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.") + (
+        f"{moment.astimezone(UTC).microsecond // 1000:03d}Z"
+    )
+
+
+def _times(drafts: Sequence[_Draft], now: datetime) -> list[datetime]:
+    """Strictly increasing millisecond times: the source's where usable, else previous + 1ms."""
+    step = timedelta(milliseconds=1)
+    out: list[datetime] = []
+    previous = now.astimezone(UTC) - step * (len(drafts) + 1)
+    for draft in drafts:
+        moment = _parse(draft.stamp)
+        if moment is not None:
+            moment = moment.replace(microsecond=moment.microsecond // 1000 * 1000)
+        if moment is None or (out and moment <= previous):
+            moment = previous + step
+        out.append(moment)
+        previous = moment
+    return out
+
+
+def project(
+    items: Sequence[Item], *, session_id: str, cwd: str, now: datetime, version: str
+) -> list[Record]:
+    """The native records for ``items`` (without the trailing ``last-prompt`` record)."""
+    drafts = build_drafts(items)
+    records: list[Record] = []
+    previous: str | None = None
+    for draft, moment in zip(drafts, _times(drafts, now), strict=True):
+        record_id = str(uuid.uuid4())
+        common: Record = {
+            "parentUuid": None if draft.root else previous,
+            "isSidechain": False,
+            "userType": "external",
+            "cwd": cwd,
+            "sessionId": session_id,
+            "version": version,
+            "entrypoint": "cli",
+        }
+        if draft.root:
+            common["logicalParentUuid"] = previous
+        records.append({**common, **draft.body, "uuid": record_id, "timestamp": _iso(moment)})
+        previous = record_id
+    return records
+
+
+def last_prompt_record(records: Sequence[Record], session_id: str) -> Record:
+    prompts = [
+        r["message"]["content"]
+        for r in records
+        if r["type"] == "user"
+        and isinstance(r["message"]["content"], str)
+        and not r.get("isCompactSummary")
+    ]
+    return {
+        "type": "last-prompt",
+        "lastPrompt": prompts[-1] if prompts else "",
+        "leafUuid": records[-1]["uuid"],
+        "sessionId": session_id,
+    }
+
+
+def _lines(records: Sequence[Record]) -> Iterator[bytes]:
+    for record in records:
+        yield orjson.dumps(record) + b"\n"
+
+
+def write_session(
+    items: Sequence[Item],
+    *,
+    cwd: str,
+    env: Mapping[str, str] | None = None,
+    session_id: str | None = None,
+    now: datetime | None = None,
+    version: str = DEFAULT_VERSION,
+) -> Path:
+    """Write ``items`` as a new Claude Code session for ``cwd``; returns the transcript path.
+
+    Raises :class:`segue.formats.atomic.TargetExists` if the session id is taken and
+    ``ValueError`` if nothing in ``items`` can cross.
+    """
+    session_id = session_id or str(uuid.uuid4())
+    real_cwd = os.path.realpath(cwd)
+    records = project(
+        items,
+        session_id=session_id,
+        cwd=real_cwd,
+        now=now or datetime.now(UTC),
+        version=version,
+    )
+    if not records:
+        raise ValueError("nothing in this history can be written as a Claude session")
+    records.append(last_prompt_record(records, session_id))
+    path = project_dir_for(real_cwd, env) / f"{session_id}.jsonl"
+    return publish(path, _lines(records))
