@@ -32,16 +32,16 @@ import orjson
 if __package__ in (None, ""):  # run as a script: make ``benchmarks`` importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.generate import (
+from segue.conversation import Conversation, Provider
+from segue.listing import list_sessions
+from segue.session import read_session
+from segue.testing.generate import (
     MB,
-    ROOT,
     fixture,
     write_home,
     write_large_session,
 )
-from segue.conversation import Conversation, Provider
-from segue.listing import list_sessions
-from segue.session import read_session
+from segue.testing.testbed import repo_root
 
 TARGET_RATIO = 3.0  # the reader should take at most this many times the bare parse
 
@@ -182,7 +182,7 @@ def bench_read(provider: Provider, size_mb: float, runs: int, profile: bool) -> 
 
 
 def _segue_cli() -> str:
-    installed = ROOT / ".venv" / "bin" / "segue"
+    installed = repo_root() / ".venv" / "bin" / "segue"
     if installed.exists():
         return str(installed)
     found = shutil.which("segue")

@@ -17,13 +17,17 @@ def publish(path: Path, lines: Iterable[bytes], mode: int = 0o600) -> Path:
     ``path`` (which fails if the name is taken) and remove the temporary name.
 
     A crash at any point leaves either no file under ``path`` or the complete one: never a
-    truncated session under a name a CLI would pick up. Temporary files start with ``.segue-``
-    and end in ``.partial``, which no CLI's session glob matches.
+    truncated session under a name a CLI would pick up. Temporary files are named
+    ``.segue-<pid>-….partial``, which no CLI's session glob matches, and the next publish into
+    the same folder removes those whose process is gone.
     """
     path.parent.mkdir(parents=True, exist_ok=True)
     if path.exists():
         raise TargetExists(f"{path}: already exists; refusing to overwrite it")
-    fd, tmp_name = tempfile.mkstemp(prefix=".segue-", suffix=".partial", dir=path.parent)
+    remove_stale_partials(path.parent)
+    fd, tmp_name = tempfile.mkstemp(
+        prefix=f"{PARTIAL_PREFIX}{os.getpid()}-", suffix=PARTIAL_SUFFIX, dir=path.parent
+    )
     tmp = Path(tmp_name)
     try:
         os.fchmod(fd, mode)
@@ -40,6 +44,31 @@ def publish(path: Path, lines: Iterable[bytes], mode: int = 0o600) -> Path:
     finally:
         tmp.unlink(missing_ok=True)
     return path
+
+
+PARTIAL_PREFIX = ".segue-"
+PARTIAL_SUFFIX = ".partial"
+
+
+def remove_stale_partials(folder: Path) -> list[Path]:
+    """Remove temporary files that a killed writer left behind (their process is gone)."""
+    removed = []
+    for candidate in folder.glob(f"{PARTIAL_PREFIX}*{PARTIAL_SUFFIX}"):
+        pid_text = candidate.name[len(PARTIAL_PREFIX) :].split("-", 1)[0]
+        if pid_text.isdigit() and not _alive(int(pid_text)):
+            candidate.unlink(missing_ok=True)
+            removed.append(candidate)
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def _fsync_dir(folder: Path) -> None:

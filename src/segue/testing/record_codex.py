@@ -371,6 +371,44 @@ def usage_limited(out_dir: Path, standin: StandIn, cwd: Path | None = None) -> N
     _record("usage_limited", out_dir, standin, body, cwd=cwd)
 
 
+def stuck_agent(out_dir: Path, standin: StandIn, cwd: Path | None = None) -> None:
+    """An agent at work (a shell call, a compaction) that then runs into its usage limit: the
+    session ``segue demo`` and the switch tests move to the other provider."""
+
+    def body(rec: Recording) -> None:
+        rec.script(
+            rec.tool("printf 'def area(r):\\n    return 3.14 * r * r\\n' > geometry.py", ""),
+            rec.tool("cat geometry.py", "return 3.14 * r * r"),
+            turn(Text("geometry.py defines area(r) with pi as 3.14."), usage=OVER_LIMIT),
+        )
+        rec.run("Create geometry.py with an area(r) function, then show it.")
+        rec.script(
+            LocalSummary(
+                "SUMMARY: geometry.py defines area(r) = 3.14 * r * r; "
+                "the user wants pi to be more precise next."
+            ),
+            rec.tool("sed -i 's/3.14/3.14159/' geometry.py && cat geometry.py", "3.14159"),
+            Text("area(r) now uses 3.14159."),
+        )
+        rec.run("Use a more precise value of pi.")
+        limits = RateLimits(
+            primary_used_percent=100.0,
+            primary_window_minutes=300,
+            primary_reset_at=RESET_AT,
+            limit_name="segue-standin-limit",
+        )
+        rec.script(UsageLimit(resets_at=RESET_AT, rate_limits=limits))
+        rec.run("Now add a circumference(r) function.", expect_rc=1)
+        rec.state = "limit"
+        rec.reset_at = RESET_AT
+        rec.notes.append(
+            "turn 1 reports tokens over the limit, so turn 2 compacts first (local); turn 3 "
+            "hits the usage limit (HTTP 429 usage_limit_reached)."
+        )
+
+    _record("stuck_agent", out_dir, standin, body, cwd=cwd)
+
+
 def compact_local(out_dir: Path, standin: StandIn, cwd: Path | None = None) -> None:
     def body(rec: Recording) -> None:
         rec.script(turn(Text("The project is called Orchard; noted."), usage=OVER_LIMIT))
@@ -560,6 +598,7 @@ SCENARIOS: dict[str, Callable[[Path, StandIn], None]] = {
     "large": large,
     "interrupted": interrupted,
     "imported_legacy": imported_legacy,
+    "stuck_agent": stuck_agent,
 }
 
 

@@ -26,6 +26,7 @@ from typing import Any
 
 import orjson
 
+from segue.budget import chars_to_tokens, item_chars
 from segue.conversation import (
     JSON,
     AssistantMessage,
@@ -44,7 +45,6 @@ Record = dict[str, Any]
 
 ORIGINATOR = "segue"
 DEFAULT_CLI_VERSION = "0.169.0"
-CHARS_PER_TOKEN = 4  # a rough estimate; Codex only needs an order of magnitude to pre-compact
 
 
 def uuid7(now: datetime | None = None) -> str:
@@ -205,7 +205,6 @@ class _Projector:
         )
 
     def history(self, payload: Record, stamp: str | None) -> None:
-        self.history_chars += len(orjson.dumps(payload))
         self.line("response_item", payload, stamp)
 
     def event(self, payload: Record, stamp: str | None = None) -> None:
@@ -239,6 +238,7 @@ class _Projector:
         self.last_reply = msg.text
 
     def add(self, item: Item) -> None:
+        self.history_chars += item_chars(item)
         if isinstance(item, UserMessage):
             self.prompt(item)
         elif isinstance(item, AssistantMessage):
@@ -251,7 +251,9 @@ class _Projector:
             self.history(_result_payload(item), item.timestamp)
 
     def token_count(self) -> None:
-        tokens = self.history_chars // CHARS_PER_TOKEN
+        # segue's own estimate, the one its plan kept under the target's auto-compact limit, so
+        # Codex compacts on arrival only if the history really is that big
+        tokens = chars_to_tokens(self.history_chars)
         usage = {
             "input_tokens": tokens,
             "cached_input_tokens": 0,

@@ -18,9 +18,9 @@ import orjson
 
 from segue.conversation import Provider
 from segue.formats.codex.paths import parse_name
+from segue.testing.testbed import repo_root
 
-ROOT = Path(__file__).resolve().parent.parent
-FIXTURES = ROOT / "tests" / "fixtures"
+FIXTURES = repo_root() / "tests" / "fixtures"
 MB = 1_000_000
 
 _NAMESPACE = uuid.UUID("6b1d3a52-8f0e-4c55-9a3e-5e6775650000")
@@ -197,10 +197,12 @@ def codex_copies(fx: Fixture) -> Iterator[bytes]:
         copy += 1
 
 
-def write_large_session(provider: Provider, folder: Path, size_mb: float) -> tuple[Path, int]:
-    """Write a session of about ``size_mb`` MB made from the ``large`` fixture; returns the path
-    and the number of copies of the fixture it holds."""
-    fx = fixture(provider, "large")
+def write_large_session(
+    provider: Provider, folder: Path, size_mb: float, scenario: str = "large"
+) -> tuple[Path, int]:
+    """Write a session of about ``size_mb`` MB made from copies of one fixture (each copy one
+    more stretch of the same conversation); returns the path and the number of copies."""
+    fx = fixture(provider, scenario)
     target = int(size_mb * MB)
     if provider is Provider.CODEX:
         path = folder / fx.transcript.name
