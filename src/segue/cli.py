@@ -56,7 +56,7 @@ def sessions(
     if as_json:
         _out({"sessions": [s.to_json() for s in listing.sessions], "problems": listing.problems})
         return
-    console = Console(highlight=False)
+    console = Console(highlight=False, soft_wrap=True)
     if not listing.sessions:
         scope = "anywhere" if where is None else f"for {where} (try --all)"
         console.print(f"No sessions found {scope}.", markup=False)
@@ -91,7 +91,58 @@ def show(
         return
     from segue.render import print_conversation
 
-    print_conversation(Console(highlight=False), conversation, verbose)
+    print_conversation(Console(highlight=False, soft_wrap=True), conversation, verbose)
+
+
+@app.command()
+def switch(
+    session: Annotated[str, typer.Argument(help="A session id, a unique id prefix, or a path.")],
+    to: Annotated[Provider, typer.Option("--to", help="The provider to move the session to.")],
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Show the plan; write nothing.")
+    ] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+    exec_: Annotated[
+        bool, typer.Option("--exec", help="Then replace this process with the resume command.")
+    ] = False,
+) -> None:
+    """Move a session to the other provider as a native session it resumes.
+
+    The source provider is never asked for anything and its file is never written."""
+    from segue.switch import SwitchError, switch_session
+
+    try:
+        result = switch_session(session, to, dry_run=dry_run)
+    except SwitchError as exc:
+        raise _fail(str(exc)) from None
+    if as_json:
+        from segue.serialize import switch_to_json
+
+        _out(switch_to_json(result))
+    else:
+        from segue.render import print_switch
+
+        print_switch(Console(highlight=False, soft_wrap=True), result)
+    if exec_ and result.session_id is not None:
+        os.chdir(result.cwd)
+        try:
+            os.execvp(result.resume_argv[0], result.resume_argv)
+        except OSError as exc:
+            raise _fail(f"cannot run {result.resume_argv[0]}: {exc.strerror}") from None
+
+
+@app.command()
+def demo(
+    home: Annotated[
+        Path | None, typer.Option("--home", help="Scratch home to use (default: a new one).")
+    ] = None,
+) -> None:
+    """Switch a bundled, recorded Codex session that hit its usage limit to Claude Code,
+    in a scratch home, and show the plan, the report and the native file it writes."""
+    from segue.demo import run_demo
+    from segue.render import print_demo
+
+    print_demo(Console(highlight=False, soft_wrap=True), run_demo(home=home))
 
 
 def main() -> None:

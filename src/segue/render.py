@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import UTC, datetime
+from typing import Any
 
 import orjson
 from rich.console import Console
@@ -168,3 +169,78 @@ def _size(n: int) -> str:
         if value < 1024 or unit == "GB":
             break
     return f"{value:.1f} {unit}"
+
+
+def print_switch(console: Console, switch: Any) -> None:
+    plan = switch.plan
+    target = plan.target
+    meta = switch.source.meta
+    out = Text()
+    out.append(f"{meta.provider.value} session {meta.id} → {target.provider.value}\n", style="bold")
+    out.append(f"  source   {switch.source_path}\n")
+    out.append(
+        f"  target   {target.provider.value} {target.model or '(default model)'}: window "
+        f"{target.context_window:,} tokens, compacts at {target.auto_compact_tokens:,}, "
+        f"budget {target.budget_chars:,} chars\n"
+        f"           ({target.source})\n"
+    )
+    out.append("  plan     ")
+    out.append(
+        plan.summary + "\n", style="bold green" if plan.strategy == "native" else "bold yellow"
+    )
+    if plan.not_carried:
+        kinds = ", ".join(f"{n} {kind}" for kind, n in plan.not_carried.items())
+        out.append(f"  not carried (the target cannot take these): {kinds}\n", style="dim")
+    for note in plan.notes:
+        out.append(f"  note     {note}\n", style="yellow")
+    for skip in switch.source.skipped:
+        out.append(f"  skipped  {skip.file}:{skip.line}: {skip.reason}\n", style="yellow")
+    if switch.path is None:
+        out.append("  dry run: nothing written\n", style="bold")
+    else:
+        out.append(f"  new      {switch.session_id}\n  file     {switch.path}\n")
+        out.append("continue it with:\n", style="bold")
+        out.append(f"  {switch.resume_command}\n")
+    console.print(out, end="")
+
+
+def print_demo(console: Console, demo: Any) -> None:
+    source = demo.source
+    console.print(Text("segue demo", style="bold"))
+    console.print(
+        Text(
+            f"A recorded {source.provider.value} session ({demo.about['recorded_with']}),\n"
+            f"copied into the scratch home {demo.home}:\n",
+            style="dim",
+        )
+    )
+    print_sessions(console, [source])
+    console.print(
+        Text("\n1. The switch, planned and written (the source is only read):", style="bold")
+    )
+    print_switch(console, demo.switch)
+    console.print(Text("\n2. The native file it wrote, record by record:", style="bold"))
+    path = demo.switch.path
+    for n, line in enumerate(path.read_bytes().splitlines(), 1):
+        record = orjson.loads(line)
+        message = record.get("message") or {}
+        content = message.get("content") if isinstance(message, dict) else None
+        if isinstance(content, list):
+            parts = [
+                b.get("type", "?") + (f" {b.get('name')}" if b.get("name") else "") for b in content
+            ]
+            shown = "[" + ", ".join(parts) + "]"
+        elif isinstance(content, str):
+            first = " ".join(content.split())
+            shown = first if len(first) <= 90 else first[:89] + "…"
+        else:
+            shown = ""
+        kind = record.get("type", "?") + (f"/{record['subtype']}" if record.get("subtype") else "")
+        console.print(Text(f"  {n:>3}  {kind:<24} {shown}"))
+    console.print(
+        Text(
+            f"\nWith a Claude Code login, continue it with:\n  HOME={demo.home} "
+            f"{demo.switch.resume_command.split(' && ', 1)[1]}   (from {demo.switch.cwd})",
+            style="bold",
+        )
+    )

@@ -77,3 +77,44 @@ def conversation_to_json(
     if extra:
         out.update(extra)
     return out
+
+
+def switch_to_json(switch: Any) -> dict[str, Any]:
+    """A switch (``segue.switch.Switch``) as the stable ``segue switch --json`` document."""
+    plan = switch.plan
+    target = plan.target
+    return {
+        "schema": SCHEMA_VERSION,
+        "source": {
+            "provider": switch.source.meta.provider.value,
+            "id": switch.source.meta.id,
+            "path": str(switch.source_path),
+            "skipped": [_value(s) for s in switch.source.skipped],
+        },
+        "target": {
+            "provider": target.provider.value,
+            "model": target.model,
+            "context_window": target.context_window,
+            "auto_compact_tokens": target.auto_compact_tokens,
+            "budget_tokens": target.budget_tokens,
+            "budget_chars": target.budget_chars,
+            "profile_source": target.source,
+        },
+        "strategy": plan.strategy.value,
+        "summary": plan.summary,
+        "dropped_compactions": [
+            {"state": c.state.value, "file": c.prov.file, "line": c.prov.line}
+            for c in plan.dropped_compactions
+        ],
+        "not_carried": plan.not_carried,
+        "chars_before": plan.chars_before,
+        "chars_after": plan.chars_after,
+        "shrink": None if plan.shrink is None else _value(plan.shrink),
+        "notes": list(plan.notes),
+        "items": len(plan.items),
+        "dry_run": switch.path is None,
+        "session_id": switch.session_id,
+        "path": None if switch.path is None else str(switch.path),
+        "cwd": switch.cwd,
+        "resume_command": None if switch.session_id is None else switch.resume_command,
+    }

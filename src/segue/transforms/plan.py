@@ -1,0 +1,123 @@
+"""Plan a switch: which part of a conversation goes to the target, and what is lost on the way.
+
+Pure and provider-neutral. The order is the design:
+
+1. the portable history: cut at the latest *portable* compaction, with every compaction only the
+   source can read dropped (a Codex remote compaction's encrypted summary: the plaintext turns
+   Codex kept on disk before it are carried instead);
+2. what the target can carry at all (the target writer's ``select``: no reasoning payloads, no
+   error notices, no injected context, no half tool cycles);
+3. if that does not fit the target's budget, the deterministic shrink ladder.
+
+The label is honest: ``native`` (nothing lost), ``raw`` (compactions only the source could read
+were dropped, nothing else), ``shrunk`` (the ladder removed something).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from segue.budget import TargetProfile, history_chars
+from segue.conversation import Compaction, Conversation, Item
+from segue.transforms.effective import portable_history
+from segue.transforms.shrink import ShrinkReport, shrink
+from segue.transforms.turns import is_prompt
+
+Select = Callable[[Sequence[Item]], list[Item]]
+
+
+class Strategy(StrEnum):
+    NATIVE = "native"
+    RAW = "raw"
+    SHRUNK = "shrunk"
+
+
+@dataclass(slots=True)
+class Plan:
+    target: TargetProfile
+    items: list[Item]  # exactly what the target writer will write
+    strategy: Strategy
+    dropped_compactions: list[Compaction]
+    not_carried: dict[str, int]  # kinds of items the target cannot take, and how many
+    chars_before: int  # the portable history the target can carry, before shrinking
+    chars_after: int
+    shrink: ShrinkReport | None = None
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def summary(self) -> str:
+        """One line for a person, e.g. "shrunk: 2 encrypted compactions dropped, 37 tool
+        outputs cleared, 12 oldest turns dropped (1.2M → 560k chars)"."""
+        parts: list[str] = []
+        if self.dropped_compactions:
+            n = len(self.dropped_compactions)
+            parts.append(f"{n} compaction{'s' if n != 1 else ''} only the source can read dropped")
+        if self.shrink is not None and self.shrink.removed_anything:
+            parts.append(self.shrink.describe())
+        elif parts:
+            parts.append(f"({_k(self.chars_after)} chars)")
+        if not parts:
+            parts.append(
+                f"nothing lost ({_k(self.chars_after)} chars of {_k(self.target.budget_chars)})"
+            )
+        return f"{self.strategy.value}: " + ", ".join(parts).replace(", (", " (")
+
+
+def plan_switch(conversation: Conversation, target: TargetProfile, select: Select) -> Plan:
+    """Raises :class:`segue.transforms.shrink.Unfittable` when not even the last turn fits."""
+    portable, dropped = portable_history(conversation)
+    carried = select(portable)
+    not_carried = _not_carried(portable, carried)
+    before = history_chars(carried)
+    notes: list[str] = []
+    if dropped and not any(is_prompt(i) for i in _before(conversation.items, dropped[0])):
+        notes.append(
+            "a compaction only the source can read was dropped with no plaintext history "
+            "before it: the target starts at the first turn after it"
+        )
+    if before <= target.budget_chars:
+        strategy = Strategy.RAW if dropped else Strategy.NATIVE
+        return Plan(target, carried, strategy, dropped, not_carried, before, before, None, notes)
+    shrunk, report = shrink(carried, target.budget_chars)
+    final = select(shrunk)  # the ladder keeps pairs; select keeps the writer's own invariants
+    return Plan(
+        target,
+        final,
+        Strategy.SHRUNK
+        if report.removed_anything
+        else (Strategy.RAW if dropped else Strategy.NATIVE),
+        dropped,
+        not_carried,
+        before,
+        history_chars(final),
+        report,
+        notes,
+    )
+
+
+def _before(items: Sequence[Item], marker: Item) -> list[Item]:
+    for i, item in enumerate(items):
+        if item is marker:
+            return list(items[:i])
+    return []
+
+
+def _not_carried(portable: Sequence[Item], carried: Sequence[Item]) -> dict[str, int]:
+    kept = {id(item) for item in carried}
+    counts = Counter(
+        f"{item.kind}/{getattr(item, 'origin', '')}".rstrip("/")
+        for item in portable
+        if id(item) not in kept
+    )
+    return dict(sorted(counts.items()))
+
+
+def _k(n: int) -> str:
+    if n >= 1_000_000:
+        return f"{n / 1_000_000:.1f}M"
+    if n >= 1_000:
+        return f"{n / 1_000:.0f}k"
+    return str(n)

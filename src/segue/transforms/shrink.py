@@ -1,0 +1,528 @@
+"""Shrink a history to a character budget with a deterministic ladder, cheapest loss first.
+
+Rungs, each stopping as soon as ``history_chars(result) <= budget_chars``:
+
+1. clear old tool outputs (the result item, its call id and error flag stay);
+2. drop old image attachments, leaving a text marker;
+3. trim tool inputs above ``max_input_chars`` (a dict stays a dict: members are trimmed);
+4. drop the oldest complete turns behind one synthetic portable :class:`Compaction`.
+
+Rungs 1–3 spare the recent turns. When no turn boundary fits, they run again with that
+protection lifted and rung 4 is retried; if the last turn alone still does not fit,
+:class:`Unfittable` is raised. Pure and provider-neutral: no I/O, no provider names.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field, replace
+
+import orjson
+
+from segue.budget import history_chars, item_chars
+from segue.conversation import (
+    JSON,
+    Compaction,
+    CompactionState,
+    Image,
+    Item,
+    ToolCall,
+    ToolResult,
+    UserMessage,
+)
+from segue.transforms.turns import is_prompt
+
+IMAGE_MARKER = "[image omitted during provider switch]"
+MARKER_TRIGGER = "segue"
+_CLEARED_RE = re.compile(r"\[tool output cleared during provider switch: \d+ characters\]")
+_TRIMMED_RE = re.compile(
+    r"\n\[tool input trimmed during provider switch: \d+ characters omitted\]\Z"
+)
+_MARKER_RESERVE = len("[9999999999 earlier items omitted during provider switch]")
+
+Stop = Callable[[], bool]
+
+
+def cleared_placeholder(chars: int) -> str:
+    return f"[tool output cleared during provider switch: {chars} characters]"
+
+
+def trimmed_marker(omitted: int) -> str:
+    return f"\n[tool input trimmed during provider switch: {omitted} characters omitted]"
+
+
+def index_line(text: str, limit: int) -> str:
+    """One dropped prompt as it appears in the marker's index: one line, at most ``limit``."""
+    flat = " ".join(text.split())
+    if len(flat) <= limit:
+        return flat
+    return flat[: max(limit - 1, 0)] + "…"
+
+
+# --- report -------------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class ShrinkReport:
+    """What the ladder did. Counts describe the returned list (changes to items that were later
+    dropped with their turn are not counted). ``*_chars`` are net savings."""
+
+    chars_before: int
+    chars_after: int
+    budget_chars: int
+    cleared_results: int = 0
+    cleared_result_chars: int = 0
+    cleared_attachments: int = 0
+    trimmed_inputs: int = 0
+    trimmed_input_chars: int = 0
+    dropped_turns: int = 0
+    dropped_items: int = 0
+    indexed_prompts: int = 0
+    lifted_protection: bool = False
+
+    @property
+    def removed_anything(self) -> bool:
+        return bool(
+            self.cleared_results
+            or self.cleared_attachments
+            or self.trimmed_inputs
+            or self.dropped_items
+        )
+
+    def describe(self) -> str:
+        if not self.removed_anything:
+            return "nothing removed"
+        parts = [
+            _count(self.cleared_results, "tool output", "cleared"),
+            _count(self.cleared_attachments, "attachment", "cleared"),
+            _count(self.trimmed_inputs, "tool input", "trimmed"),
+            _count(self.dropped_turns, "oldest turn", "dropped")
+            or _count(self.dropped_items, "oldest item", "dropped"),
+        ]
+        sizes = f"({format_chars(self.chars_before)} → {format_chars(self.chars_after)} chars)"
+        return ", ".join(part for part in parts if part) + " " + sizes
+
+
+def _count(n: int, noun: str, verb: str) -> str:
+    if n == 0:
+        return ""
+    return f"{n} {noun}{'' if n == 1 else 's'} {verb}"
+
+
+def format_chars(n: int) -> str:
+    """1234 → "1.2k", 560_000 → "560k", 1_234_567 → "1.2M"."""
+    if n < 1000:
+        return str(n)
+    if n < 999_500:
+        return _scaled(n / 1000, "k")
+    return _scaled(n / 1_000_000, "M")
+
+
+def _scaled(value: float, unit: str) -> str:
+    text = f"{value:.1f}" if value < 10 else f"{value:.0f}"
+    return text.removesuffix(".0") + unit
+
+
+class Unfittable(Exception):
+    """Even the smallest complete suffix of the history exceeds the budget."""
+
+    def __init__(self, message: str, report: ShrinkReport) -> None:
+        super().__init__(message)
+        self.report = report
+
+
+# --- working state ------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class _Work:
+    """The list being shrunk in place (rungs 1–3 only replace items, so indices are stable)."""
+
+    items: list[Item]
+    sizes: list[int]
+    total: int
+    original: list[Item] = field(default_factory=list)
+    second_pass: bool = False
+    cleared: dict[int, int] = field(default_factory=dict)  # index → net chars saved
+    attachments: dict[int, int] = field(default_factory=dict)  # index → images dropped
+    trimmed: dict[int, int] = field(default_factory=dict)  # index → net chars saved
+    lifted: set[int] = field(default_factory=set)  # indices changed by the second pass
+
+    @classmethod
+    def of(cls, items: list[Item]) -> _Work:
+        sizes = [item_chars(item) for item in items]
+        return cls(list(items), sizes, sum(sizes), original=items)
+
+    def put(self, index: int, new: Item) -> int:
+        size = item_chars(new)
+        saved = self.sizes[index] - size
+        self.items[index] = new
+        self.sizes[index] = size
+        self.total -= saved
+        if self.second_pass:
+            self.lifted.add(index)
+        return saved
+
+
+@dataclass(frozen=True, slots=True)
+class _Limits:
+    max_input_chars: int
+    max_indexed_prompts: int
+    prompt_index_chars: int
+
+
+# --- rungs 1–3 ----------------------------------------------------------------------------------
+
+
+def _clear_results(work: _Work, end: int, stop: Stop) -> None:
+    for index in range(end):
+        item = work.items[index]
+        if stop():
+            return
+        if not isinstance(item, ToolResult) or index in work.cleared:
+            continue
+        if _CLEARED_RE.fullmatch(item.output):
+            continue
+        new = replace(item, output=cleared_placeholder(len(item.output)))
+        if item_chars(new) >= work.sizes[index]:
+            continue
+        work.cleared[index] = work.put(index, new)
+
+
+def _clear_attachments(work: _Work, end: int, stop: Stop) -> None:
+    for index in range(end):
+        while not stop():
+            item = work.items[index]
+            new = _without_first_image(item)
+            if new is None:
+                break
+            work.put(index, new)
+            work.attachments[index] = work.attachments.get(index, 0) + 1
+
+
+def _without_first_image(item: Item) -> Item | None:
+    if isinstance(item, UserMessage) and item.images:
+        return replace(item, text=_append(item.text), images=_rest(item.images))
+    if isinstance(item, ToolResult) and item.images:
+        return replace(item, output=_append(item.output), images=_rest(item.images))
+    return None
+
+
+def _append(text: str) -> str:
+    return f"{text}\n{IMAGE_MARKER}" if text else IMAGE_MARKER
+
+
+def _rest(images: tuple[Image, ...]) -> tuple[Image, ...]:
+    return images[1:]
+
+
+def _trim_inputs(work: _Work, end: int, stop: Stop, limit: int) -> None:
+    for index in range(end):
+        item = work.items[index]
+        if stop():
+            return
+        if not isinstance(item, ToolCall) or index in work.trimmed:
+            continue
+        trimmed = trim_input(item.input, limit)
+        if trimmed is None:
+            continue
+        new = replace(item, input=trimmed)
+        if item_chars(new) >= work.sizes[index]:
+            continue
+        work.trimmed[index] = work.put(index, new)
+
+
+def trim_input(value: JSON, limit: int) -> JSON | None:
+    """The input cut to about ``limit`` serialized characters, or None if it cannot shrink."""
+    if isinstance(value, str):
+        if len(value) <= limit or _TRIMMED_RE.search(value):
+            return None
+        trimmed = _trim_string(value, limit)
+        return trimmed if len(trimmed) < len(value) else None
+    if isinstance(value, dict):
+        if _json_len(value) <= limit:
+            return None
+        trimmed_dict = _trim_dict(value, limit)
+        return trimmed_dict if _json_len(trimmed_dict) < _json_len(value) else None
+    return None
+
+
+def _trim_string(text: str, limit: int) -> str:
+    keep = max(limit - len(trimmed_marker(len(text))), 0)
+    return text[:keep] + trimmed_marker(len(text) - keep)
+
+
+def _json_len(value: JSON) -> int:
+    return len(orjson.dumps(value).decode())
+
+
+def _trim_dict(value: dict[str, JSON], limit: int) -> dict[str, JSON]:
+    out = dict(value)
+    tried: set[str] = set()
+    while _json_len(out) > limit:
+        key = _largest_member(out, tried)
+        if key is None:
+            break
+        tried.add(key)
+        text = out[key]
+        candidate = {**out, key: _trim_member(out, key, text, limit)}
+        if _json_len(candidate) < _json_len(out):
+            out = candidate
+    return out
+
+
+def _largest_member(value: dict[str, JSON], tried: set[str]) -> str | None:
+    best: str | None = None
+    for key, member in value.items():
+        if key in tried or not isinstance(member, str) or _TRIMMED_RE.search(member):
+            continue
+        if best is None or len(member) > len(value[best]):
+            best = key
+    return best
+
+
+def _trim_member(value: dict[str, JSON], key: str, text: str, limit: int) -> str:
+    """The longest head of ``text`` (plus marker) keeping the whole dict within ``limit``."""
+
+    def cut(keep: int) -> str:
+        return text[:keep] + trimmed_marker(len(text) - keep)
+
+    low, high = 0, len(text) - 1
+    best = 0
+    while low <= high:
+        mid = (low + high) // 2
+        if _json_len({**value, key: cut(mid)}) <= limit:
+            best, low = mid, mid + 1
+        else:
+            high = mid - 1
+    return cut(best)
+
+
+def _clearing_rungs(work: _Work, end: int, stop: Stop, limits: _Limits) -> None:
+    _clear_results(work, end, stop)
+    _clear_attachments(work, end, stop)
+    _trim_inputs(work, end, stop, limits.max_input_chars)
+
+
+# --- turns and boundaries -----------------------------------------------------------------------
+
+
+def _prompt_positions(items: Sequence[Item]) -> list[int]:
+    return [index for index, item in enumerate(items) if is_prompt(item)]
+
+
+def _protected_start(items: Sequence[Item], keep_recent_turns: int) -> int:
+    """Index where recent-turn protection begins (``len(items)``: nothing protected)."""
+    prompts = _prompt_positions(items)
+    if keep_recent_turns <= 0 or len(prompts) <= 1:
+        return len(items)
+    if len(prompts) > keep_recent_turns:
+        return prompts[len(prompts) - keep_recent_turns]
+    return prompts[-1]
+
+
+def _head_index(items: Sequence[Item], first_prompt: int) -> int | None:
+    """The last portable Compaction before the first prompt: kept at the head when it fits."""
+    head = None
+    for index in range(first_prompt):
+        item = items[index]
+        if isinstance(item, Compaction) and item.state is CompactionState.PORTABLE:
+            head = index
+    return head
+
+
+def _safe_cuts(items: Sequence[Item], prompts: list[int]) -> list[int]:
+    """Prompt positions after the first where no call/result pair straddles the cut."""
+    first: dict[str, int] = {}
+    last: dict[str, int] = {}
+    for index, item in enumerate(items):
+        if isinstance(item, ToolCall | ToolResult):
+            first.setdefault(item.call_id, index)
+            last[item.call_id] = index
+    spans = [0] * (len(items) + 1)
+    for call_id, start in first.items():
+        spans[start + 1] += 1
+        spans[last[call_id] + 1] -= 1
+    open_pairs, cuts = 0, []
+    prompt_set = set(prompts[1:])
+    for index in range(len(items)):
+        open_pairs += spans[index]
+        if index in prompt_set and open_pairs == 0:
+            cuts.append(index)
+    return cuts
+
+
+# --- rung 4 -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Drop:
+    result: list[Item]
+    kept: list[int]  # original indices retained
+    dropped_turns: int
+    dropped_items: int
+    indexed: int
+
+
+def _drop_turns(
+    work: _Work, budget: int, cuts: list[int], head: int | None, limits: _Limits
+) -> _Drop | None:
+    items, sizes = work.items, work.sizes
+    suffix = [0] * (len(items) + 1)
+    for index in range(len(items) - 1, -1, -1):
+        suffix[index] = suffix[index + 1] + sizes[index]
+    for position, cut in enumerate(cuts):
+        last_chance = position == len(cuts) - 1
+        drop = _try_cut(work, budget, cut, suffix[cut], head, limits, last_chance)
+        if drop is not None:
+            return drop
+    return None
+
+
+def _try_cut(
+    work: _Work,
+    budget: int,
+    cut: int,
+    retained: int,
+    head: int | None,
+    limits: _Limits,
+    last_chance: bool,
+) -> _Drop | None:
+    keep_head = head is not None and retained + work.sizes[head] + _MARKER_RESERVE <= budget
+    room = budget - retained - (work.sizes[head] if keep_head and head is not None else 0)
+    if room < 0:
+        return None
+    dropped = [index for index in range(cut) if not (keep_head and index == head)]
+    # The index quotes prompts as typed, without the attachment markers rung 2 appended.
+    prompts = [work.original[index] for index in dropped if is_prompt(work.original[index])]
+    summary, indexed = _marker_summary(len(dropped), prompts, room, limits)
+    if summary is None and not last_chance:
+        return None
+    kept = ([head] if keep_head and head is not None else []) + list(range(cut, len(work.items)))
+    result = [work.items[index] for index in kept]
+    if summary is not None:
+        marker = Compaction(
+            summary, CompactionState.PORTABLE, work.items[dropped[0]].prov, trigger=MARKER_TRIGGER
+        )
+        result.insert(1 if keep_head else 0, marker)
+    return _Drop(result, kept, len(prompts), len(dropped), indexed)
+
+
+def _marker_summary(
+    dropped_items: int, prompts: Sequence[Item], room: int, limits: _Limits
+) -> tuple[str | None, int]:
+    turns = len(prompts)
+    headline = (
+        f"[Provider switch omitted {dropped_items} earlier items across {turns} user "
+        f"turn{'' if turns == 1 else 's'} so the session fits the target model's context. "
+        "The retained history begins at the next complete user turn.]"
+    )
+    cap = max(limits.max_indexed_prompts, 0)
+    texts = [p.text for p in prompts if isinstance(p, UserMessage)]
+    lines = [index_line(t, limits.prompt_index_chars) for t in texts[len(texts) - cap :]]
+    header = "\nEarlier prompts, oldest first:"
+    size = len(headline) + len(header) + sum(len(line) + 3 for line in lines)
+    while lines and size > room:
+        size -= len(lines.pop(0)) + 3
+    if lines:
+        return headline + header + "".join(f"\n- {line}" for line in lines), len(lines)
+    if len(headline) <= room:
+        return headline, 0
+    short = f"[{dropped_items} earlier items omitted during provider switch]"
+    return (short, 0) if len(short) <= room else (None, 0)
+
+
+# --- the ladder ---------------------------------------------------------------------------------
+
+
+def shrink(
+    items: Sequence[Item],
+    budget_chars: int,
+    *,
+    keep_recent_turns: int = 3,
+    max_input_chars: int = 8000,
+    max_indexed_prompts: int = 40,
+    prompt_index_chars: int = 200,
+) -> tuple[list[Item], ShrinkReport]:
+    """Fit ``items`` into ``budget_chars`` (see the module docstring).
+
+    Returns the new list and a report; raises :class:`Unfittable` when even the last turn,
+    cleared as far as the ladder goes, exceeds the budget.
+    """
+    original = list(items)
+    before = history_chars(original)
+    report = ShrinkReport(before, before, budget_chars)
+    if before <= budget_chars:
+        return original, report
+    limits = _Limits(max_input_chars, max_indexed_prompts, prompt_index_chars)
+    work = _Work.of(original)
+
+    def fits() -> bool:
+        return work.total <= budget_chars
+
+    _clearing_rungs(work, _protected_start(original, keep_recent_turns), fits, limits)
+    if fits():
+        return _finish(work, report, range(len(original)), None)
+    prompts = _prompt_positions(original)
+    cuts = _safe_cuts(original, prompts)
+    head = _head_index(original, prompts[0]) if prompts else None
+    drop = _drop_turns(work, budget_chars, cuts, head, limits)
+    if drop is not None:
+        return _finish(work, report, drop.kept, drop)
+    return _second_pass(work, report, cuts, head, limits)
+
+
+def _second_pass(
+    work: _Work, report: ShrinkReport, cuts: list[int], head: int | None, limits: _Limits
+) -> tuple[list[Item], ShrinkReport]:
+    budget = report.budget_chars
+    tail = cuts[-1] if cuts else 0
+
+    def enough() -> bool:
+        if work.total <= budget:
+            return True
+        return bool(cuts) and sum(work.sizes[tail:]) + _MARKER_RESERVE <= budget
+
+    work.second_pass = True
+    _clearing_rungs(work, len(work.items), enough, limits)
+    if work.total <= budget:
+        return _finish(work, report, range(len(work.items)), None)
+    drop = _drop_turns(work, budget, cuts, head, limits)
+    if drop is not None:
+        return _finish(work, report, drop.kept, drop)
+    _tally(work, report, range(len(work.items)))
+    report.chars_after = work.total
+    smallest = sum(work.sizes[tail:])
+    raise Unfittable(
+        f"history does not fit: the smallest complete suffix (the last turn, "
+        f"{len(work.items) - tail} items) is {smallest} characters after clearing every tool "
+        f"output, attachment and oversized input, over the {budget}-character budget",
+        report,
+    )
+
+
+def _finish(
+    work: _Work, report: ShrinkReport, kept: Iterable[int], drop: _Drop | None
+) -> tuple[list[Item], ShrinkReport]:
+    _tally(work, report, kept)
+    result = drop.result if drop is not None else list(work.items)
+    if drop is not None:
+        report.dropped_turns = drop.dropped_turns
+        report.dropped_items = drop.dropped_items
+        report.indexed_prompts = drop.indexed
+    report.chars_after = history_chars(result)
+    return result, report
+
+
+def _tally(work: _Work, report: ShrinkReport, kept: Iterable[int]) -> None:
+    for index in kept:
+        if index in work.cleared:
+            report.cleared_results += 1
+            report.cleared_result_chars += work.cleared[index]
+        report.cleared_attachments += work.attachments.get(index, 0)
+        if index in work.trimmed:
+            report.trimmed_inputs += 1
+            report.trimmed_input_chars += work.trimmed[index]
+        if index in work.lifted:
+            report.lifted_protection = True
