@@ -23,7 +23,6 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +34,7 @@ if __package__ in (None, ""):  # run as a script: make ``benchmarks`` importable
 from segue.conversation import Conversation, Provider
 from segue.listing import list_sessions
 from segue.session import read_session
+from segue.testing.floor import bare_parse, bare_parse_buffered, best_of
 from segue.testing.generate import (
     MB,
     fixture,
@@ -69,29 +69,6 @@ conversation = read_session(Path(sys.argv[1]))
 after = peak_kb()
 print(json.dumps({"before_kb": before, "after_kb": after, "items": len(conversation.items)}))
 """
-
-
-def best_of(runs: int, fn: Callable[[], object]) -> float:
-    """The fastest of ``runs`` timed calls of ``fn`` (seconds)."""
-    best = float("inf")
-    for _ in range(runs):
-        gc.collect()
-        start = time.perf_counter()
-        result = fn()
-        elapsed = time.perf_counter() - start
-        del result
-        best = min(best, elapsed)
-    return best
-
-
-def bare_parse(path: Path) -> int:
-    loads = orjson.loads
-    n = 0
-    with path.open("rb") as f:
-        for line in f:
-            loads(line)
-            n += 1
-    return n
 
 
 def memory_in_subprocess(path: Path) -> dict[str, Any]:
@@ -154,6 +131,7 @@ def bench_read(provider: Provider, size_mb: float, runs: int, profile: bool) -> 
         gc.collect()
 
         bare_s = best_of(runs, lambda: bare_parse(path))
+        buffered_s = best_of(runs, lambda: bare_parse_buffered(path))
         reader_s = best_of(runs, lambda: read_session(path))
         memory = memory_in_subprocess(path)
         report: dict[str, Any] = {
@@ -167,6 +145,8 @@ def bench_read(provider: Provider, size_mb: float, runs: int, profile: bool) -> 
             "bare_parse_mb_s": size / MB / bare_s,
             "reader_mb_s": size / MB / reader_s,
             "ratio": reader_s / bare_s,
+            "bare_buffered_s": buffered_s,
+            "ratio_buffered": reader_s / buffered_s,
             "target_ratio": TARGET_RATIO,
             "within_target": reader_s / bare_s <= TARGET_RATIO,
             "peak_rss_mb": memory["after_kb"] * 1024 / MB,
@@ -266,6 +246,11 @@ def format_report(results: dict[str, Any]) -> str:
                 f"{r['reader_s']:>9.3f} {r['reader_mb_s']:>12.0f} "
                 f"{r['ratio']:>5.2f}x {verdict:<4} "
                 f"{r['reader_rss_mb']:>6.0f} MB ({r['reader_rss_x_file']:.1f}x)"
+            )
+        for r in reads:
+            out.append(
+                f"  {r['provider']}: against the 1 MiB-buffered parse the readers use "
+                f"({r['bare_buffered_s']:.3f} s): {r['ratio_buffered']:.2f}x"
             )
         for r in reads:
             c = r["check"]

@@ -96,6 +96,8 @@ class _Reader:
         self.call_names: dict[str, str] = {}
         self.by_uuid: dict[str, tuple[int, dict[str, Any]]] = {}
         self.boundary: dict[str, Any] | None = None  # the compact boundary awaiting its carrier
+        self.groups: dict[str, list[str]] = {}  # assistant message id -> one record per block
+        self.answers: dict[str, list[str]] = {}  # tool_use record -> the records with its result
 
     # -- pass 1: index the file -------------------------------------------------------------
 
@@ -110,15 +112,32 @@ class _Reader:
             if self.lines is None
             else iter_records_in(self.lines, self.name, self.report)
         )
+        groups = self.groups
+        answers = self.answers
+        first_ts = last_ts = None
         for lineno, rec in records:
             kind = rec.get("type")
             uuid = rec.get("uuid")
+            ts = rec.get("timestamp")
+            if type(ts) is str:
+                if first_ts is None or ts < first_ts:
+                    first_ts = ts
+                if last_ts is None or ts > last_ts:
+                    last_ts = ts
             if kind in CHAIN_TYPES and isinstance(uuid, str):
                 if rec.get("isSidechain") and not self.sidechain:
                     metadata.append((lineno, rec))
                     continue
                 by_uuid[uuid] = (lineno, rec)
                 chain_order.append(uuid)
+                if kind == "assistant":
+                    mid = as_dict(rec.get("message")).get("id")
+                    if isinstance(mid, str):
+                        groups.setdefault(mid, []).append(uuid)
+                elif kind == "user" and _holds_tool_result(rec):
+                    parent = rec.get("parentUuid")
+                    if isinstance(parent, str):
+                        answers.setdefault(parent, []).append(uuid)
                 continue
             if kind == "last-prompt" and isinstance(rec.get("leafUuid"), str):
                 leaf_hint = rec["leafUuid"]
@@ -137,6 +156,7 @@ class _Reader:
         )
         off_chain = len(by_uuid) - len(chain)
         meta = self._meta(chain, metadata, titles)
+        meta.created, meta.updated = first_ts, last_ts
         conversation = Conversation(meta=meta)
         if off_chain:
             conversation.notes.append(
@@ -172,7 +192,7 @@ class _Reader:
                 parent = rec.get("logicalParentUuid")
             current = parent if isinstance(parent, str) else None
         chain.reverse()
-        return _with_parallel_tool_calls(chain, by_uuid, order)
+        return _with_parallel_tool_calls(chain, by_uuid, self.groups, self.answers)
 
     # -- metadata ---------------------------------------------------------------------------
 
@@ -196,11 +216,6 @@ class _Reader:
         if cwd is None:
             for _, rec in metadata:
                 cwd = rec.get("cwd") or cwd
-        stamps = [
-            rec["timestamp"]
-            for _, rec in (*chain, *metadata)
-            if isinstance(rec.get("timestamp"), str)
-        ]
         title = titles.get("custom") or titles.get("ai") or titles.get("summary")
         return SessionMeta(
             provider=Provider.CLAUDE,
@@ -211,8 +226,6 @@ class _Reader:
             cli_version=version,
             git_branch=branch or None,
             title=title,
-            created=min(stamps) if stamps else None,
-            updated=max(stamps) if stamps else None,
         )
 
     # -- pass 2: items ----------------------------------------------------------------------
@@ -457,7 +470,8 @@ class _Reader:
 def _with_parallel_tool_calls(
     chain: list[tuple[int, dict[str, Any]]],
     by_uuid: dict[str, tuple[int, dict[str, Any]]],
-    order: list[str],
+    groups: dict[str, list[str]],
+    results: dict[str, list[str]],
 ) -> list[tuple[int, dict[str, Any]]]:
     """Put back the branches that parallel tool calls make.
 
@@ -467,19 +481,6 @@ def _with_parallel_tool_calls(
     passes through only one of the calls. Like Claude Code on resume, take every record of the
     message, then every result that answers one of them (in file order, as Claude sends them).
     """
-    groups: dict[str, list[str]] = {}
-    results: dict[str, list[str]] = {}
-    for uuid in order:
-        rec = by_uuid[uuid][1]
-        kind = rec.get("type")
-        if kind == "assistant":
-            mid = as_dict(rec.get("message")).get("id")
-            if isinstance(mid, str):
-                groups.setdefault(mid, []).append(uuid)
-        elif kind == "user" and _holds_tool_result(rec):
-            parent = rec.get("parentUuid")
-            if isinstance(parent, str):
-                results.setdefault(parent, []).append(uuid)
     if all(len(g) < 2 for g in groups.values()):
         return chain
     out: list[tuple[int, dict[str, Any]]] = []
@@ -528,11 +529,31 @@ def _latest_message(
         return None
     if descends_from not in by_uuid:
         return None
+    latest = _latest_message(by_uuid, order)
+    if latest is not None and _has_ancestor(by_uuid, latest, descends_from):
+        return latest  # the usual case: the newest message is below the leaf
     below = _descendants(by_uuid, descends_from)
     for uuid in reversed(order):
         if uuid in below and by_uuid[uuid][1].get("type") in ("user", "assistant"):
             return uuid
     return descends_from
+
+
+def _has_ancestor(
+    by_uuid: dict[str, tuple[int, dict[str, Any]]], uuid: str, ancestor: str
+) -> bool:
+    seen: set[str] = set()
+    current: Any = uuid
+    while isinstance(current, str) and current in by_uuid and current not in seen:
+        if current == ancestor:
+            return True
+        seen.add(current)
+        rec = by_uuid[current][1]
+        parent = rec.get("parentUuid")
+        if parent is None and rec.get("subtype") == "compact_boundary":
+            parent = rec.get("logicalParentUuid")
+        current = parent
+    return False
 
 
 def _descendants(by_uuid: dict[str, tuple[int, dict[str, Any]]], root: str) -> set[str]:
