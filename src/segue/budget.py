@@ -16,7 +16,7 @@ import math
 import os
 import re
 import tomllib
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -59,23 +59,26 @@ class TargetProfile:
         return int(self.budget_tokens * CHARS_PER_TOKEN)
 
 
+def _tool_call_chars(item: ToolCall) -> int:
+    value = item.input
+    body = value if isinstance(value, str) else orjson.dumps(value)
+    return len(item.name) + len(body)
+
+
+_SIZERS: dict[type, Callable[[Any], int]] = {
+    UserMessage: lambda i: len(i.text) + IMAGE_CHARS * len(i.images),
+    AssistantMessage: lambda i: len(i.text),
+    ToolCall: _tool_call_chars,
+    ToolResult: lambda i: len(i.output) + IMAGE_CHARS * len(i.images),
+    Compaction: lambda i: len(i.summary),
+    Reasoning: lambda i: len(i.summary),
+}
+
+
 def item_chars(item: Item) -> int:
     """Estimated model-visible characters of one item (what it costs the target)."""
-    if isinstance(item, UserMessage):
-        return len(item.text) + IMAGE_CHARS * len(item.images)
-    if isinstance(item, AssistantMessage):
-        return len(item.text)
-    if isinstance(item, ToolCall):
-        value = item.input
-        body = value if isinstance(value, str) else orjson.dumps(value).decode()
-        return len(item.name) + len(body)
-    if isinstance(item, ToolResult):
-        return len(item.output) + IMAGE_CHARS * len(item.images)
-    if isinstance(item, Compaction):
-        return len(item.summary)
-    if isinstance(item, Reasoning):
-        return len(item.summary)
-    return 0
+    sizer = _SIZERS.get(type(item))
+    return sizer(item) if sizer is not None else 0
 
 
 def history_chars(items: Iterable[Item]) -> int:

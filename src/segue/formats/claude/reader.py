@@ -539,9 +539,7 @@ def _latest_message(
     return descends_from
 
 
-def _has_ancestor(
-    by_uuid: dict[str, tuple[int, dict[str, Any]]], uuid: str, ancestor: str
-) -> bool:
+def _has_ancestor(by_uuid: dict[str, tuple[int, dict[str, Any]]], uuid: str, ancestor: str) -> bool:
     seen: set[str] = set()
     current: Any = uuid
     while isinstance(current, str) and current in by_uuid and current not in seen:

@@ -66,6 +66,8 @@ def _iso(moment: datetime) -> str:
 def _item_time(stamp: str | None, fallback: str) -> str:
     if not stamp:
         return fallback
+    if len(stamp) == 24 and stamp[-1] == "Z" and stamp[10] == "T" and stamp[19] == ".":
+        return stamp  # already "YYYY-MM-DDThh:mm:ss.mmmZ", as both CLIs write it
     try:
         parsed = datetime.fromisoformat(stamp)
     except ValueError:
