@@ -9,14 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from segue.budget import (
-    CODEX_BUNDLED_MODELS,
-    CODEX_DEFAULT_MODEL,
-    TargetProfile,
-    claude_auto_compact_threshold,
-    target_profile,
-)
+from segue.budget import TargetProfile, target_profile
 from segue.conversation import Provider
+from segue.providers.claude import claude_auto_compact_threshold
+from segue.providers.codex import CODEX_BUNDLED_MODELS, CODEX_DEFAULT_MODEL
 
 
 def codex(tmp_path: Path, config: str | None = None, **extra: str) -> TargetProfile:

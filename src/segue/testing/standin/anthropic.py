@@ -141,7 +141,20 @@ class Stall:
     seconds: float = 600.0
 
 
-Scripted = Text | Thinking | ToolUse | Reply | Summary | RateLimited | ApiError | Stall
+@dataclass(frozen=True, slots=True)
+class FailedSummary:
+    """The answer to a compaction request: this error instead of a summary.
+
+    A bare :class:`RateLimited` or :class:`ApiError` would be left for the next main-loop request
+    (a compaction request takes only a :class:`Summary` or this from the script).
+    """
+
+    error: RateLimited | ApiError
+
+
+Scripted = (
+    Text | Thinking | ToolUse | Reply | Summary | FailedSummary | RateLimited | ApiError | Stall
+)
 
 DEFAULT_REPLY = Text("(stand-in: no scripted reply left)")
 DEFAULT_SUMMARY = Summary("(stand-in: an unscripted compaction)")
@@ -385,10 +398,13 @@ def handle(lane: Lane, request: LoggedRequest) -> Response:
     kind = side_request_kind(request)
     if kind is not None:
         return _side_response(lane, kind, request)
-    if is_compaction_request(request) and not isinstance(lane.peek("anthropic"), Summary):
+    compaction = is_compaction_request(request)
+    if compaction and not isinstance(lane.peek("anthropic"), Summary | FailedSummary):
         return _reply_response(lane, DEFAULT_SUMMARY.reply(), request)
     scripted: Scripted | None = lane.next_reply("anthropic")
     item = scripted if scripted is not None else DEFAULT_REPLY
+    if isinstance(item, FailedSummary):
+        item = item.error
     if isinstance(item, Text | Thinking | ToolUse):
         return _reply_response(lane, Reply((item,)), request)
     if isinstance(item, Summary):

@@ -1,0 +1,1 @@
+"""What each provider is as a target: its configured model and limits."""
