@@ -361,3 +361,10 @@ def test_bundled_demo_session_is_the_recorded_fixture() -> None:
     fixture = next(f for f in FIXTURES if f.name == "codex-stuck_agent")
     bundled = root / str(about["transcript"])
     assert bundled.read_bytes() == fixture.transcript.read_bytes()
+
+
+def test_an_unfinished_turn_is_noted(tmp_path: Path) -> None:
+    fixture, _ = _copy_fixture("claude-interrupted", tmp_path / "home")
+    env = {"HOME": str(tmp_path / "home"), "SEGUE_STATE_DIR": str(tmp_path / "state")}
+    result = switch_session(fixture.spec["session_id"], Provider.CODEX, env=env, dry_run=True)
+    assert any("had not finished" in note for note in result.plan.notes)

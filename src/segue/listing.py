@@ -110,7 +110,7 @@ def find_session(ref: str, env: Mapping[str, str] | None = None) -> tuple[Provid
         return detect_provider(as_path), as_path
     matches: list[tuple[Provider, Path, str]] = []
     for kind, path in session_files(None, env):
-        sid = _id_of(kind, path)
+        sid = session_id_of(kind, path)
         if sid == ref:
             return kind, path
         if sid.startswith(ref):
@@ -125,7 +125,8 @@ def find_session(ref: str, env: Mapping[str, str] | None = None) -> tuple[Provid
     return kind, path
 
 
-def _id_of(kind: Provider, path: Path) -> str:
+def session_id_of(kind: Provider, path: Path) -> str:
+    """The session id a file name carries."""
     if kind is Provider.CODEX:
         return codex_paths.session_id_from_name(path) or path.stem
     return path.stem

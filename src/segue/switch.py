@@ -22,10 +22,11 @@ from platformdirs import user_state_dir
 
 from segue.budget import TargetProfile, target_profile
 from segue.conversation import Conversation, Item, Provider
-from segue.listing import find_session
+from segue.listing import find_session, session_id_of
 from segue.session import SessionError, read_session
 from segue.transforms.plan import Plan, Select, plan_switch
 from segue.transforms.shrink import Unfittable
+from segue.transforms.state import SessionState, session_state
 
 
 class SwitchError(Exception):
@@ -108,7 +109,7 @@ def switch_session(
         raise SwitchError(str(exc)) from None
     if provider is to:
         raise SwitchError(f"{path} is already a {to.value} session")
-    with session_lock(provider, path.stem, env):
+    with session_lock(provider, session_id_of(provider, path), env):
         source = read_session(path, provider)
         return _switch(source, path, to, dry_run=dry_run, env=env, profile=profile, now=now)
 
@@ -134,6 +135,12 @@ def _switch(
         raise SwitchError(f"{path}: {exc}") from None
     if not plan.items:
         raise SwitchError(f"{path}: nothing in this session can be carried to {to.value}")
+    state, _ = session_state(source.items)
+    if state is SessionState.WORKING:
+        plan.notes.append(
+            "the source's last turn had not finished (its CLI may still be running it); "
+            "what is on disk so far is carried"
+        )
     switch = Switch(source, path, to, plan, cwd)
     if dry_run:
         return switch
