@@ -27,6 +27,7 @@ import orjson
 
 from segue.testing.claude_cli import CLAUDE_VERSION, ClaudeHome, RunResult, encode_project_dir
 from segue.testing.standin.anthropic import (
+    FailedSummary,
     RateLimited,
     Reply,
     Scripted,
@@ -416,6 +417,22 @@ def compact(rec: Recording) -> None:
     )
 
 
+def compact_failed(rec: Recording) -> None:
+    rec.turn("Remember the word 'lantern'.", rec.say("Noted: lantern."))
+    reset_at = RateLimited(subscriber=True).resolved_reset()  # whole minutes, as the text shows
+    rec.command("/compact", FailedSummary(RateLimited(subscriber=True, reset_at=reset_at)))
+    rec.errors.append({"kind": "usage_limit", "reset_at": reset_at})  # read from the stderr text
+    rec.turn("What did I ask you to remember?", rec.say("The word 'lantern'."))
+    rec.notes = (
+        "Subscriber (CLAUDE_CODE_OAUTH_TOKEN). The summarisation request of '/compact' got a 429 "
+        "with unified status rejected. Claude wrote no compact_boundary, no isCompactSummary "
+        "carrier and no isApiErrorMessage record: only a system/local_command record "
+        "(commandOutcome failed) whose content is '<local-command-stderr>Error during compaction: "
+        "You've hit your 5-hour limit · resets ...</local-command-stderr>'. The CLI exited 0 and "
+        "the next turn was sent the whole uncompacted history."
+    )
+
+
 def large(rec: Recording) -> None:
     calls_per_reply, replies = 10, 3
     script: list[Scripted] = []
@@ -501,6 +518,7 @@ SPECS: dict[str, ScenarioSpec] = {
     "large": ScenarioSpec(large),
     "interrupted": ScenarioSpec(interrupted, oauth=True),
     "subagent": ScenarioSpec(subagent),
+    "compact_failed": ScenarioSpec(compact_failed, oauth=True),
 }
 
 

@@ -9,6 +9,7 @@ file order. A ``compact_boundary`` starts a new root; the reader follows its
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -42,6 +43,7 @@ from segue.formats.limits import from_epoch, looks_like_limit_text, parse_iso, p
 CHAIN_TYPES = frozenset({"user", "assistant", "system", "attachment", "progress"})
 PLACEHOLDER_SUMMARY = "conversation compacted"
 INTERRUPTED_PREFIX = "[Request interrupted"
+_LOCAL_COMMAND_TAGS = re.compile(r"</?local-command-(?:stdout|stderr)>")
 _COMMAND_PREFIXES = (
     "<command-name>",
     "<command-message>",
@@ -276,6 +278,8 @@ class _Reader:
             )
         elif kind == "system" and rec.get("subtype") == "api_error":
             out.append(self._system_api_error(rec, prov, ts))
+        elif kind == "system" and rec.get("subtype") == "local_command":
+            self._local_command(rec, prov, ts, out)
         elif kind == "attachment":
             rendered = _rendered_text(rec)
             if rendered:
@@ -456,6 +460,32 @@ class _Reader:
             when = parse_iso(ts)
             reset = parse_reset_time(text, when) if when else None
         return ErrorNotice(kind, text, prov, reset, ts)
+
+    def _local_command(
+        self, rec: dict[str, Any], prov: Provenance, ts: Any, out: list[Item]
+    ) -> None:
+        """A slash command's output. A failed one (``/compact`` whose summary request hit a usage
+        limit, say) is also an error notice: Claude writes no compaction then, only this."""
+        content = rec.get("content")
+        text = content if isinstance(content, str) else ""
+        out.append(UserMessage(text, prov, Origin.COMMAND, timestamp=ts))
+        if as_dict(rec.get("commandOutcome")).get("kind") != "failed":
+            return
+        message = _LOCAL_COMMAND_TAGS.sub("", text).strip()
+        detail = message.split(": ", 1)[1] if message.startswith("Error during") else message
+        if not looks_like_limit_text(detail):
+            kind = ErrorKind.API_ERROR
+        elif detail.startswith("You've"):
+            kind = ErrorKind.USAGE_LIMIT
+        elif "(429)" in detail:
+            kind = ErrorKind.RATE_LIMIT
+        else:
+            kind = ErrorKind.API_ERROR
+        reset = None
+        when = parse_iso(ts)
+        if kind is ErrorKind.USAGE_LIMIT and when is not None:
+            reset = parse_reset_time(detail, when)
+        out.append(ErrorNotice(kind, message, prov, reset, ts))
 
     def _system_api_error(self, rec: dict[str, Any], prov: Provenance, ts: Any) -> ErrorNotice:
         err = rec.get("error")
