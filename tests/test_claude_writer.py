@@ -295,3 +295,19 @@ def test_portable_compaction_becomes_boundary_and_summary() -> None:
     assert carrier["message"] == {"role": "user", "content": "the summary"}
     assert [r["message"]["content"] for r in records[4:]] == ["kept", "new"]
     assert records[4]["parentUuid"] == carrier["uuid"]
+
+
+def test_a_summary_and_the_index_of_dropped_turns_share_one_boundary() -> None:
+    """Claude resumes from its last compact boundary: two in a row would hide the first."""
+    items: list[Item] = [
+        Compaction("the source's summary", CompactionState.PORTABLE, P),
+        Compaction("[12 earlier turns dropped]", CompactionState.PORTABLE, P, trigger="segue"),
+        UserMessage("kept", P),
+        AssistantMessage("ok", P),
+    ]
+    records = _project(items)
+    boundaries = [r for r in records if r.get("subtype") == "compact_boundary"]
+    assert len(boundaries) == 1
+    carrier = next(r for r in records if r.get("isCompactSummary"))
+    assert carrier["message"]["content"] == "the source's summary\n\n[12 earlier turns dropped]"
+    assert [r["message"]["content"] for r in records[2:3]] == ["kept"]

@@ -28,7 +28,7 @@ import re
 import shlex
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -98,8 +98,20 @@ def _crosses(item: Item) -> bool:
 
 def _crossing(items: Sequence[Item]) -> list[Item]:
     """The crossing items in order. A compaction contributes only its summary: the items its
-    provider kept verbatim are expected inline after it (as ``portable_history`` returns them)."""
-    return [item for item in items if _crosses(item)]
+    provider kept verbatim are expected inline after it (as ``portable_history`` returns them).
+
+    Adjacent compactions (a source summary followed by the index of turns a switch dropped)
+    become one: Claude resumes from its *last* compact boundary, so a second boundary would hide
+    the first summary."""
+    out: list[Item] = []
+    for item in items:
+        if not _crosses(item):
+            continue
+        if isinstance(item, Compaction) and out and isinstance(out[-1], Compaction):
+            out[-1] = replace(out[-1], summary=out[-1].summary + "\n\n" + item.summary)
+            continue
+        out.append(item)
+    return out
 
 
 def _pairs(items: Sequence[Item]) -> dict[int, int]:
