@@ -368,3 +368,10 @@ def test_an_unfinished_turn_is_noted(tmp_path: Path) -> None:
     env = {"HOME": str(tmp_path / "home"), "SEGUE_STATE_DIR": str(tmp_path / "state")}
     result = switch_session(fixture.spec["session_id"], Provider.CODEX, env=env, dry_run=True)
     assert any("had not finished" in note for note in result.plan.notes)
+
+
+def test_the_target_defaults_to_the_other_provider(tmp_path: Path) -> None:
+    fixture, _ = _copy_fixture("claude-chat", tmp_path / "home")
+    env = {"HOME": str(tmp_path / "home"), "SEGUE_STATE_DIR": str(tmp_path / "state")}
+    result = switch_session(fixture.spec["session_id"], env=env, dry_run=True)
+    assert result.target is Provider.CODEX

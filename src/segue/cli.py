@@ -97,7 +97,10 @@ def show(
 @app.command()
 def switch(
     session: Annotated[str, typer.Argument(help="A session id, a unique id prefix, or a path.")],
-    to: Annotated[Provider, typer.Option("--to", help="The provider to move the session to.")],
+    to: Annotated[
+        Provider | None,
+        typer.Option("--to", help="The provider to move it to (default: the other one)."),
+    ] = None,
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Show the plan; write nothing.")
     ] = False,

@@ -94,19 +94,22 @@ def session_lock(
 
 def switch_session(
     ref: str,
-    to: Provider,
+    to: Provider | None = None,
     *,
     dry_run: bool = False,
     env: Mapping[str, str] | None = None,
     profile: TargetProfile | None = None,
     now: datetime | None = None,
 ) -> Switch:
-    """Switch the session ``ref`` (an id, a unique id prefix or a path) to provider ``to``."""
+    """Switch the session ``ref`` (an id, a unique id prefix or a path) to provider ``to``
+    (default: the other provider)."""
     env = dict(os.environ) if env is None else dict(env)
     try:
         provider, path = find_session(ref, env)
     except SessionError as exc:
         raise SwitchError(str(exc)) from None
+    if to is None:
+        to = Provider.CLAUDE if provider is Provider.CODEX else Provider.CODEX
     if provider is to:
         raise SwitchError(f"{path} is already a {to.value} session")
     with session_lock(provider, session_id_of(provider, path), env):
