@@ -32,13 +32,15 @@ _DCS = re.compile(r"\x1b[P^_X][^\x1b]*\x1b\\")
 _ESC = re.compile(r"\x1b[@-Z\\-_]|\x1b[()*+#%][0-9A-Za-z]|\x1b[=>78]")
 _CTRL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 _RIGHT = re.compile(r"\x1b\[(\d*)C")
+_COLUMN = re.compile(r"\x1b\[\d*G")
 _POSITION = re.compile(r"\x1b\[\d*(?:;\d*)?[Hf]")
 
 
 def strip_ansi(text: str) -> str:
     """Printable text of terminal output: moves become spaces or newlines, the rest goes."""
     text = _RIGHT.sub(lambda m: " " * int(m.group(1) or "1"), text)
-    text = _POSITION.sub("\n", text)
+    text = _COLUMN.sub(" ", text)  # a jump to a column: at least a gap between words
+    text = _POSITION.sub(" ", text)  # a jump to a cell: likewise (a TUI draws by cells)
     for pattern in (_OSC, _DCS, _CSI, _ESC):
         text = pattern.sub("", text)
     return _CTRL.sub("", text.replace("\r\n", "\n").replace("\r", "\n"))
@@ -218,9 +220,9 @@ class Terminal:
             self.proc.wait()
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.proc.pid, signal.SIGKILL)  # grandchildren that outlived the leader
+        self._reader.join(timeout=5)  # the reader ends on EIO once no one holds the pty
         with contextlib.suppress(OSError):
             os.close(self._master)
-        self._reader.join(timeout=5)
 
     def __enter__(self) -> Terminal:
         return self
