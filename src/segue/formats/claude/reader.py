@@ -43,6 +43,7 @@ from segue.formats.limits import from_epoch, looks_like_limit_text, parse_iso, p
 CHAIN_TYPES = frozenset({"user", "assistant", "system", "attachment", "progress"})
 PLACEHOLDER_SUMMARY = "conversation compacted"
 INTERRUPTED_PREFIX = "[Request interrupted"
+_STRUCTURED_RESULT: dict[str, Any] = {}  # stands in for a dropped structured toolUseResult
 _LOCAL_COMMAND_TAGS = re.compile(r"</?local-command-(?:stdout|stderr)>")
 _COMMAND_PREFIXES = (
     "<command-name>",
@@ -140,6 +141,10 @@ class _Reader:
                     parent = rec.get("parentUuid")
                     if isinstance(parent, str):
                         answers.setdefault(parent, []).append(uuid)
+                    if type(rec.get("toolUseResult")) is dict:
+                        # Claude's own copy of the tool output (up to 30k chars again): only
+                        # its shape is used, so let the copy go now rather than hold it
+                        rec["toolUseResult"] = _STRUCTURED_RESULT
                 continue
             if kind == "last-prompt" and isinstance(rec.get("leafUuid"), str):
                 leaf_hint = rec["leafUuid"]
