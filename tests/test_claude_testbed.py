@@ -7,7 +7,6 @@ a scenario into ``tmp_path`` and check that the committed fixture still has the 
 from __future__ import annotations
 
 import http.client
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -30,12 +29,6 @@ from segue.testing.standin.server import LoggedRequest, StandIn
 
 FIXTURES = Path(__file__).parent / "fixtures" / "claude"
 SCENARIOS = sorted(record_claude.SPECS)
-
-
-@pytest.fixture(scope="module")
-def standin() -> Iterator[StandIn]:
-    with StandIn() as server:
-        yield server
 
 
 @pytest.fixture

@@ -49,12 +49,6 @@ NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
 P = Provenance("src.jsonl", 1)
 
 
-@pytest.fixture(scope="module")
-def standin():
-    with StandIn() as server:
-        yield server
-
-
 def _sha(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 

@@ -9,7 +9,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,12 +20,6 @@ from segue.testing.record_codex import SCENARIOS, structure_signature
 from segue.testing.standin.server import StandIn
 
 FIXTURES = Path(__file__).parent / "fixtures" / "codex"
-
-
-@pytest.fixture
-def standin() -> Iterator[StandIn]:
-    with StandIn() as server:
-        yield server
 
 
 def _require_codex() -> None:

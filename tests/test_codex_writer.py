@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import uuid
-from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -48,12 +47,6 @@ REPLY = "MARKER-FROM-STANDIN"
 FIXTURES = all_fixtures()
 NOW = datetime(2026, 11, 30, 8, 15, 42, 123000, tzinfo=UTC)
 P = Provenance("source.jsonl", 1)
-
-
-@pytest.fixture(scope="module")
-def standin() -> Iterator[StandIn]:
-    with StandIn() as server:
-        yield server
 
 
 def _require_codex() -> None:

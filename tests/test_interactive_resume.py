@@ -24,7 +24,6 @@ import os
 import shutil
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -53,12 +52,6 @@ PROMPT = "Say the agreed word."
 REPLY = "MARKER-TUI"
 START = 25.0  # seconds for a TUI to come up
 ANSWER = 15.0  # seconds for a typed prompt to reach the stand-in and the reply to be drawn
-
-
-@pytest.fixture(scope="module")
-def standin() -> Iterator[StandIn]:
-    with StandIn() as server:
-        yield server
 
 
 def fixture_named(name: str) -> Fixture:

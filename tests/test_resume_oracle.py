@@ -25,12 +25,6 @@ MARKER = "Reply with the word MARKER and nothing else."
 FIXTURES = all_fixtures()
 
 
-@pytest.fixture(scope="module")
-def standin():
-    with StandIn() as server:
-        yield server
-
-
 @pytest.mark.realcli
 @pytest.mark.parametrize("fixture", FIXTURES, ids=lambda f: f.name)
 def test_effective_history_is_what_the_cli_sends(

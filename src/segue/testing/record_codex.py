@@ -319,6 +319,16 @@ def reasoning(out_dir: Path, standin: StandIn, cwd: Path | None = None) -> None:
     _record("reasoning", out_dir, standin, body, cwd=cwd)
 
 
+def _exhausted() -> RateLimits:
+    """The headers of a 429 for a used-up 5-hour window."""
+    return RateLimits(
+        primary_used_percent=100.0,
+        primary_window_minutes=300,
+        primary_reset_at=RESET_AT,
+        limit_name="segue-standin-limit",
+    )
+
+
 def _limits(used: float, secondary: float) -> RateLimits:
     return RateLimits(
         primary_used_percent=used,
@@ -356,13 +366,7 @@ def usage_limited(out_dir: Path, standin: StandIn, cwd: Path | None = None) -> N
     def body(rec: Recording) -> None:
         rec.script(turn(Text("Here is a normal answer."), rate_limits=_limits(97.0, 40.0)))
         rec.run("A normal question first.")
-        limits = RateLimits(
-            primary_used_percent=100.0,
-            primary_window_minutes=300,
-            primary_reset_at=RESET_AT,
-            limit_name="segue-standin-limit",
-        )
-        rec.script(UsageLimit(resets_at=RESET_AT, rate_limits=limits))
+        rec.script(UsageLimit(resets_at=RESET_AT, rate_limits=_exhausted()))
         rec.run("This one hits the usage limit.", expect_rc=1)
         rec.state = "limit"
         rec.reset_at = RESET_AT
@@ -391,13 +395,7 @@ def stuck_agent(out_dir: Path, standin: StandIn, cwd: Path | None = None) -> Non
             Text("area(r) now uses 3.14159."),
         )
         rec.run("Use a more precise value of pi.")
-        limits = RateLimits(
-            primary_used_percent=100.0,
-            primary_window_minutes=300,
-            primary_reset_at=RESET_AT,
-            limit_name="segue-standin-limit",
-        )
-        rec.script(UsageLimit(resets_at=RESET_AT, rate_limits=limits))
+        rec.script(UsageLimit(resets_at=RESET_AT, rate_limits=_exhausted()))
         rec.run("Now add a circumference(r) function.", expect_rc=1)
         rec.state = "limit"
         rec.reset_at = RESET_AT
