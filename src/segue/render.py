@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING
 
 import orjson
 from rich.console import Console
@@ -27,6 +27,10 @@ from segue.conversation import (
 )
 from segue.summary import SessionSummary
 from segue.transforms.turns import group_turns
+
+if TYPE_CHECKING:
+    from segue.demo import Demo
+    from segue.switch import Switch
 
 
 def _clip(text: str, lines: int = 6, width: int = 160) -> str:
@@ -171,7 +175,7 @@ def _size(n: int) -> str:
     return f"{value:.1f} {unit}"
 
 
-def print_switch(console: Console, switch: Any) -> None:
+def print_switch(console: Console, switch: Switch) -> None:
     plan = switch.plan
     target = plan.target
     meta = switch.source.meta
@@ -204,7 +208,7 @@ def print_switch(console: Console, switch: Any) -> None:
     console.print(out, end="")
 
 
-def print_demo(console: Console, demo: Any) -> None:
+def print_demo(console: Console, demo: Demo) -> None:
     source = demo.source
     console.print(Text("segue demo", style="bold"))
     console.print(
@@ -221,6 +225,7 @@ def print_demo(console: Console, demo: Any) -> None:
     print_switch(console, demo.switch)
     console.print(Text("\n2. The native file it wrote, record by record:", style="bold"))
     path = demo.switch.path
+    assert path is not None, "the demo writes its switch"
     for n, line in enumerate(path.read_bytes().splitlines(), 1):
         record = orjson.loads(line)
         message = record.get("message") or {}

@@ -10,9 +10,12 @@ from __future__ import annotations
 import dataclasses
 from datetime import datetime
 from enum import Enum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from segue.conversation import Compaction, Conversation, Item, Opaque, Provenance
+
+if TYPE_CHECKING:
+    from segue.switch import Switch
 
 SCHEMA_VERSION = 1
 
@@ -79,7 +82,7 @@ def conversation_to_json(
     return out
 
 
-def switch_to_json(switch: Any) -> dict[str, Any]:
+def switch_to_json(switch: Switch) -> dict[str, Any]:
     """A switch (``segue.switch.Switch``) as the stable ``segue switch --json`` document."""
     plan = switch.plan
     target = plan.target
