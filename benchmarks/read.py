@@ -3,11 +3,11 @@
     uv run python benchmarks/read.py [--mb 100] [--sessions 1000] [--runs 3] [--json] [--profile]
 
 1. Read throughput: a session of about ``--mb`` MB per provider (copies of the ``large``
-   fixture, one valid conversation), read by ``segue.session.read_session`` against the floor of
+   fixture, one valid conversation), read by ``segue.sessions.read_session`` against the floor of
    parsing every line with ``orjson.loads``; plus the reader's peak memory, measured in a
    subprocess.
 2. Listing: ``--sessions`` sessions (half Claude, half Codex, copies of every fixture) listed by
-   ``segue.listing.list_sessions`` and by the installed ``segue sessions --all --json``.
+   ``segue.sessions.list_sessions`` and by the installed ``segue sessions --all --json``.
 """
 
 from __future__ import annotations
@@ -32,16 +32,15 @@ if __package__ in (None, ""):  # run as a script: make ``benchmarks`` importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from segue.conversation import Conversation, Provider
-from segue.listing import list_sessions
-from segue.session import read_session
-from segue.testing.floor import bare_parse, bare_parse_buffered, best_of
-from segue.testing.generate import (
+from segue.sessions import list_sessions, read_session
+from segue_testbed.floor import bare_parse, bare_parse_buffered, best_of
+from segue_testbed.generate import (
     MB,
     fixture,
     write_home,
     write_large_session,
 )
-from segue.testing.testbed import repo_root
+from segue_testbed.testbed import repo_root
 
 TARGET_RATIO = 3.0  # the reader should take at most this many times the bare parse
 
@@ -62,7 +61,7 @@ def peak_kb():
         pass
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 
-from segue.session import read_session
+from segue.sessions import read_session
 import segue.formats.claude.reader, segue.formats.codex.reader
 before = peak_kb()
 conversation = read_session(Path(sys.argv[1]))

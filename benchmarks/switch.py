@@ -3,7 +3,7 @@
     uv run python benchmarks/switch.py [--mb 100] [--runs 3] [--json]
 
 For each direction, a session of about ``--mb`` MB is built from recorded fixture turns (copies
-of the ``large`` fixture, see ``segue.testing.generate``) in a scratch home, and switched to the
+of the ``large`` fixture, see ``segue_testbed.generate``) in a scratch home, and switched to the
 other provider with the target's default profile: read, plan (which shrinks it to the target's
 budget), write. Printed: the file size, the switch time (best of ``--runs``) and its MB/s, the
 bare ``orjson.loads``-per-line pass over the same file (a plain ``for line in file`` loop, and the
@@ -25,8 +25,8 @@ import orjson
 
 from segue.conversation import Provider
 from segue.switch import switch_session
-from segue.testing.floor import bare_parse, bare_parse_buffered, best_of
-from segue.testing.generate import write_large_session
+from segue_testbed.floor import bare_parse, bare_parse_buffered, best_of
+from segue_testbed.generate import write_large_session
 
 TARGET_RATIO = 3.0
 TARGET_MEMORY = 2.0
@@ -42,7 +42,7 @@ def peak_kb():
                 return int(line.split()[1])
     return 0
 
-from segue.testing.floor import bare_parse, bare_parse_buffered, best_of
+from segue_testbed.floor import bare_parse, bare_parse_buffered, best_of
 from segue.conversation import Provider
 from segue.switch import switch_session
 import segue.formats.claude.reader, segue.formats.codex.reader
@@ -51,7 +51,7 @@ before = peak_kb()
 result = switch_session(sys.argv[1], Provider(sys.argv[2]), env={"HOME": sys.argv[3],
                         "SEGUE_STATE_DIR": sys.argv[3] + "/.segue"})
 after = peak_kb()
-print(json.dumps({"before_kb": before, "after_kb": after, "strategy": result.plan.strategy}))
+print(json.dumps({"before_kb": before, "after_kb": after, "strategy": result.plan.label}))
 """
 
 
@@ -101,8 +101,8 @@ def bench(source: Provider, size_mb: float, runs: int) -> dict[str, Any]:
             "ratio_buffered": switch_s / buffered_s,
             "peak_mb": peak / 1e6,
             "peak_x_file": peak / size,
-            "strategy": plan.strategy.value,
-            "summary": plan.summary,
+            "strategy": plan.label.value,
+            "summary": plan.loss_line,
         }
 
 

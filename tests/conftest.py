@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from segue.testing.standin.server import StandIn
+from segue_testbed.standin.server import StandIn
 
 
 @pytest.fixture(scope="session")

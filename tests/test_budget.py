@@ -9,10 +9,16 @@ from pathlib import Path
 
 import pytest
 
-from segue.budget import TargetProfile, target_profile
+from segue.budget import TargetProfile
 from segue.conversation import Provider
-from segue.providers.claude import claude_auto_compact_threshold
-from segue.providers.codex import CODEX_BUNDLED_MODELS, CODEX_DEFAULT_MODEL
+from segue.errors import ConfigError
+from segue.providers import entry
+from segue.providers.claude.profile import claude_auto_compact_threshold
+from segue.providers.codex.profile import CODEX_BUNDLED_MODELS, CODEX_DEFAULT_MODEL
+
+
+def target_profile(provider: Provider, env: dict[str, str]) -> TargetProfile:
+    return entry(provider).target_profile(env)
 
 
 def codex(tmp_path: Path, config: str | None = None, **extra: str) -> TargetProfile:
@@ -87,7 +93,7 @@ def test_codex_profile_limit_below_ninety_percent(tmp_path: Path) -> None:
 
 
 def test_codex_missing_profile_is_an_error(tmp_path: Path) -> None:
-    with pytest.raises(ValueError, match=r"config\.toml.*'nope'"):
+    with pytest.raises(ConfigError, match=r"config\.toml.*'nope'"):
         codex(tmp_path, 'profile = "nope"\nmodel = "gpt-5.5"\n')
 
 
@@ -141,14 +147,14 @@ def test_codex_catalog_relative_path_and_miss(tmp_path: Path) -> None:
 
 
 def test_codex_broken_files(tmp_path: Path) -> None:
-    with pytest.raises(ValueError, match=r"config\.toml.*TOML"):
+    with pytest.raises(ConfigError, match=r"config\.toml.*TOML"):
         codex(tmp_path, 'model = "gpt-5.5\n')
-    with pytest.raises(ValueError, match="model_context_window"):
+    with pytest.raises(ConfigError, match="model_context_window"):
         codex(tmp_path, 'model_context_window = "big"\n')
     (tmp_path / "bad.json").write_text("{not json")
-    with pytest.raises(ValueError, match=r"bad\.json"):
+    with pytest.raises(ConfigError, match=r"bad\.json"):
         codex(tmp_path, f'model_catalog_json = "{tmp_path / "bad.json"}"\n')
-    with pytest.raises(ValueError, match=r"missing\.json"):
+    with pytest.raises(ConfigError, match=r"missing\.json"):
         codex(tmp_path, f'model_catalog_json = "{tmp_path / "missing.json"}"\n')
 
 
@@ -239,9 +245,9 @@ def test_claude_pct_override(tmp_path: Path) -> None:
 
 
 def test_claude_broken_settings(tmp_path: Path) -> None:
-    with pytest.raises(ValueError, match=r"settings\.json"):
+    with pytest.raises(ConfigError, match=r"settings\.json"):
         claude(tmp_path, "{broken")
-    with pytest.raises(ValueError, match=r"settings\.json"):
+    with pytest.raises(ConfigError, match=r"settings\.json"):
         claude(tmp_path, "[]")
     # ANTHROPIC_MODEL set: settings are not needed, so not read
     assert claude(tmp_path, "{broken", ANTHROPIC_MODEL="claude-opus-5-5").model == "claude-opus-5-5"
@@ -258,8 +264,8 @@ def test_budget_follows_threshold(tmp_path: Path) -> None:
 
 @pytest.mark.realcli
 def test_bundled_table_matches_codex(tmp_path: Path) -> None:
-    from segue.testing.codex_cli import codex_bin
-    from segue.testing.testbed import CliMissing
+    from segue_testbed.codex_cli import codex_bin
+    from segue_testbed.testbed import CliMissing
 
     try:
         binary = codex_bin()

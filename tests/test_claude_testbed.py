@@ -13,9 +13,9 @@ from typing import Any
 import orjson
 import pytest
 
-from segue.testing import record_claude
-from segue.testing.claude_cli import ClaudeCliMissing, claude_bin, encode_project_dir
-from segue.testing.standin.anthropic import (
+from segue_testbed import record_claude
+from segue_testbed.claude_cli import ClaudeCliMissing, claude_bin, encode_project_dir
+from segue_testbed.standin.anthropic import (
     RateLimited,
     Reply,
     Stall,
@@ -25,7 +25,7 @@ from segue.testing.standin.anthropic import (
     ToolUse,
     side_request_kind,
 )
-from segue.testing.standin.server import LoggedRequest, StandIn
+from segue_testbed.standin.server import LoggedRequest, StandIn
 
 FIXTURES = Path(__file__).parent / "fixtures" / "claude"
 SCENARIOS = sorted(record_claude.SPECS)

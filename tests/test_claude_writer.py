@@ -27,21 +27,38 @@ from segue.conversation import (
     Item,
     Origin,
     Provenance,
+    Provider,
     Reasoning,
     ToolCall,
     ToolKind,
     ToolResult,
     UserMessage,
 )
-from segue.formats.atomic import TargetExists
-from segue.formats.claude.writer import project, select, shell_command, write_session
-from segue.session import read_session
-from segue.testing.claude_cli import ClaudeHome
-from segue.testing.oracle import atoms_from_claude_request, atoms_from_history
-from segue.testing.standin.anthropic import Text
-from segue.testing.standin.server import StandIn
+from segue.errors import TargetExists
+from segue.formats.claude.writer import prepare_session, project, select, shell_command
+from segue.providers import entry
+from segue.sessions import read_session
 from segue.transforms.effective import portable_history
+from segue_testbed.claude_cli import ClaudeHome
+from segue_testbed.oracle import atoms_from_claude_request, atoms_from_history
+from segue_testbed.standin.anthropic import Text
+from segue_testbed.standin.server import StandIn
 from tests.fixtures_index import Fixture, all_fixtures
+
+
+def write_session(
+    items: list[Item],
+    *,
+    cwd: str,
+    env: dict[str, str],
+    session_id: str | None = None,
+    now: datetime | None = None,
+) -> Path:
+    """Prepare and publish, as a switch does."""
+    session = prepare_session(items, cwd=cwd, env=env, session_id=session_id, now=now)
+    entry(Provider.CLAUDE).publish(session, env)
+    return session.path
+
 
 MARKER = "Reply with the word MARKER and nothing else."
 FIXTURES = all_fixtures()
@@ -190,7 +207,7 @@ def test_writing_the_same_id_twice_is_refused(tmp_path: Path) -> None:
 
 
 def _project(items: list[Item]) -> list[dict[str, Any]]:
-    return project(items, session_id="s", cwd="/w", now=NOW, version="2.1.328")
+    return [dict(r) for r in project(items, session_id="s", cwd="/w", now=NOW, version="2.1.328")]
 
 
 def test_chain_timestamps_and_fields() -> None:

@@ -15,9 +15,9 @@ from typing import Any
 import orjson
 import pytest
 
-from segue.testing.codex_cli import CodexNotInstalled, codex_bin, read_rollout
-from segue.testing.record_codex import SCENARIOS, structure_signature
-from segue.testing.standin.server import StandIn
+from segue_testbed.codex_cli import CodexNotInstalled, codex_bin, read_rollout
+from segue_testbed.record_codex import SCENARIOS, structure_signature
+from segue_testbed.standin.server import StandIn
 
 FIXTURES = Path(__file__).parent / "fixtures" / "codex"
 

@@ -26,21 +26,38 @@ from segue.conversation import (
     Item,
     Origin,
     Provenance,
+    Provider,
     Reasoning,
     ToolCall,
     ToolKind,
     ToolResult,
     UserMessage,
 )
-from segue.formats.atomic import TargetExists
-from segue.formats.codex.writer import project, select, uuid7, write_session
-from segue.session import read_session
-from segue.testing.codex_cli import CodexHome, CodexNotInstalled, codex_bin, read_rollout
-from segue.testing.oracle import atoms_from_codex_request, atoms_from_history
-from segue.testing.standin.openai import Text, request_kind
-from segue.testing.standin.server import StandIn
+from segue.errors import TargetExists
+from segue.formats.codex.writer import prepare_session, project, select, uuid7
+from segue.providers import entry
+from segue.sessions import read_session
 from segue.transforms.effective import portable_history
+from segue_testbed.codex_cli import CodexHome, CodexNotInstalled, codex_bin, read_rollout
+from segue_testbed.oracle import atoms_from_codex_request, atoms_from_history
+from segue_testbed.standin.openai import Text, request_kind
+from segue_testbed.standin.server import StandIn
 from tests.fixtures_index import Fixture, all_fixtures
+
+
+def write_session(
+    items: list[Item],
+    *,
+    cwd: str,
+    codex_home: Path,
+    session_id: str | None = None,
+    now: datetime | None = None,
+) -> Path:
+    """Prepare and publish, as a switch does (publishing also asks Codex to rescan)."""
+    session = prepare_session(items, cwd=cwd, codex_home=codex_home, session_id=session_id, now=now)
+    entry(Provider.CODEX).publish(session, {"CODEX_HOME": str(codex_home)})
+    return session.path
+
 
 MARKER = "Reply with the word MARKER and nothing else."
 REPLY = "MARKER-FROM-STANDIN"
@@ -95,7 +112,10 @@ def _sample() -> list[Item]:
 
 
 def test_project_follows_the_recipe() -> None:
-    records = project(_sample(), session_id="sid", cwd="/p", now=NOW, cli_version="0.169.0")
+    records: list[dict[str, Any]] = [
+        dict(r)
+        for r in project(_sample(), session_id="sid", cwd="/p", now=NOW, cli_version="0.169.0")
+    ]
     meta = records[0]
     assert meta["type"] == "session_meta"
     assert meta["payload"] == {
@@ -147,7 +167,9 @@ def test_non_object_input_is_wrapped() -> None:
         ToolCall("c", "apply_patch", "*** Begin Patch", ToolKind.PATCH, P),
         ToolResult("c", "ok", P),
     ]
-    records = project(items, session_id="s", cwd="/p", now=NOW, cli_version="v")
+    records: list[dict[str, Any]] = [
+        dict(r) for r in project(items, session_id="s", cwd="/p", now=NOW, cli_version="v")
+    ]
     calls = [r["payload"] for r in records if r["payload"].get("type") == "function_call"]
     assert calls[0]["name"] == "apply_patch"
     assert orjson.loads(calls[0]["arguments"]) == {"input": "*** Begin Patch"}

@@ -32,18 +32,18 @@ import pytest
 
 from segue.conversation import Provider
 from segue.switch import Switch, switch_session
-from segue.testing.claude_cli import API_KEY, ClaudeHome, claude_bin
-from segue.testing.codex_cli import CodexHome, codex_bin
-from segue.testing.oracle import (
+from segue_testbed.claude_cli import API_KEY, ClaudeHome, claude_bin
+from segue_testbed.codex_cli import CodexHome, codex_bin
+from segue_testbed.oracle import (
     atoms_from_claude_request,
     atoms_from_codex_request,
     atoms_from_history,
 )
-from segue.testing.standin.anthropic import Text, side_request_kind
-from segue.testing.standin.openai import Text as CodexText
-from segue.testing.standin.openai import request_kind
-from segue.testing.standin.server import Lane, StandIn
-from segue.testing.terminal import Terminal
+from segue_testbed.standin.anthropic import Text, side_request_kind
+from segue_testbed.standin.openai import Text as CodexText
+from segue_testbed.standin.openai import request_kind
+from segue_testbed.standin.server import Lane, StandIn
+from segue_testbed.terminal import Terminal
 from tests.fixtures_index import Fixture, all_fixtures
 
 pytestmark = pytest.mark.realcli

@@ -18,8 +18,8 @@ from segue.conversation import (
     ToolResult,
     UserMessage,
 )
-from segue.formats.summarize import summarize
-from segue.session import read_session
+from segue.providers import entry
+from segue.sessions import read_session
 from segue.transforms.effective import apply_rollbacks
 from segue.transforms.turns import prompts
 from tests.fixtures_index import Fixture, all_fixtures
@@ -107,29 +107,29 @@ def test_error_notices(fixture: Fixture) -> None:
     conv = read_session(fixture.transcript)
     got = conv.of(ErrorNotice)
     want = fixture.spec["errors"]
-    assert [e.error.value for e in got] == [w["kind"] for w in want]
+    assert [e.error_kind.value for e in got] == [w["kind"] for w in want]
     for e, w in zip(got, want, strict=True):
         if w.get("reset_at") is not None:
             assert e.reset_at == datetime.fromtimestamp(w["reset_at"], UTC)
 
 
 def test_listing_state(fixture: Fixture) -> None:
-    summary = summarize(fixture.transcript, Provider(fixture.provider))
-    assert summary.id == fixture.spec["session_id"]
-    assert summary.cwd == fixture.spec["cwd"]
-    assert summary.state.value == fixture.spec["state"]
+    row = entry(Provider(fixture.provider)).peek(fixture.transcript)
+    assert row.id == fixture.spec["session_id"]
+    assert row.cwd == fixture.spec["cwd"]
+    assert row.state.value == fixture.spec["state"]
     want_reset = fixture.spec.get("reset_at")
     expected = datetime.fromtimestamp(want_reset, UTC) if want_reset else None
-    assert summary.reset_at == expected
+    assert row.reset_at == expected
     rolled_back = fixture.spec.get("rolled_back_prompts") or []
-    assert summary.turns == len(fixture.spec["prompts"]) - len(rolled_back)
+    assert row.turns == len(fixture.spec["prompts"]) - len(rolled_back)
 
 
 def test_reading_never_writes(fixture: Fixture) -> None:
     before = hashlib.sha256(fixture.transcript.read_bytes()).hexdigest()
     mtime = fixture.transcript.stat().st_mtime_ns
     read_session(fixture.transcript)
-    summarize(fixture.transcript, Provider(fixture.provider))
+    entry(Provider(fixture.provider)).peek(fixture.transcript)
     assert hashlib.sha256(fixture.transcript.read_bytes()).hexdigest() == before
     assert fixture.transcript.stat().st_mtime_ns == mtime
 

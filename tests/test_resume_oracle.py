@@ -11,14 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from segue.session import read_session
-from segue.testing.oracle import (
+from segue.sessions import read_session
+from segue.transforms.effective import effective_history
+from segue_testbed.oracle import (
     atoms_from_claude_request,
     atoms_from_codex_request,
     atoms_from_history,
 )
-from segue.testing.standin.server import StandIn
-from segue.transforms.effective import effective_history
+from segue_testbed.standin.server import StandIn
 from tests.fixtures_index import Fixture, all_fixtures
 
 MARKER = "Reply with the word MARKER and nothing else."
@@ -35,8 +35,8 @@ def test_effective_history_is_what_the_cli_sends(
     cwd = Path(fixture.spec["cwd"])
     cwd.mkdir(parents=True, exist_ok=True)
     if fixture.provider == "claude":
-        from segue.testing.claude_cli import ClaudeHome
-        from segue.testing.standin.anthropic import Text as ClaudeText
+        from segue_testbed.claude_cli import ClaudeHome
+        from segue_testbed.standin.anthropic import Text as ClaudeText
 
         lane.script("anthropic", ClaudeText("MARKER"))
         claude = ClaudeHome(tmp_path, lane)
@@ -46,9 +46,9 @@ def test_effective_history_is_what_the_cli_sends(
         requests = [r.body for r in claude.model_requests()]
         sent = atoms_from_claude_request(requests[0], MARKER)
     else:
-        from segue.testing.codex_cli import CodexHome
-        from segue.testing.standin.openai import Text as CodexText
-        from segue.testing.standin.openai import request_kind
+        from segue_testbed.codex_cli import CodexHome
+        from segue_testbed.standin.openai import Text as CodexText
+        from segue_testbed.standin.openai import request_kind
 
         lane.script("openai", CodexText("MARKER"))
         codex = CodexHome(tmp_path, lane, provider=fixture.spec.get("model_provider", "standin"))

@@ -29,11 +29,11 @@ from segue.transforms.shrink import (
     ShrinkReport,
     Unfittable,
     cleared_placeholder,
-    format_chars,
     index_line,
     shrink,
 )
 from segue.transforms.turns import is_prompt
+from segue.units import format_count
 
 PLACEHOLDER_RE = re.compile(r"\[tool output cleared during provider switch: \d+ characters\]")
 
@@ -333,11 +333,11 @@ def test_unfittable() -> None:
 
 
 def test_format_and_describe() -> None:
-    assert format_chars(950) == "950"
-    assert format_chars(1234) == "1.2k"
-    assert format_chars(560_000) == "560k"
-    assert format_chars(999_999) == "1M"
-    assert format_chars(1_234_567) == "1.2M"
+    assert format_count(950) == "950"
+    assert format_count(1234) == "1.2k"
+    assert format_count(560_000) == "560k"
+    assert format_count(999_999) == "1M"
+    assert format_count(1_234_567) == "1.2M"
     report = ShrinkReport(
         1_234_567,
         560_000,

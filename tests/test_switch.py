@@ -17,16 +17,17 @@ import pytest
 
 from segue.budget import CHARS_PER_TOKEN
 from segue.conversation import Compaction, ErrorNotice, Provider, ToolCall, ToolKind
-from segue.session import read_session
-from segue.switch import SwitchError, SwitchLocked, session_lock, switch_session
-from segue.testing.oracle import (
+from segue.errors import SwitchError, SwitchLocked
+from segue.sessions import read_session
+from segue.switch import session_lock, switch_session
+from segue.transforms.plan import Label
+from segue.transforms.shrink import MARKER_TRIGGER
+from segue_testbed.oracle import (
     atoms_from_claude_request,
     atoms_from_codex_request,
     atoms_from_history,
 )
-from segue.testing.standin.server import Lane, StandIn
-from segue.transforms.plan import Strategy
-from segue.transforms.shrink import MARKER_TRIGGER
+from segue_testbed.standin.server import Lane, StandIn
 from tests.fixtures_index import Fixture, all_fixtures
 
 FIXTURES = all_fixtures()
@@ -48,12 +49,12 @@ class Target:
         self.provider = provider
         self.lane = lane
         if provider is Provider.CLAUDE:
-            from segue.testing.claude_cli import ClaudeHome
+            from segue_testbed.claude_cli import ClaudeHome
 
             self.claude = ClaudeHome(root, lane)
             self.home = self.claude.home
         else:
-            from segue.testing.codex_cli import CodexHome
+            from segue_testbed.codex_cli import CodexHome
 
             self.codex = CodexHome(root, lane)
             self.home = self.codex.home
@@ -66,13 +67,13 @@ class Target:
     ) -> tuple[Any, dict[str, Any]]:
         """Resume with the marker prompt; the run and the first model request it sent."""
         if self.provider is Provider.CLAUDE:
-            from segue.testing.standin.anthropic import Text
+            from segue_testbed.standin.anthropic import Text
 
             self.lane.script("anthropic", Text("MARKER"))
             run = self.claude.run(MARKER, cwd=cwd, resume=session_id, env=env)
             return run, self.claude.model_requests()[0].body
-        from segue.testing.standin.openai import Text as CodexText
-        from segue.testing.standin.openai import request_kind
+        from segue_testbed.standin.openai import Text as CodexText
+        from segue_testbed.standin.openai import request_kind
 
         self.lane.script("openai", CodexText("MARKER"))
         ran = self.codex.exec(MARKER, cwd=cwd, resume=session_id, env=env)
@@ -148,7 +149,7 @@ def test_switch_then_the_real_target_resumes_it(
     assert "encrypted_content" not in history and '"signature"' not in history
     for notice in read_session(source).of(ErrorNotice):
         assert notice.message not in sent.replies
-    if fixture.spec["compactions"] and result.plan.strategy is not Strategy.RAW:
+    if fixture.spec["compactions"] and result.plan.label is not Label.RAW_HISTORY:
         assert ours.summaries, "the portable summary must reach the target"
     assert result.plan.chars_after <= result.plan.target.budget_chars
     assert history_chars_sent(to, body) / CHARS_PER_TOKEN <= result.plan.target.context_window
@@ -156,7 +157,7 @@ def test_switch_then_the_real_target_resumes_it(
 
 def _large_source(provider: Provider, home: Path, copies_mb: float) -> tuple[str, Path, str]:
     """A multi-turn source of recorded turns, bigger than the target's budget."""
-    from segue.testing.generate import write_large_session
+    from segue_testbed.generate import write_large_session
 
     if provider is Provider.CODEX:
         folder = home / ".codex" / "sessions" / "2026" / "11" / "29"
@@ -190,7 +191,7 @@ def test_a_source_larger_than_the_target_window_is_shrunk_and_fits(
 
     assert sha256(source) == before
     plan = result.plan
-    assert plan.strategy is Strategy.SHRUNK
+    assert plan.label is Label.SHRUNK
     assert plan.shrink is not None and plan.shrink.removed_anything
     assert plan.chars_after <= plan.target.budget_chars < plan.chars_before
     run, body = target.resume(str(result.session_id), cwd, env=cli_env)
@@ -283,7 +284,7 @@ def _segue(env: dict[str, str], *args: str) -> subprocess.Popen[bytes]:
 
 
 def test_killing_a_switch_leaves_no_target_and_no_lock(tmp_path: Path) -> None:
-    from segue.testing.generate import write_large_session
+    from segue_testbed.generate import write_large_session
 
     home = tmp_path / "home"
     folder = home / ".codex" / "sessions" / "2026" / "11" / "29"

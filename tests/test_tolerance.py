@@ -15,8 +15,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from segue.conversation import Provider
-from segue.formats.summarize import summarize
-from segue.session import read_session
+from segue.providers import entry
+from segue.sessions import read_session
 from tests.fixtures_index import Fixture, all_fixtures
 
 SMALL = [f for f in all_fixtures() if f.transcript.stat().st_size < 400_000]
@@ -57,7 +57,7 @@ def _good_lines(data: bytes) -> set[int]:
 
 def _check(path: Path, provider: Provider, data: bytes) -> None:
     conv = read_session(path, provider)
-    summarize(path, provider)
+    entry(provider).peek(path)
     reported = {s.line for s in conv.skipped}
     total = len(_split(data))
     good = _good_lines(data)

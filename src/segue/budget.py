@@ -1,4 +1,4 @@
-"""Target model profiles and size estimates.
+"""Target model profiles and size estimates (pure; each provider's entry builds its profile).
 
 A :class:`TargetProfile` says how much history the target CLI can take: its model, its context
 window, the point where it would auto-compact, and the budget a projection must stay under. The
@@ -11,8 +11,7 @@ estimate errs on the side of "does not fit".
 
 from __future__ import annotations
 
-import os
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -80,20 +79,3 @@ def history_chars(items: Iterable[Item]) -> int:
 
 def chars_to_tokens(chars: int) -> int:
     return int(chars / CHARS_PER_TOKEN) + 1
-
-
-# --------------------------------------------------------------------------- target profiles
-
-
-def target_profile(provider: Provider, env: Mapping[str, str] | None = None) -> TargetProfile:
-    """The target CLI's model, window and auto-compaction point, as the user has it configured
-    (``env`` defaults to ``os.environ``; see :mod:`segue.providers`). A config file that exists
-    but cannot be parsed raises :class:`ValueError` naming the file."""
-    env = os.environ if env is None else env
-    if provider is Provider.CODEX:
-        from segue.providers import codex
-
-        return codex.target_profile(env)
-    from segue.providers import claude
-
-    return claude.target_profile(env)

@@ -1,20 +1,20 @@
-"""The ``segue`` command. Every command is a thin shell over a library function."""
+"""The ``segue`` command. Every command is a thin shell over a library function, and every
+error reaches the user through one handler: one line (a JSON object with ``--json``), never a
+traceback."""
 
 from __future__ import annotations
 
 import os
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, NoReturn
 
 import orjson
 import typer
 from rich.console import Console
 
 from segue.conversation import Provider
-from segue.listing import find_session, list_sessions
-from segue.serialize import conversation_to_json
-from segue.session import SessionError, read_session
+from segue.errors import SegueError
 
 app = typer.Typer(
     name="segue",
@@ -24,14 +24,24 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
+JsonOption = Annotated[bool, typer.Option("--json", help="Machine-readable output.")]
+
 
 def _out(obj: object) -> None:
     sys.stdout.buffer.write(orjson.dumps(obj, option=orjson.OPT_INDENT_2) + b"\n")
+    sys.stdout.flush()
 
 
-def _fail(message: str, code: int = 1) -> typer.Exit:
-    Console(stderr=True).print(f"segue: {message}", style="red", markup=False, highlight=False)
-    return typer.Exit(code)
+def _console() -> Console:
+    return Console(highlight=False, soft_wrap=True)
+
+
+def _stderr() -> Console:
+    return Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+class UsageError(SegueError):
+    """The command line itself is wrong (exit status 2)."""
 
 
 @app.command()
@@ -46,26 +56,29 @@ def sessions(
     all_dirs: Annotated[
         bool, typer.Option("--all", "-a", help="Sessions of every directory.")
     ] = False,
-    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+    as_json: JsonOption = False,
 ) -> None:
     """List Claude Code and Codex sessions, newest first."""
+    from segue.render import print_sessions
+    from segue.serialize import session_info_to_json
+    from segue.sessions import list_sessions
+
     if all_dirs and cwd is not None:
-        raise _fail("give --cwd or --all, not both", 2)
+        raise UsageError("give --cwd or --all, not both")
     where = None if all_dirs else (cwd or Path(os.getcwd()))
     listing = list_sessions(provider, where)
     if as_json:
-        _out({"sessions": [s.to_json() for s in listing.sessions], "problems": listing.problems})
+        rows = [session_info_to_json(s) for s in listing.sessions]
+        _out({"sessions": rows, "problems": listing.problems})
         return
-    console = Console(highlight=False, soft_wrap=True)
+    console = _console()
     if not listing.sessions:
         scope = "anywhere" if where is None else f"for {where} (try --all)"
         console.print(f"No sessions found {scope}.", markup=False)
     else:
-        from segue.render import print_sessions
-
         print_sessions(console, listing.sessions)
     for problem in listing.problems:
-        Console(stderr=True).print(f"skipped {problem}", style="yellow", markup=False)
+        _stderr().print(f"skipped {problem}", style="yellow", markup=False)
 
 
 @app.command()
@@ -77,12 +90,12 @@ def show(
     ] = False,
 ) -> None:
     """Print one session's decoded conversation."""
-    try:
-        provider, path = find_session(session)
-        conversation = read_session(path, provider)
-    except SessionError as exc:
-        raise _fail(str(exc)) from None
+    from segue.sessions import find_session, read_session
+
+    provider, path = find_session(session)
+    conversation = read_session(path, provider)
     if as_json:
+        from segue.serialize import conversation_to_json
         from segue.transforms.effective import effective_history
 
         effective = effective_history(conversation)
@@ -91,7 +104,7 @@ def show(
         return
     from segue.render import print_conversation
 
-    print_conversation(Console(highlight=False, soft_wrap=True), conversation, verbose)
+    print_conversation(_console(), conversation, verbose)
 
 
 @app.command()
@@ -104,7 +117,7 @@ def switch(
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Show the plan; write nothing.")
     ] = False,
-    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+    as_json: JsonOption = False,
     exec_: Annotated[
         bool, typer.Option("--exec", help="Then replace this process with the resume command.")
     ] = False,
@@ -112,12 +125,9 @@ def switch(
     """Move a session to the other provider as a native session it resumes.
 
     The source provider is never asked for anything and its file is never written."""
-    from segue.switch import SwitchError, switch_session
+    from segue.switch import switch_session
 
-    try:
-        result = switch_session(session, to, dry_run=dry_run)
-    except SwitchError as exc:
-        raise _fail(str(exc)) from None
+    result = switch_session(session, to, dry_run=dry_run, need_cwd=exec_)
     if as_json:
         from segue.serialize import switch_to_json
 
@@ -125,13 +135,17 @@ def switch(
     else:
         from segue.render import print_switch
 
-        print_switch(Console(highlight=False, soft_wrap=True), result)
+        print_switch(_console(), result)
     if exec_ and result.session_id is not None:
-        os.chdir(result.cwd)
+        argv = result.resume_argv
         try:
-            os.execvp(result.resume_argv[0], result.resume_argv)
+            os.chdir(result.cwd)
+            os.execvp(argv[0], argv)
         except OSError as exc:
-            raise _fail(f"cannot run {result.resume_argv[0]}: {exc.strerror}") from None
+            raise SegueError(
+                f"cannot run {argv[0]} in {result.cwd}: {exc.strerror}; the session was written, "
+                f"continue it with: {result.resume_command}"
+            ) from None
 
 
 @app.command()
@@ -145,8 +159,45 @@ def demo(
     from segue.demo import run_demo
     from segue.render import print_demo
 
-    print_demo(Console(highlight=False, soft_wrap=True), run_demo(home=home))
+    print_demo(_console(), run_demo(home=home))
 
 
-def main() -> None:
-    app()
+def _fail(message: str, code: int, as_json: bool) -> NoReturn:
+    line = " ".join(message.split())  # one line, whatever the message held
+    if as_json:
+        _out({"error": line, "exit_code": code})
+    else:
+        _stderr().print(f"segue: {line}", style="red", markup=False)
+    raise SystemExit(code)
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = sys.argv[1:] if argv is None else argv
+    as_json = "--json" in args
+    try:
+        code = app(args=args, standalone_mode=False)
+    except typer.TyperException as exc:  # a wrong option or argument
+        show = getattr(exc, "show", None)
+        if as_json or show is None:
+            _fail(exc.format_message(), exc.exit_code, as_json)
+        show()
+        raise SystemExit(exc.exit_code) from None
+    except UsageError as exc:
+        _fail(str(exc), 2, as_json)
+    except SegueError as exc:
+        _fail(str(exc), 1, as_json)
+    except typer.Abort:
+        _fail("aborted", 1, as_json)
+    except KeyboardInterrupt:
+        _fail("interrupted", 130, as_json)
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        raise SystemExit(1) from None
+    except Exception as exc:  # a bug: still one line, with a way to see the traceback
+        if os.environ.get("SEGUE_DEBUG"):
+            raise
+        _fail(
+            f"internal error: {type(exc).__name__}: {exc} (SEGUE_DEBUG=1 shows where)", 70, as_json
+        )
+    if isinstance(code, int) and code:
+        raise SystemExit(code)

@@ -107,10 +107,11 @@ class AssistantMessage:
 
 @dataclass(frozen=True, slots=True)
 class Reasoning:
-    """Reasoning the model showed. ``summary`` is portable text; ``private`` is the provider's
-    opaque payload (a Claude thinking signature, Codex ``encrypted_content``): never portable."""
+    """Reasoning the model showed. ``text`` is what anyone can read (Claude's thinking, Codex's
+    reasoning summary); ``private`` is the provider's opaque payload (a Claude thinking
+    signature, Codex ``encrypted_content``): never portable."""
 
-    summary: str
+    text: str
     prov: Provenance
     private: str | None = None
     timestamp: str | None = None
@@ -148,8 +149,9 @@ class ToolResult:
 class Compaction:
     """A point where the provider replaced the history before it with a summary.
 
-    ``replacement`` holds items the provider kept verbatim after compacting (Codex's
-    ``replacement_history``), when the record gives them; ``None`` means "just the summary".
+    ``replacement`` holds the items the provider keeps verbatim after the summary when it resumes
+    (Codex's ``replacement_history``, or the user messages before an old-style Codex record;
+    Claude's preserved segment); ``None`` means "just the summary".
     """
 
     summary: str
@@ -165,7 +167,7 @@ class Compaction:
 class ErrorNotice:
     """An error the CLI recorded: never an assistant message."""
 
-    error: ErrorKind
+    error_kind: ErrorKind
     message: str
     prov: Provenance
     reset_at: datetime | None = None
@@ -218,6 +220,30 @@ Item: TypeAlias = (
     | Opaque
 )
 
+# --- limits ---------------------------------------------------------------------------------------
+
+ALL_MODELS = "all"
+
+
+@dataclass(frozen=True, slots=True)
+class LimitWindow:
+    """One usage window of a provider as some source reported it: how long the window is, how
+    much of it is used, when it resets, and which models it covers."""
+
+    provider: Provider
+    minutes: int | None  # the window's length (300 = five hours, 10080 = a week)
+    used_percent: float | None
+    resets_at: datetime | None
+    scope: str = ALL_MODELS  # "all", or the model family it limits ("opus", "sonnet", …)
+    name: str | None = None  # the provider's own name for it (five_hour, primary, …)
+    observed_at: datetime | None = None  # when the source said so
+    source: str | None = None  # where it was read (a file and line, an endpoint)
+
+    @property
+    def exhausted(self) -> bool:
+        return self.used_percent is not None and self.used_percent >= 100
+
+
 # --- the whole ----------------------------------------------------------------------------------
 
 
@@ -242,7 +268,9 @@ class SessionMeta:
     title: str | None = None
     created: str | None = None
     updated: str | None = None
-    extra: dict[str, JSON] = field(default_factory=dict)
+    # the newest usage windows the file reports (e.g. Codex's rate-limit snapshots)
+    limits: list[LimitWindow] = field(default_factory=list)
+    extra: dict[str, JSON] = field(default_factory=dict)  # other provider facts, for display
 
 
 @dataclass(slots=True)

@@ -17,17 +17,18 @@ from typing import Any
 import orjson
 
 from segue.conversation import Provider
-from segue.formats.summarize import summarize
-from segue.summary import SessionSummary
+from segue.providers import default_target, entry
+from segue.session_info import SessionInfo
 from segue.switch import Switch, switch_session
 
 
 @dataclass(slots=True)
 class Demo:
     home: Path
-    source: SessionSummary
+    source: SessionInfo
     switch: Switch
     about: dict[str, Any]
+    written: list[str]  # the new file's outline, one line per record
 
 
 def bundled_session() -> tuple[Path, dict[str, Any]]:
@@ -36,12 +37,17 @@ def bundled_session() -> tuple[Path, dict[str, Any]]:
     return root, about
 
 
-def run_demo(to: Provider = Provider.CLAUDE, home: Path | None = None) -> Demo:
+def run_demo(to: Provider | None = None, home: Path | None = None) -> Demo:
+    """Copy the bundled session into ``home`` (default: a new scratch folder) and switch it to
+    ``to`` (default: another provider)."""
     root, about = bundled_session()
     home = home or Path(tempfile.mkdtemp(prefix="segue-demo-"))
     shutil.copytree(root / "home", home, dirs_exist_ok=True)
     env = {"HOME": str(home), "SEGUE_STATE_DIR": str(home / ".segue")}
     source_path = home / str(about["transcript"]).removeprefix("home/")
-    source = summarize(source_path, Provider(about["provider"]))
+    provider = Provider(about["provider"])
+    to = default_target(provider) if to is None else to
+    source = entry(provider).peek(source_path)
     switch = switch_session(str(source_path), to, env=env)
-    return Demo(home, source, switch, about)
+    assert switch.path is not None, "the demo writes its switch"
+    return Demo(home, source, switch, about, list(entry(to).outline(switch.path)))

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Sequence
-from datetime import UTC, datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, assert_never
 
 import orjson
 from rich.console import Console
@@ -25,8 +25,12 @@ from segue.conversation import (
     TurnMarker,
     UserMessage,
 )
-from segue.summary import SessionSummary
+from segue.providers import entry
+from segue.session_info import SessionInfo
+from segue.times import utc_minutes
+from segue.transforms.plan import Label
 from segue.transforms.turns import group_turns
+from segue.units import format_bytes
 
 if TYPE_CHECKING:
     from segue.demo import Demo
@@ -45,10 +49,6 @@ def _indent(text: str, prefix: str) -> str:
     return "\n".join(prefix + line for line in text.splitlines())
 
 
-def _when(dt: datetime | None) -> str:
-    return dt.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC") if dt else "unknown"
-
-
 def _tool_input(call: ToolCall) -> str:
     value = call.input
     if isinstance(value, dict):
@@ -61,50 +61,49 @@ def _tool_input(call: ToolCall) -> str:
 
 
 def render_item(item: Item, verbose: bool = False) -> Text | None:
-    if isinstance(item, UserMessage):
-        if item.origin is Origin.TYPED:
-            return None  # shown as the turn heading
-        label = "context" if item.origin is Origin.INJECTED else "command"
-        if not verbose and item.origin is Origin.INJECTED:
-            return Text(f"  · {label}: {len(item.text):,} chars", style="dim")
-        return Text(f"  · {label}:\n" + _indent(_clip(item.text, 4), "      "), style="dim")
-    if isinstance(item, AssistantMessage):
-        return Text(_indent(_clip(item.text, 12), "  "))
-    if isinstance(item, Reasoning):
-        note = " (+ provider-private payload)" if item.private else ""
-        body = _clip(item.summary, 3) if item.summary else "(no summary text)"
-        return Text(f"  ~ reasoning{note}: " + body, style="italic dim")
-    if isinstance(item, ToolCall):
-        return Text(
-            f"  $ {item.name} [{item.tool.value}] {_clip(_tool_input(item), 3)}", style="cyan"
-        )
-    if isinstance(item, ToolResult):
-        status = "error" if item.error else "ok" if item.error is False else "?"
-        if item.exit_code is not None:
-            status += f", exit {item.exit_code}"
-        head = f"    → {status}, {len(item.output):,} chars"
-        return Text(head + "\n" + _indent(_clip(item.output, 4), "      "), style="green")
-    if isinstance(item, Compaction):
-        trig = f", {item.trigger}" if item.trigger else ""
-        kept = f", keeps {len(item.replacement)} items" if item.replacement else ""
-        text = f"  ⟳ compaction ({item.state.value}{trig}{kept})"
-        if item.summary:
-            text += "\n" + _indent(_clip(item.summary, 4), "      ")
-        return Text(text, style="magenta")
-    if isinstance(item, ErrorNotice):
-        reset = f" (resets {_when(item.reset_at)})" if item.reset_at else ""
-        return Text(f"  ⚠ {item.error.value}: {_clip(item.message, 2)}{reset}", style="red")
-    if isinstance(item, Rollback):
-        return Text(f"  ↶ rolled back {item.turns} turn(s)", style="yellow")
-    if isinstance(item, TurnMarker):
-        return Text(f"  · turn {item.status.value}", style="dim") if verbose else None
-    if isinstance(item, Opaque):
-        return (
-            Text(f"  · {item.native_kind} (line {item.prov.line})", style="dim")
-            if verbose
-            else None
-        )
-    return None
+    match item:
+        case UserMessage():
+            if item.origin is Origin.TYPED:
+                return None  # shown as the turn heading
+            label = "context" if item.origin is Origin.INJECTED else "command"
+            if not verbose and item.origin is Origin.INJECTED:
+                return Text(f"  · {label}: {len(item.text):,} chars", style="dim")
+            return Text(f"  · {label}:\n" + _indent(_clip(item.text, 4), "      "), style="dim")
+        case AssistantMessage():
+            return Text(_indent(_clip(item.text, 12), "  "))
+        case Reasoning():
+            note = " (+ provider-private payload)" if item.private else ""
+            body = _clip(item.text, 3) if item.text else "(no readable text)"
+            return Text(f"  ~ reasoning{note}: " + body, style="italic dim")
+        case ToolCall():
+            shown = _clip(_tool_input(item), 3)
+            return Text(f"  $ {item.name} [{item.tool.value}] {shown}", style="cyan")
+        case ToolResult():
+            status = "error" if item.error else "ok" if item.error is False else "?"
+            if item.exit_code is not None:
+                status += f", exit {item.exit_code}"
+            head = f"    → {status}, {len(item.output):,} chars"
+            return Text(head + "\n" + _indent(_clip(item.output, 4), "      "), style="green")
+        case Compaction():
+            trig = f", {item.trigger}" if item.trigger else ""
+            kept = f", keeps {len(item.replacement)} items" if item.replacement else ""
+            text = f"  ⟳ compaction ({item.state.value}{trig}{kept})"
+            if item.summary:
+                text += "\n" + _indent(_clip(item.summary, 4), "      ")
+            return Text(text, style="magenta")
+        case ErrorNotice():
+            reset = f" (resets {utc_minutes(item.reset_at)})" if item.reset_at else ""
+            message = _clip(item.message, 2)
+            return Text(f"  ⚠ {item.error_kind.value}: {message}{reset}", style="red")
+        case Rollback():
+            return Text(f"  ↶ rolled back {item.turns} turn(s)", style="yellow")
+        case TurnMarker():
+            return Text(f"  · turn {item.status.value}", style="dim") if verbose else None
+        case Opaque():
+            line = f"  · {item.native_kind} (line {item.prov.line})"
+            return Text(line, style="dim") if verbose else None
+        case _:
+            assert_never(item)
 
 
 def print_conversation(console: Console, conversation: Conversation, verbose: bool = False) -> None:
@@ -144,15 +143,17 @@ def print_conversation(console: Console, conversation: Conversation, verbose: bo
             console.print(Text(f"  {note}", style="yellow"))
 
 
-def print_sessions(console: Console, sessions: Sequence[SessionSummary]) -> None:
+def print_sessions(console: Console, sessions: Sequence[SessionInfo]) -> None:
     """One line per session, full ids (they are what ``show`` and ``switch`` take)."""
     rows = [("PROVIDER", "ID", "STATE", "TURNS", "UPDATED", "SIZE", "TITLE / FIRST PROMPT")]
     for s in sessions:
         state = s.state.value
         if s.reset_at:
-            state += f" until {_when(s.reset_at)}"
+            state += f" until {utc_minutes(s.reset_at)}"
         updated = (s.updated or "")[:16].replace("T", " ")
-        rows.append((s.provider.value, s.id, state, str(s.turns), updated, _size(s.size), s.label))
+        rows.append(
+            (s.provider.value, s.id, state, str(s.turns), updated, format_bytes(s.size), s.label)
+        )
     widths = [max(len(row[c]) for row in rows) for c in range(6)]
     for n, row in enumerate(rows):
         cells = [
@@ -162,17 +163,6 @@ def print_sessions(console: Console, sessions: Sequence[SessionSummary]) -> None
         if console.is_terminal and len(line) > console.width:
             line = line[: console.width - 1] + "…"
         console.print(Text(line, style="bold" if n == 0 else ""), soft_wrap=True)
-
-
-def _size(n: int) -> str:
-    if n < 1024:
-        return f"{n} B"
-    value = float(n)
-    for unit in ("KB", "MB", "GB"):
-        value /= 1024
-        if value < 1024 or unit == "GB":
-            break
-    return f"{value:.1f} {unit}"
 
 
 def print_switch(console: Console, switch: Switch) -> None:
@@ -189,9 +179,8 @@ def print_switch(console: Console, switch: Switch) -> None:
         f"           ({target.source})\n"
     )
     out.append("  plan     ")
-    out.append(
-        plan.summary + "\n", style="bold green" if plan.strategy == "native" else "bold yellow"
-    )
+    style = "bold green" if plan.label is Label.NATIVE else "bold yellow"
+    out.append(plan.loss_line + "\n", style=style)
     if plan.not_carried:
         kinds = ", ".join(f"{n} {kind}" for kind, n in plan.not_carried.items())
         out.append(f"  not carried (the target cannot take these): {kinds}\n", style="dim")
@@ -203,6 +192,8 @@ def print_switch(console: Console, switch: Switch) -> None:
         out.append("  dry run: nothing written\n", style="bold")
     else:
         out.append(f"  new      {switch.session_id}\n  file     {switch.path}\n")
+        for warning in switch.warnings:
+            out.append(f"  warning  {warning}\n", style="yellow")
         out.append("continue it with:\n", style="bold")
         out.append(f"  {switch.resume_command}\n")
     console.print(out, end="")
@@ -224,28 +215,12 @@ def print_demo(console: Console, demo: Demo) -> None:
     )
     print_switch(console, demo.switch)
     console.print(Text("\n2. The native file it wrote, record by record:", style="bold"))
-    path = demo.switch.path
-    assert path is not None, "the demo writes its switch"
-    for n, line in enumerate(path.read_bytes().splitlines(), 1):
-        record = orjson.loads(line)
-        message = record.get("message") or {}
-        content = message.get("content") if isinstance(message, dict) else None
-        if isinstance(content, list):
-            parts = [
-                b.get("type", "?") + (f" {b.get('name')}" if b.get("name") else "") for b in content
-            ]
-            shown = "[" + ", ".join(parts) + "]"
-        elif isinstance(content, str):
-            first = " ".join(content.split())
-            shown = first if len(first) <= 90 else first[:89] + "…"
-        else:
-            shown = ""
-        kind = record.get("type", "?") + (f"/{record['subtype']}" if record.get("subtype") else "")
-        console.print(Text(f"  {n:>3}  {kind:<24} {shown}"))
+    for n, line in enumerate(demo.written, 1):
+        console.print(Text(f"  {n:>3}  {line}"))
     console.print(
         Text(
-            f"\nWith a Claude Code login, continue it with:\n  HOME={demo.home} "
-            f"{demo.switch.resume_command.split(' && ', 1)[1]}   (from {demo.switch.cwd})",
+            f"\nWith a {entry(demo.switch.target).label} login, continue it with:\n"
+            f"  HOME={demo.home} {shlex.join(demo.switch.resume_argv)}   (from {demo.switch.cwd})",
             style="bold",
         )
     )

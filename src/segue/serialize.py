@@ -13,18 +13,22 @@ from enum import Enum
 from typing import TYPE_CHECKING, Any
 
 from segue.conversation import Compaction, Conversation, Item, Opaque, Provenance
+from segue.session_info import SessionInfo
+from segue.times import iso_z
 
 if TYPE_CHECKING:
     from segue.switch import Switch
 
 SCHEMA_VERSION = 1
+# Python names that the JSON spells as it did before they were renamed (the JSON is stable).
+_JSON_NAMES = {("reasoning", "text"): "summary", ("error", "error_kind"): "error"}
 
 
 def _value(value: Any) -> Any:
     if isinstance(value, Enum):
         return value.value
     if isinstance(value, datetime):
-        return value.isoformat().replace("+00:00", "Z")
+        return iso_z(value)
     if isinstance(value, tuple | list):
         return [_value(v) for v in value]
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
@@ -44,7 +48,7 @@ def item_to_json(item: Item, *, opaque_data: bool = False) -> dict[str, Any]:
         if isinstance(item, Compaction) and name == "replacement":
             out[name] = None if value is None else [item_to_json(i) for i in value]
             continue
-        out[name] = _value(value)
+        out[_JSON_NAMES.get((item.kind, name), name)] = _value(value)
     prov: Provenance = item.prov
     out["file"] = prov.file
     out["line"] = prov.line
@@ -68,6 +72,7 @@ def conversation_to_json(
             "title": meta.title,
             "created": meta.created,
             "updated": meta.updated,
+            "limits": [_value(window) for window in meta.limits],
             "extra": meta.extra,
         },
         "items": [item_to_json(i, opaque_data=opaque_data) for i in conversation.items],
@@ -91,7 +96,7 @@ def switch_to_json(switch: Switch) -> dict[str, Any]:
         "source": {
             "provider": switch.source.meta.provider.value,
             "id": switch.source.meta.id,
-            "path": str(switch.source_path),
+            "path": None if switch.source_path is None else str(switch.source_path),
             "skipped": [_value(s) for s in switch.source.skipped],
         },
         "target": {
@@ -103,8 +108,8 @@ def switch_to_json(switch: Switch) -> dict[str, Any]:
             "budget_chars": target.budget_chars,
             "profile_source": target.source,
         },
-        "strategy": plan.strategy.value,
-        "summary": plan.summary,
+        "strategy": plan.label.value,
+        "summary": plan.loss_line,
         "dropped_compactions": [
             {"state": c.state.value, "file": c.prov.file, "line": c.prov.line}
             for c in plan.dropped_compactions
@@ -120,4 +125,23 @@ def switch_to_json(switch: Switch) -> dict[str, Any]:
         "path": None if switch.path is None else str(switch.path),
         "cwd": switch.cwd,
         "resume_command": None if switch.session_id is None else switch.resume_command,
+        "warnings": list(switch.warnings),
+    }
+
+
+def session_info_to_json(info: SessionInfo) -> dict[str, Any]:
+    """A listing row as the stable ``segue sessions --json`` object."""
+    return {
+        "provider": info.provider.value,
+        "id": info.id,
+        "cwd": info.cwd,
+        "path": info.path,
+        "title": info.title,
+        "first_prompt": info.first_prompt,
+        "model": info.model,
+        "updated": info.updated,
+        "size": info.size,
+        "turns": info.turns,
+        "state": info.state.value,
+        "reset_at": None if info.reset_at is None else iso_z(info.reset_at),
     }

@@ -1,10 +1,12 @@
-"""The switch transaction: one session of an exhausted provider becomes a native session of the
-other provider, and the source provider is never asked for anything.
+"""The switch transaction: one session of an exhausted provider becomes a native session of
+another provider, and the source provider is never asked for anything.
 
 read the source (never written) → plan (portable history, what the target can carry, the shrink
-ladder) → write the target file atomically (never over an existing file) → tell the user the
-exact command that continues it. A lock per source session refuses a second switch of the same
-session while one runs; it is an ``flock``, so a killed switch leaves nothing that blocks a retry.
+ladder) → prepare the target file (everything that can fail, fails here) → publish it atomically
+(never over an existing file) → tell the user the exact command that continues it. A dry run
+stops after preparing, so a dry run that succeeds means the switch would. A lock per source
+session refuses a second switch of the same session while one runs; it is an ``flock``, so a
+killed switch leaves nothing that blocks a retry.
 """
 
 from __future__ import annotations
@@ -12,29 +14,31 @@ from __future__ import annotations
 import fcntl
 import os
 import shlex
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
-from datetime import datetime
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 
 from platformdirs import user_state_dir
 
-from segue.budget import TargetProfile, target_profile
-from segue.conversation import Conversation, Item, Provider
-from segue.listing import find_session, session_id_of
-from segue.session import SessionError, read_session
-from segue.transforms.plan import Plan, Select, plan_switch
-from segue.transforms.shrink import Unfittable
+from segue.budget import TargetProfile
+from segue.conversation import Conversation, Provider
+from segue.errors import SessionError, SwitchError, SwitchLocked
+from segue.formats.atomic import NativeSession
+from segue.providers import default_target, entry
+from segue.sessions import find_session, read_session
+from segue.transforms.plan import Plan, make_plan
 from segue.transforms.state import SessionState, session_state
 
-
-class SwitchError(Exception):
-    """The switch cannot be done; nothing was written."""
-
-
-class SwitchLocked(SwitchError):
-    """Another switch of the same session is running."""
+__all__ = [
+    "Switch",
+    "plan_switch",
+    "session_lock",
+    "state_dir",
+    "switch_conversation",
+    "switch_session",
+]
 
 
 @dataclass(slots=True)
@@ -42,26 +46,26 @@ class Switch:
     """A planned (and, unless it was a dry run, written) switch."""
 
     source: Conversation
-    source_path: Path
+    source_path: Path | None  # None for a conversation that was never a file
     target: Provider
     plan: Plan
     cwd: str
-    session_id: str | None = None  # None for a dry run
+    session_id: str | None = None  # the new session (None for a dry run)
     path: Path | None = None
+    warnings: list[str] = field(default_factory=list)  # steps after publishing that failed
 
     @property
     def resume_argv(self) -> list[str]:
         assert self.session_id is not None
-        if self.target is Provider.CODEX:
-            return ["codex", "resume", self.session_id]
-        return ["claude", "--resume", self.session_id]
+        return entry(self.target).resume_argv(self.session_id)
 
     @property
     def resume_command(self) -> str:
-        return f"cd {shlex.quote(self.cwd)} && {shlex.join(self.resume_argv)}"
+        return f"cd -- {shlex.quote(self.cwd)} && {shlex.join(self.resume_argv)}"
 
 
 def state_dir(env: Mapping[str, str] | None = None) -> Path:
+    """Where segue keeps its own state (locks): ``$SEGUE_STATE_DIR`` or the platform's place."""
     env = os.environ if env is None else env
     override = env.get("SEGUE_STATE_DIR")
     return Path(override) if override else Path(user_state_dir("segue"))
@@ -71,11 +75,18 @@ def state_dir(env: Mapping[str, str] | None = None) -> Path:
 def session_lock(
     provider: Provider, session_id: str, env: Mapping[str, str] | None = None
 ) -> Iterator[None]:
-    """Hold the switch lock of one source session, or raise :class:`SwitchLocked`."""
+    """Hold the switch lock of one source session, or raise :class:`SwitchLocked`.
+
+    The lock file is created 0600 in a folder created 0700, and never through a symbolic link.
+    """
     folder = state_dir(env) / "locks"
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"{provider.value}-{session_id}.lock"
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    safe_id = "".join(c if c.isalnum() or c in "-_." else "_" for c in session_id)
+    path = folder / f"{provider.value}-{safe_id}.lock"
+    try:
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    except OSError as exc:
+        raise SwitchError(f"{path}: cannot create the switch lock: {exc.strerror}") from None
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -100,88 +111,98 @@ def switch_session(
     env: Mapping[str, str] | None = None,
     profile: TargetProfile | None = None,
     now: datetime | None = None,
+    need_cwd: bool = False,
 ) -> Switch:
     """Switch the session ``ref`` (an id, a unique id prefix or a path) to provider ``to``
-    (default: the other provider)."""
+    (default: another provider). ``need_cwd`` refuses before writing when the session's working
+    directory does not exist (for a caller that will start the target CLI there)."""
     env = dict(os.environ) if env is None else dict(env)
     try:
         provider, path = find_session(ref, env)
     except SessionError as exc:
         raise SwitchError(str(exc)) from None
-    if to is None:
-        to = Provider.CLAUDE if provider is Provider.CODEX else Provider.CODEX
+    to = default_target(provider) if to is None else to
     if provider is to:
         raise SwitchError(f"{path} is already a {to.value} session")
-    with session_lock(provider, session_id_of(provider, path), env):
+    source_id = entry(provider).session_id(path)
+    if dry_run:
+        return _switch(read_session(path, provider), path, to, True, env, profile, now, need_cwd)
+    with session_lock(provider, source_id, env):
         source = read_session(path, provider)
-        return _switch(source, path, to, dry_run=dry_run, env=env, profile=profile, now=now)
+        return _switch(source, path, to, False, env, profile, now, need_cwd)
+
+
+def switch_conversation(
+    conversation: Conversation,
+    to: Provider,
+    *,
+    dry_run: bool = False,
+    env: Mapping[str, str] | None = None,
+    profile: TargetProfile | None = None,
+    now: datetime | None = None,
+) -> Switch:
+    """Switch a conversation held in memory (read from anywhere, or built by a program) to
+    provider ``to``. Its ``meta.cwd`` is the working directory of the new session."""
+    env = dict(os.environ) if env is None else dict(env)
+    source_path = Path(conversation.meta.path) if conversation.meta.path else None
+    return _switch(conversation, source_path, to, dry_run, env, profile, now, False)
 
 
 def _switch(
     source: Conversation,
-    path: Path,
+    path: Path | None,
     to: Provider,
-    *,
     dry_run: bool,
     env: Mapping[str, str],
     profile: TargetProfile | None,
     now: datetime | None,
+    need_cwd: bool,
 ) -> Switch:
-    cwd = source.meta.cwd
-    if not cwd:
-        raise SwitchError(f"{path}: the session records no working directory")
-    target = profile or target_profile(to, env)
-    select, write = _writer(to, env, cwd, now)
-    try:
-        plan = plan_switch(source, target, select)
-    except Unfittable as exc:
-        raise SwitchError(f"{path}: {exc}") from None
+    where = path or source.meta.id
+    cwd = _checked_cwd(source.meta.cwd, where, need_cwd)
+    target = entry(to)
+    plan = plan_switch(source, to, profile=profile, env=env)
     if not plan.items:
-        raise SwitchError(f"{path}: nothing in this session can be carried to {to.value}")
+        raise SwitchError(f"{where}: nothing in this session can be carried to {to.value}")
     state, _ = session_state(source.items)
     if state is SessionState.WORKING:
         plan.notes.append(
             "the source's last turn had not finished (its CLI may still be running it); "
             "what is on disk so far is carried"
         )
+    native: NativeSession = target.prepare(
+        plan.items, cwd=cwd, env=env, now=now or datetime.now(UTC)
+    )
     switch = Switch(source, path, to, plan, cwd)
     if dry_run:
         return switch
-    switch.path = write(plan.items)
-    switch.session_id = _session_id(to, switch.path)
+    switch.warnings = target.publish(native, env)
+    switch.session_id, switch.path = native.session_id, native.path
     return switch
 
 
-Write = Callable[[Sequence[Item]], Path]
+def plan_switch(
+    conversation: Conversation,
+    to: Provider,
+    *,
+    profile: TargetProfile | None = None,
+    env: Mapping[str, str] | None = None,
+) -> Plan:
+    """What a switch of ``conversation`` to ``to`` would carry and lose, for the target as the
+    user has it configured (or for ``profile``). Pure apart from reading the target's config."""
+    target = entry(to)
+    if profile is None:
+        profile = target.target_profile(os.environ if env is None else env)
+    return make_plan(conversation, profile, target.select)
 
 
-def _writer(
-    to: Provider, env: Mapping[str, str], cwd: str, now: datetime | None
-) -> tuple[Select, Write]:
-    """The target's own ``select`` (what it can carry) and a function that writes the file."""
-    if to is Provider.CODEX:
-        from segue.formats.codex import writer as codex_writer
-        from segue.formats.codex.paths import codex_home
-
-        home = codex_home(env)
-
-        def write_codex(items: Sequence[Item]) -> Path:
-            return codex_writer.write_session(items, cwd=cwd, codex_home=home, now=now)
-
-        return codex_writer.select, write_codex
-    from segue.formats.claude import writer as claude_writer
-
-    def write_claude(items: Sequence[Item]) -> Path:
-        return claude_writer.write_session(items, cwd=cwd, env=env, now=now)
-
-    return claude_writer.select, write_claude
-
-
-def _session_id(to: Provider, path: Path) -> str:
-    if to is Provider.CODEX:
-        from segue.formats.codex.paths import session_id_from_name
-
-        sid = session_id_from_name(path)
-        assert sid is not None
-        return sid
-    return path.stem
+def _checked_cwd(cwd: object, where: object, need_cwd: bool) -> str:
+    if not isinstance(cwd, str) or not cwd:
+        raise SwitchError(f"{where}: the session records no working directory")
+    if not os.path.isabs(cwd) or "\0" in cwd:
+        raise SwitchError(
+            f"{where}: the session's working directory {cwd!r} is not an absolute path"
+        )
+    if need_cwd and not os.path.isdir(cwd):
+        raise SwitchError(f"{where}: the session's working directory {cwd} does not exist")
+    return cwd

@@ -5,11 +5,30 @@ from __future__ import annotations
 import os
 import tempfile
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from segue.conversation import Provider
+from segue.errors import TargetExists
 
-class TargetExists(FileExistsError):
-    """A file already has the target's name; segue never overwrites one."""
+__all__ = ["NativeSession", "TargetExists", "publish", "remove_stale_partials"]
+
+
+@dataclass(slots=True)
+class NativeSession:
+    """A session file a writer prepared but has not published yet: its id, the path it will
+    take, and its lines. Everything that can fail about a write fails while preparing one;
+    publishing only puts the bytes in place."""
+
+    provider: Provider
+    session_id: str
+    path: Path
+    lines: list[bytes]
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def size(self) -> int:
+        return sum(len(line) for line in self.lines)
 
 
 def publish(path: Path, lines: Iterable[bytes], mode: int = 0o600) -> Path:

@@ -1,4 +1,4 @@
-"""Tolerant JSON Lines reading shared by the readers.
+"""JSON Lines as both providers keep their sessions: tolerant reading, and the one line writer.
 
 One rule set for both providers: a truncated last line (a CLI in the middle of an append) is
 ignored with a note; any other malformed line is reported with its file and line number and the
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import gc
 import mmap
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -148,3 +148,12 @@ def collector_paused() -> Iterator[None]:
     finally:
         if was_enabled:
             gc.enable()
+
+
+def dump_line(record: Mapping[str, Any]) -> bytes:
+    """One record as a JSON Lines line (compact, UTF-8, ending in ``\\n``)."""
+    return orjson.dumps(record) + b"\n"
+
+
+def dump_lines(records: Iterable[Mapping[str, Any]]) -> list[bytes]:
+    return [orjson.dumps(record) + b"\n" for record in records]

@@ -93,25 +93,3 @@ def _zone(name: str | None) -> timezone:
         return UTC
     delta = timedelta(hours=int(m.group("h")), minutes=int(m.group("m") or 0))
     return timezone(delta if m.group("sign") == "+" else -delta)
-
-
-def from_epoch(value: object) -> datetime | None:
-    """A datetime from epoch seconds (or milliseconds), or None for anything else."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    if value > 10_000_000_000:  # milliseconds
-        value = value / 1000
-    try:
-        return datetime.fromtimestamp(value, UTC)
-    except (OverflowError, OSError, ValueError):
-        return None
-
-
-def parse_iso(value: object) -> datetime | None:
-    if not isinstance(value, str):
-        return None
-    try:
-        dt = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return dt if dt.tzinfo else dt.replace(tzinfo=UTC)

@@ -1,1 +1,68 @@
-"""What each provider is as a target: its configured model and limits."""
+"""The registry of providers: one entry each, holding everything segue asks of a provider.
+
+Like pandoc's table of readers and writers: the rest of segue looks a provider up here and
+calls its entry (:class:`segue.providers.base.ProviderEntry`); nothing else branches on which
+provider it is. Adding a provider is one package under ``formats/`` and one entry below.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from segue.budget import TargetProfile
+from segue.conversation import Provider
+from segue.errors import SessionError
+from segue.providers.base import Env, ProviderEntry
+from segue.providers.claude import ClaudeCode
+from segue.providers.codex import Codex
+
+__all__ = [
+    "Env",
+    "ProviderEntry",
+    "all_entries",
+    "default_target",
+    "entry",
+    "entry_for_file",
+    "target_profile",
+]
+
+# Codex first: its files are recognised by name, Claude's by content.
+_ENTRIES: dict[Provider, ProviderEntry] = {
+    entry.provider: entry for entry in (Codex(), ClaudeCode())
+}
+
+
+def entry(provider: Provider) -> ProviderEntry:
+    return _ENTRIES[provider]
+
+
+def all_entries() -> tuple[ProviderEntry, ...]:
+    return tuple(_ENTRIES.values())
+
+
+def default_target(source: Provider) -> Provider:
+    """Where a switch goes when the user names no target: the first other provider."""
+    return next(p for p in _ENTRIES if p is not source)
+
+
+HEAD_BYTES = 4096
+
+
+def entry_for_file(path: Path) -> ProviderEntry:
+    """The provider that wrote ``path``, judged by its name and first bytes."""
+    try:
+        with path.open("rb") as f:
+            head = f.read(HEAD_BYTES)
+    except OSError as exc:
+        raise SessionError(f"{path}: cannot read: {exc.strerror}") from exc
+    for candidate in _ENTRIES.values():
+        if candidate.recognises(path, head):
+            return candidate
+    raise SessionError(f"{path}: not a session file of any provider segue knows")
+
+
+def target_profile(provider: Provider, env: Env | None = None) -> TargetProfile:
+    """The model, window and auto-compaction point of ``provider``'s CLI as the user has it
+    configured (``env`` defaults to this process's environment)."""
+    return entry(provider).target_profile(os.environ if env is None else env)

@@ -2,10 +2,9 @@
 
 * Rollbacks are applied first: a ``Rollback(n)`` removes the last ``n`` user turns before it
   (as Codex does for ``thread_rolled_back``).
-* Then the history is cut at the latest compaction the provider honours. Claude cuts at its
-  latest compact boundary whatever the carrier holds; Codex replaces everything before its latest
-  ``compacted`` record with the record's replacement history (or, for an old-style record with
-  only a message, the user messages before it plus the summary).
+* Then the history is cut at the latest compaction: everything before it is replaced by the
+  compaction itself and the items its provider kept verbatim (``Compaction.replacement``, which
+  each reader fills the way its CLI resumes).
 
 The result starts with the :class:`Compaction` item when there is one, so a consumer can tell a
 sliced history from a whole one. :func:`portable_history` is the cross-provider variant: it cuts
@@ -22,10 +21,8 @@ from segue.conversation import (
     Conversation,
     Item,
     Opaque,
-    Origin,
     Rollback,
     TurnMarker,
-    UserMessage,
 )
 from segue.transforms.turns import is_prompt
 
@@ -75,16 +72,7 @@ def effective_history(conversation: Conversation) -> list[Item]:
         return [item for item in items if _is_history(item)]
     compaction = items[cut]
     assert isinstance(compaction, Compaction)
-    head: list[Item] = [compaction]
-    if compaction.replacement is not None:
-        head.extend(compaction.replacement)
-    elif conversation.meta.provider == "codex":
-        # an old-style record holding only a message: earlier user messages survive
-        head.extend(
-            item
-            for item in items[:cut]
-            if isinstance(item, UserMessage) and item.origin is not Origin.INJECTED
-        )
+    head: list[Item] = [compaction, *(compaction.replacement or ())]
     return head + [item for item in items[cut + 1 :] if _is_history(item)]
 
 

@@ -9,8 +9,9 @@ Pure and provider-neutral. The order is the design:
    error notices, no injected context, no half tool cycles);
 3. if that does not fit the target's budget, the deterministic shrink ladder.
 
-The label is honest: ``native`` (nothing lost), ``raw`` (compactions only the source could read
-were dropped, nothing else), ``shrunk`` (the ladder removed something).
+The label is honest: ``native`` (nothing lost), ``raw`` (the raw history was carried in place of
+compactions only the source can read, nothing else lost), ``shrunk`` (the ladder removed
+something).
 """
 
 from __future__ import annotations
@@ -25,21 +26,24 @@ from segue.conversation import Compaction, Conversation, Item
 from segue.transforms.effective import portable_history
 from segue.transforms.shrink import ShrinkReport, shrink
 from segue.transforms.turns import is_prompt
+from segue.units import format_count
 
 Select = Callable[[Sequence[Item]], list[Item]]
 
 
-class Strategy(StrEnum):
-    NATIVE = "native"
-    RAW = "raw"
-    SHRUNK = "shrunk"
+class Label(StrEnum):
+    """How much of the history a plan carries."""
+
+    NATIVE = "native"  # everything the target can take
+    RAW_HISTORY = "raw"  # the raw history in place of compactions only the source can read
+    SHRUNK = "shrunk"  # the shrink ladder removed something to fit the target
 
 
 @dataclass(slots=True)
 class Plan:
     target: TargetProfile
     items: list[Item]  # exactly what the target writer will write
-    strategy: Strategy
+    label: Label
     dropped_compactions: list[Compaction]
     not_carried: dict[str, int]  # kinds of items the target cannot take, and how many
     chars_before: int  # the portable history the target can carry, before shrinking
@@ -48,9 +52,10 @@ class Plan:
     notes: list[str] = field(default_factory=list)
 
     @property
-    def summary(self) -> str:
-        """One line for a person, e.g. "shrunk: 2 encrypted compactions dropped, 37 tool
-        outputs cleared, 12 oldest turns dropped (1.2M → 560k chars)"."""
+    def loss_line(self) -> str:
+        """What the plan carries and loses, on one line for a person, e.g. "shrunk: 2
+        compactions only the source can read dropped, 37 tool outputs cleared, 12 oldest turns
+        dropped (1.2M → 560k chars)"."""
         parts: list[str] = []
         if self.dropped_compactions:
             n = len(self.dropped_compactions)
@@ -58,15 +63,16 @@ class Plan:
         if self.shrink is not None and self.shrink.removed_anything:
             parts.append(self.shrink.describe())
         elif parts:
-            parts.append(f"({_k(self.chars_after)} chars)")
+            parts.append(f"({format_count(self.chars_after)} chars)")
         if not parts:
             parts.append(
-                f"nothing lost ({_k(self.chars_after)} chars of {_k(self.target.budget_chars)})"
+                f"nothing lost ({format_count(self.chars_after)} chars of "
+                f"{format_count(self.target.budget_chars)})"
             )
-        return f"{self.strategy.value}: " + ", ".join(parts).replace(", (", " (")
+        return f"{self.label.value}: " + ", ".join(parts).replace(", (", " (")
 
 
-def plan_switch(conversation: Conversation, target: TargetProfile, select: Select) -> Plan:
+def make_plan(conversation: Conversation, target: TargetProfile, select: Select) -> Plan:
     """Raises :class:`segue.transforms.shrink.Unfittable` when not even the last turn fits."""
     portable, dropped = portable_history(conversation)
     carried = select(portable)
@@ -78,17 +84,15 @@ def plan_switch(conversation: Conversation, target: TargetProfile, select: Selec
             "a compaction only the source can read was dropped with no plaintext history "
             "before it: the target starts at the first turn after it"
         )
+    unshrunk = Label.RAW_HISTORY if dropped else Label.NATIVE
     if before <= target.budget_chars:
-        strategy = Strategy.RAW if dropped else Strategy.NATIVE
-        return Plan(target, carried, strategy, dropped, not_carried, before, before, None, notes)
+        return Plan(target, carried, unshrunk, dropped, not_carried, before, before, None, notes)
     shrunk, report = shrink(carried, target.budget_chars)
     final = select(shrunk)  # the ladder keeps pairs; select keeps the writer's own invariants
     return Plan(
         target,
         final,
-        Strategy.SHRUNK
-        if report.removed_anything
-        else (Strategy.RAW if dropped else Strategy.NATIVE),
+        Label.SHRUNK if report.removed_anything else unshrunk,
         dropped,
         not_carried,
         before,
@@ -113,11 +117,3 @@ def _not_carried(portable: Sequence[Item], carried: Sequence[Item]) -> dict[str,
         if id(item) not in kept
     )
     return dict(sorted(counts.items()))
-
-
-def _k(n: int) -> str:
-    if n >= 1_000_000:
-        return f"{n / 1_000_000:.1f}M"
-    if n >= 1_000:
-        return f"{n / 1_000:.0f}k"
-    return str(n)

@@ -31,7 +31,9 @@ from segue.conversation import (
     ToolResult,
     UserMessage,
 )
+from segue.errors import SwitchError
 from segue.transforms.turns import is_prompt
+from segue.units import format_count
 
 IMAGE_MARKER = "[image omitted during provider switch]"
 MARKER_TRIGGER = "segue"
@@ -100,7 +102,7 @@ class ShrinkReport:
             _count(self.dropped_turns, "oldest turn", "dropped")
             or _count(self.dropped_items, "oldest item", "dropped"),
         ]
-        sizes = f"({format_chars(self.chars_before)} → {format_chars(self.chars_after)} chars)"
+        sizes = f"({format_count(self.chars_before)} → {format_count(self.chars_after)} chars)"
         return ", ".join(part for part in parts if part) + " " + sizes
 
 
@@ -110,21 +112,7 @@ def _count(n: int, noun: str, verb: str) -> str:
     return f"{n} {noun}{'' if n == 1 else 's'} {verb}"
 
 
-def format_chars(n: int) -> str:
-    """1234 → "1.2k", 560_000 → "560k", 1_234_567 → "1.2M"."""
-    if n < 1000:
-        return str(n)
-    if n < 999_500:
-        return _scaled(n / 1000, "k")
-    return _scaled(n / 1_000_000, "M")
-
-
-def _scaled(value: float, unit: str) -> str:
-    text = f"{value:.1f}" if value < 10 else f"{value:.0f}"
-    return text.removesuffix(".0") + unit
-
-
-class Unfittable(Exception):
+class Unfittable(SwitchError):
     """Even the smallest complete suffix of the history exceeds the budget."""
 
     def __init__(self, message: str, report: ShrinkReport) -> None:

@@ -43,7 +43,7 @@ def session_state(items: Sequence[Item]) -> tuple[SessionState, datetime | None]
         if isinstance(item, Opaque):
             continue
         if isinstance(item, ErrorNotice):
-            if item.error in LIMIT_KINDS:
+            if item.error_kind in LIMIT_KINDS:
                 return SessionState.LIMIT, item.reset_at
             continue
         if isinstance(item, TurnMarker):

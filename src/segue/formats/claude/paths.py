@@ -7,18 +7,24 @@ import re
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
+from segue.formats.homes import cli_home
+
 _NON_ALNUM = re.compile(r"[^A-Za-z0-9]")
 _MAX_ENCODED = 200
+_SESSION_ID = re.compile(
+    r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
+)
+# Byte strings every transcript's first records carry (and no other CLI's files do).
+TRANSCRIPT_MARKERS = (b'"sessionId":', b'"parentUuid":', b'"leafUuid":')
+
+
+def looks_like_session_id(name: str) -> bool:
+    return _SESSION_ID.match(name) is not None
 
 
 def config_dir(env: Mapping[str, str] | None = None) -> Path:
     """``$CLAUDE_CONFIG_DIR`` or ``~/.claude``."""
-    env = os.environ if env is None else env
-    configured = env.get("CLAUDE_CONFIG_DIR")
-    if configured:
-        return Path(configured).expanduser()
-    home = env.get("HOME")
-    return (Path(home) if home else Path.home()) / ".claude"
+    return cli_home(env, "CLAUDE_CONFIG_DIR", ".claude")
 
 
 def projects_dir(env: Mapping[str, str] | None = None) -> Path:
@@ -66,6 +72,15 @@ def iter_session_files(env: Mapping[str, str] | None = None) -> Iterator[Path]:
         if not project.is_dir():
             continue
         for entry in project.iterdir():
+            if entry.suffix == ".jsonl" and entry.is_file():
+                yield entry
+
+
+def session_files_for(cwd: str, env: Mapping[str, str] | None = None) -> Iterator[Path]:
+    """The transcripts in the project folder of working directory ``cwd`` (a real path)."""
+    folder = projects_dir(env) / encode_cwd(cwd)
+    if folder.is_dir():
+        for entry in folder.iterdir():
             if entry.suffix == ".jsonl" and entry.is_file():
                 yield entry
 

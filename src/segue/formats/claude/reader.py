@@ -1,20 +1,24 @@
 """Claude Code transcript (``projects/<enc>/<id>.jsonl``) → neutral :class:`Conversation`.
 
-The conversation is the ``parentUuid`` chain that ends at the active leaf (the last
-``last-prompt`` record's ``leafUuid``, else the last user/assistant record in file order), not
-file order. A ``compact_boundary`` starts a new root; the reader follows its
-``logicalParentUuid`` so the full history stays visible, and marks the compaction with the
-``isCompactSummary`` carrier's text (never the boundary's "Conversation compacted" placeholder).
+The records come from :mod:`segue.formats.claude.chain` (the branch Claude Code would resume,
+not file order); this module decodes each into items. A compaction is the ``isCompactSummary``
+carrier's text, never the boundary's "Conversation compacted" placeholder, and the messages
+Claude keeps verbatim after it (the boundary's ``preservedSegment``) are its ``replacement``.
+
+Every field is checked before use: a file may hold any JSON value anywhere, and a value of the
+wrong type makes that record opaque (or that field absent), never an exception.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from datetime import datetime
 from pathlib import Path
-from typing import Any
 
 from segue.conversation import (
+    ALL_MODELS,
+    JSON,
     AssistantMessage,
     Compaction,
     CompactionState,
@@ -23,6 +27,7 @@ from segue.conversation import (
     ErrorNotice,
     Image,
     Item,
+    LimitWindow,
     Opaque,
     Origin,
     Provenance,
@@ -35,15 +40,23 @@ from segue.conversation import (
     TurnStatus,
     UserMessage,
 )
+from segue.formats.claude.chain import (
+    Entry,
+    TranscriptIndex,
+    active_chain,
+    file_order,
+    index_records,
+    segment,
+)
 from segue.formats.claude.paths import subagent_files
+from segue.formats.claude.records import COMPACT_BOUNDARY, SYNTHETIC_MODEL, Record
 from segue.formats.claude.tools import tool_kind
-from segue.formats.jsonl import LineReport, as_dict, collector_paused, iter_records, iter_records_in
-from segue.formats.limits import from_epoch, looks_like_limit_text, parse_iso, parse_reset_time
+from segue.formats.jsonl import LineReport, as_dict, as_str, collector_paused, iter_records
+from segue.formats.jsonl import iter_records_in as iter_line_records
+from segue.formats.limits import looks_like_limit_text, parse_reset_time
+from segue.times import from_epoch, parse_iso
 
-CHAIN_TYPES = frozenset({"user", "assistant", "system", "attachment", "progress"})
-PLACEHOLDER_SUMMARY = "conversation compacted"
 INTERRUPTED_PREFIX = "[Request interrupted"
-_STRUCTURED_RESULT: dict[str, Any] = {}  # stands in for a dropped structured toolUseResult
 _LOCAL_COMMAND_TAGS = re.compile(r"</?local-command-(?:stdout|stderr)>")
 _COMMAND_PREFIXES = (
     "<command-name>",
@@ -62,393 +75,293 @@ _INJECTED_PREFIXES = (
     "<task-notification>",
     "Caveat: The messages below were generated",
 )
+# Claude Code's names for its usage windows: (length in minutes, models it covers).
+LIMIT_WINDOWS: dict[str, tuple[int, str]] = {
+    "five_hour": (300, ALL_MODELS),
+    "seven_day": (10080, ALL_MODELS),
+    "seven_day_opus": (10080, "opus"),
+    "seven_day_sonnet": (10080, "sonnet"),
+}
 
 
 def read_session(path: Path, *, with_subagents: bool = True) -> Conversation:
     """Read one Claude Code transcript (and, by default, its subagent transcripts)."""
     with collector_paused():
-        conversation = _Reader(path).read()
+        conversation = _read(path, None, sidechain=False, follow_chain=True)
     if with_subagents:
         for sub in subagent_files(path):
-            conversation.sidechains.append(_Reader(sub, sidechain=True).read())
+            conversation.sidechains.append(_read(sub, None, sidechain=True, follow_chain=True))
     return conversation
 
 
 def read_lines(path: Path, lines: Iterable[bytes], *, follow_chain: bool = True) -> Conversation:
     """Read records from ``lines`` (e.g. just the head or tail of ``path``) as if they were the
     file. Used by the session listing, which reads only what it needs. With
-    ``follow_chain=False`` every chain record is taken in file order (for lines that are not a
-    connected piece of the file)."""
-    return _Reader(path, lines=lines, follow_chain=follow_chain).read()
+    ``follow_chain=False`` every conversation record is taken in file order (for lines that are
+    not a connected piece of the file)."""
+    return _read(path, lines, sidechain=False, follow_chain=follow_chain)
 
 
-class _Reader:
-    def __init__(
-        self,
-        path: Path,
-        sidechain: bool = False,
-        lines: Iterable[bytes] | None = None,
-        follow_chain: bool = True,
-    ) -> None:
-        self.follow_chain = follow_chain
-        self.path = path
-        self.name = str(path)
-        self.lines = lines
+def _read(
+    path: Path, lines: Iterable[bytes] | None, *, sidechain: bool, follow_chain: bool
+) -> Conversation:
+    name = str(path)
+    report = LineReport()
+    records = (
+        iter_records(path, report) if lines is None else iter_line_records(lines, name, report)
+    )
+    index = index_records(records, sidechain=sidechain)
+    chain = active_chain(index) if follow_chain else file_order(index)
+    decoder = _Decoder(name, index, sidechain)
+    conversation = Conversation(meta=decoder.meta(path, chain))
+    off_chain = len(index.by_uuid) - len(chain)
+    if off_chain:
+        conversation.notes.append(
+            f"{name}: {off_chain} records on branches that are not the active "
+            "conversation were left out"
+        )
+    conversation.items = decoder.items(chain)
+    conversation.meta.limits = decoder.limits
+    conversation.skipped = report.skipped
+    conversation.notes.extend(report.notes)
+    return conversation
+
+
+def _str_or_none(value: object) -> str | None:
+    return value if type(value) is str else None
+
+
+class _Decoder:
+    """Turns indexed records into items, in chain order with metadata records interleaved."""
+
+    def __init__(self, name: str, index: TranscriptIndex, sidechain: bool) -> None:
+        self.name = name
+        self.index = index
         self.sidechain = sidechain
-        self.report = LineReport()
         self.call_names: dict[str, str] = {}
-        self.by_uuid: dict[str, tuple[int, dict[str, Any]]] = {}
-        self.boundary: dict[str, Any] | None = None  # the compact boundary awaiting its carrier
-        self.groups: dict[str, list[str]] = {}  # assistant message id -> one record per block
-        self.answers: dict[str, list[str]] = {}  # tool_use record -> the records with its result
-
-    # -- pass 1: index the file -------------------------------------------------------------
-
-    def read(self) -> Conversation:
-        by_uuid = self.by_uuid
-        chain_order: list[str] = []
-        metadata: list[tuple[int, dict[str, Any]]] = []
-        leaf_hint: str | None = None
-        titles: dict[str, str] = {}
-        records = (
-            iter_records(self.path, self.report)
-            if self.lines is None
-            else iter_records_in(self.lines, self.name, self.report)
-        )
-        groups = self.groups
-        answers = self.answers
-        first_ts = last_ts = None
-        for lineno, rec in records:
-            kind = rec.get("type")
-            uuid = rec.get("uuid")
-            ts = rec.get("timestamp")
-            if type(ts) is str:
-                if first_ts is None or ts < first_ts:
-                    first_ts = ts
-                if last_ts is None or ts > last_ts:
-                    last_ts = ts
-            if kind in CHAIN_TYPES and isinstance(uuid, str):
-                if rec.get("isSidechain") and not self.sidechain:
-                    metadata.append((lineno, rec))
-                    continue
-                by_uuid[uuid] = (lineno, rec)
-                chain_order.append(uuid)
-                if kind == "assistant":
-                    mid = as_dict(rec.get("message")).get("id")
-                    if isinstance(mid, str):
-                        groups.setdefault(mid, []).append(uuid)
-                elif kind == "user" and _holds_tool_result(rec):
-                    parent = rec.get("parentUuid")
-                    if isinstance(parent, str):
-                        answers.setdefault(parent, []).append(uuid)
-                    if type(rec.get("toolUseResult")) is dict:
-                        # Claude's own copy of the tool output (up to 30k chars again): only
-                        # its shape is used, so let the copy go now rather than hold it
-                        rec["toolUseResult"] = _STRUCTURED_RESULT
-                continue
-            if kind == "last-prompt" and isinstance(rec.get("leafUuid"), str):
-                leaf_hint = rec["leafUuid"]
-            elif kind == "custom-title" and isinstance(rec.get("customTitle"), str):
-                titles["custom"] = rec["customTitle"]
-            elif kind == "ai-title" and isinstance(rec.get("aiTitle"), str):
-                titles["ai"] = rec["aiTitle"]
-            elif kind == "summary" and isinstance(rec.get("summary"), str):
-                titles["summary"] = rec["summary"]
-            metadata.append((lineno, rec))
-
-        chain = (
-            self._active_chain(by_uuid, chain_order, leaf_hint)
-            if self.follow_chain
-            else [by_uuid[u] for u in chain_order]
-        )
-        off_chain = len(by_uuid) - len(chain)
-        meta = self._meta(chain, metadata, titles)
-        meta.created, meta.updated = first_ts, last_ts
-        conversation = Conversation(meta=meta)
-        if off_chain:
-            conversation.notes.append(
-                f"{self.name}: {off_chain} records on branches that are not the active "
-                "conversation were left out"
-            )
-        conversation.items = self._items(chain, metadata)
-        conversation.skipped = self.report.skipped
-        conversation.notes.extend(self.report.notes)
-        return conversation
-
-    def _active_chain(
-        self,
-        by_uuid: dict[str, tuple[int, dict[str, Any]]],
-        order: list[str],
-        leaf_hint: str | None,
-    ) -> list[tuple[int, dict[str, Any]]]:
-        if not order:
-            return []
-        leaf = _latest_message(by_uuid, order, descends_from=leaf_hint)
-        if leaf is None:
-            leaf = _latest_message(by_uuid, order) or order[-1]
-        chain: list[tuple[int, dict[str, Any]]] = []
-        seen: set[str] = set()
-        current: str | None = leaf
-        while current is not None and current in by_uuid and current not in seen:
-            seen.add(current)
-            entry = by_uuid[current]
-            chain.append(entry)
-            rec = entry[1]
-            parent = rec.get("parentUuid")
-            if parent is None and rec.get("subtype") == "compact_boundary":
-                parent = rec.get("logicalParentUuid")
-            current = parent if isinstance(parent, str) else None
-        chain.reverse()
-        return _with_parallel_tool_calls(chain, by_uuid, self.groups, self.answers)
+        self.boundary: Record | None = None  # the compact boundary awaiting its carrier
+        self.limits: list[LimitWindow] = []
 
     # -- metadata ---------------------------------------------------------------------------
 
-    def _meta(
-        self,
-        chain: list[tuple[int, dict[str, Any]]],
-        metadata: list[tuple[int, dict[str, Any]]],
-        titles: dict[str, str],
-    ) -> SessionMeta:
-        session_id = self.path.stem
+    def meta(self, path: Path, chain: list[Entry]) -> SessionMeta:
         cwd = branch = version = model = None
         for _, rec in chain:
-            cwd = rec.get("cwd") or cwd
-            branch = rec.get("gitBranch") or branch
-            version = rec.get("version") or version
+            cwd = _str_or_none(rec.get("cwd")) or cwd
+            branch = _str_or_none(rec.get("gitBranch")) or branch
+            version = _str_or_none(rec.get("version")) or version
             if rec.get("type") == "assistant" and not rec.get("isApiErrorMessage"):
-                msg = rec.get("message")
-                m = msg.get("model") if isinstance(msg, dict) else None
-                if isinstance(m, str) and m != "<synthetic>":
+                m = as_dict(rec.get("message")).get("model")
+                if type(m) is str and m != SYNTHETIC_MODEL:
                     model = m
         if cwd is None:
-            for _, rec in metadata:
-                cwd = rec.get("cwd") or cwd
-        title = titles.get("custom") or titles.get("ai") or titles.get("summary")
+            for _, rec in self.index.metadata:
+                cwd = _str_or_none(rec.get("cwd")) or cwd
+        titles = self.index.titles
         return SessionMeta(
             provider=Provider.CLAUDE,
-            id=session_id,
+            id=path.stem,
             path=self.name,
             cwd=cwd,
             model=model,
             cli_version=version,
             git_branch=branch or None,
-            title=title,
+            title=titles.get("custom") or titles.get("ai") or titles.get("summary"),
+            created=self.index.first_timestamp,
+            updated=self.index.last_timestamp,
         )
 
-    # -- pass 2: items ----------------------------------------------------------------------
+    # -- items ------------------------------------------------------------------------------
 
-    def _items(
-        self,
-        chain: list[tuple[int, dict[str, Any]]],
-        metadata: list[tuple[int, dict[str, Any]]],
-    ) -> list[Item]:
+    def items(self, chain: list[Entry]) -> list[Item]:
         items: list[Item] = []
-        meta_iter = iter(metadata)
-        pending = next(meta_iter, None)
+        metadata = self.index.metadata
+        m = 0
         for lineno, rec in chain:
-            while pending is not None and pending[0] < lineno:
-                items.append(self._opaque(*pending))
-                pending = next(meta_iter, None)
-            self._chain_record(lineno, rec, items)
-        while pending is not None:
-            items.append(self._opaque(*pending))
-            pending = next(meta_iter, None)
+            while m < len(metadata) and metadata[m][0] < lineno:
+                items.append(self._opaque(*metadata[m]))
+                m += 1
+            self._record(lineno, rec, items)
+        items.extend(self._opaque(*entry) for entry in metadata[m:])
         return items
 
-    def _opaque(self, lineno: int, rec: dict[str, Any]) -> Opaque:
+    def _opaque(self, lineno: int, rec: Record) -> Opaque:
         kind = str(rec.get("type"))
-        if rec.get("subtype"):
-            kind += f"/{rec['subtype']}"
-        elif kind == "attachment" and isinstance(rec.get("attachment"), dict):
-            kind += f"/{rec['attachment'].get('type')}"
+        subtype = rec.get("subtype")
+        attachment = rec.get("attachment")
+        if subtype:
+            kind += f"/{subtype}"
+        elif kind == "attachment" and type(attachment) is dict:
+            kind += f"/{attachment.get('type')}"
         if rec.get("isSidechain") and not self.sidechain:
             kind = "sidechain/" + kind
-        return Opaque(kind, Provenance(self.name, lineno), rec, rec.get("timestamp"))
+        return Opaque(kind, Provenance(self.name, lineno), rec, _str_or_none(rec.get("timestamp")))
 
-    def _chain_record(self, lineno: int, rec: dict[str, Any], out: list[Item]) -> None:
+    def _record(self, lineno: int, rec: Record, out: list[Item]) -> None:
         kind = rec.get("type")
+        subtype = rec.get("subtype")
         prov = Provenance(self.name, lineno)
-        ts = rec.get("timestamp")
+        ts = _str_or_none(rec.get("timestamp"))
         if kind == "user":
             self._user(rec, prov, ts, out)
         elif kind == "assistant":
             self._assistant(rec, prov, ts, out)
-        elif kind == "system" and rec.get("subtype") == "compact_boundary":
+        elif kind == "system" and subtype == COMPACT_BOUNDARY:
             self.boundary = rec
-            meta = rec.get("compactMetadata")
-            trigger = meta.get("trigger") if isinstance(meta, dict) else None
+            trigger = _str_or_none(as_dict(rec.get("compactMetadata")).get("trigger"))
             # A boundary alone is incomplete until its carrier lands (it replaces this item).
             out.append(
                 Compaction("", CompactionState.INCOMPLETE, prov, trigger=trigger, timestamp=ts)
             )
-        elif kind == "system" and rec.get("subtype") == "api_error":
+        elif kind == "system" and subtype == "api_error":
             out.append(self._system_api_error(rec, prov, ts))
-        elif kind == "system" and rec.get("subtype") == "local_command":
+        elif kind == "system" and subtype == "local_command":
             self._local_command(rec, prov, ts, out)
-        elif kind == "attachment":
-            rendered = _rendered_text(rec)
-            if rendered:
-                out.append(UserMessage(rendered, prov, Origin.INJECTED, timestamp=ts))
-            else:
-                out.append(self._opaque(lineno, rec))
+        elif kind == "attachment" and (rendered := _rendered_text(rec)):
+            out.append(UserMessage(rendered, prov, Origin.INJECTED, timestamp=ts))
         else:
             out.append(self._opaque(lineno, rec))
 
-    def _user(self, rec: dict[str, Any], prov: Provenance, ts: Any, out: list[Item]) -> None:
-        msg = rec.get("message")
-        content = msg.get("content") if isinstance(msg, dict) else None
+    def _user(self, rec: Record, prov: Provenance, ts: str | None, out: list[Item]) -> None:
+        content = as_dict(rec.get("message")).get("content")
         if rec.get("isCompactSummary"):
-            summary = _text_of(content)
-            state = (
-                CompactionState.REJECTED
-                if looks_like_limit_text(summary)
-                else CompactionState.PORTABLE
-                if summary.strip()
-                else CompactionState.INCOMPLETE
-            )
-            trigger = None
-            for back in range(len(out) - 1, -1, -1):  # the boundary, past interleaved metadata
-                prior = out[back]
-                if isinstance(prior, Compaction) and prior.state is CompactionState.INCOMPLETE:
-                    trigger = prior.trigger
-                    del out[back]
-                    break
-                if not isinstance(prior, Opaque):
-                    break
-            replacement = self._preserved_segment(self.boundary)
-            self.boundary = None
-            out.append(Compaction(summary, state, prov, replacement, trigger, ts))
+            out.append(self._compaction(_text_of(content), prov, ts, out))
             return
         injected = bool(rec.get("isMeta")) or rec.get("origin") is not None
-        if isinstance(content, str):
-            out.append(UserMessage(content, prov, _origin(content, injected), timestamp=ts))
-            if content.startswith(INTERRUPTED_PREFIX):
-                out.append(TurnMarker(TurnStatus.ABORTED, prov, None, ts))
+        if type(content) is str:
+            self._prompt(content, (), injected, prov, ts, out)
             return
-        if not isinstance(content, list):
+        if type(content) is not list:
             out.append(self._opaque(prov.line, rec))
             return
         texts: list[str] = []
         images: list[Image] = []
         for block in content:
-            if not isinstance(block, dict):
+            if type(block) is not dict:
                 continue
             btype = block.get("type")
             if btype == "tool_result":
                 out.append(self._tool_result(block, rec, prov, ts))
-            elif btype == "text" and isinstance(block.get("text"), str):
+            elif btype == "text" and type(block.get("text")) is str:
                 texts.append(block["text"])
             elif btype == "image":
                 images.append(_image(block))
             else:
                 out.append(Opaque(f"user/{btype}", prov, block, ts))
         if texts or images:
-            text = "\n\n".join(texts)
-            out.append(UserMessage(text, prov, _origin(text, injected), tuple(images), ts))
-            if text.startswith(INTERRUPTED_PREFIX):
-                out.append(TurnMarker(TurnStatus.ABORTED, prov, None, ts))
+            self._prompt("\n\n".join(texts), tuple(images), injected, prov, ts, out)
 
-    def _preserved_segment(self, boundary: dict[str, Any] | None) -> tuple[Item, ...]:
+    def _prompt(
+        self,
+        text: str,
+        images: tuple[Image, ...],
+        injected: bool,
+        prov: Provenance,
+        ts: str | None,
+        out: list[Item],
+    ) -> None:
+        out.append(UserMessage(text, prov, _origin(text, injected), images, ts))
+        if text.startswith(INTERRUPTED_PREFIX):
+            out.append(TurnMarker(TurnStatus.ABORTED, prov, None, ts))
+
+    def _compaction(
+        self, summary: str, prov: Provenance, ts: str | None, out: list[Item]
+    ) -> Compaction:
+        if looks_like_limit_text(summary):
+            state = CompactionState.REJECTED
+        elif summary.strip():
+            state = CompactionState.PORTABLE
+        else:
+            state = CompactionState.INCOMPLETE
+        trigger = None
+        for back in range(len(out) - 1, -1, -1):  # the boundary, past interleaved metadata
+            prior = out[back]
+            if isinstance(prior, Compaction) and prior.state is CompactionState.INCOMPLETE:
+                trigger = prior.trigger
+                del out[back]
+                break
+            if not isinstance(prior, Opaque):
+                break
+        replacement = self._preserved_segment(self.boundary)
+        self.boundary = None
+        return Compaction(summary, state, prov, replacement, trigger, ts)
+
+    def _preserved_segment(self, boundary: Record | None) -> tuple[Item, ...]:
         """The messages Claude keeps verbatim after a compaction summary (the boundary's
         ``preservedSegment``, head to tail, which Claude re-links after the summary)."""
         if boundary is None:
             return ()
-        segment = as_dict(as_dict(boundary.get("compactMetadata")).get("preservedSegment"))
-        head, tail = segment.get("headUuid"), segment.get("tailUuid")
-        if not isinstance(head, str) or not isinstance(tail, str):
+        kept = as_dict(as_dict(boundary.get("compactMetadata")).get("preservedSegment"))
+        head, tail = kept.get("headUuid"), kept.get("tailUuid")
+        if type(head) is not str or type(tail) is not str:
             return ()
-        records: list[tuple[int, dict[str, Any]]] = []
-        current: Any = tail
-        while isinstance(current, str) and current in self.by_uuid and len(records) < 100_000:
-            records.append(self.by_uuid[current])
-            if current == head:
-                break
-            current = self.by_uuid[current][1].get("parentUuid")
-        else:
-            return ()  # the head is not an ancestor of the tail: keep nothing rather than guess
         items: list[Item] = []
-        for lineno, rec in reversed(records):
-            self._chain_record(lineno, rec, items)
+        for lineno, rec in segment(self.index, head, tail):
+            self._record(lineno, rec, items)
         return tuple(items)
 
     def _tool_result(
-        self, block: dict[str, Any], rec: dict[str, Any], prov: Provenance, ts: Any
+        self, block: Record, rec: Record, prov: Provenance, ts: str | None
     ) -> ToolResult:
-        call_id = str(block.get("tool_use_id", ""))
+        call_id = as_str(block.get("tool_use_id"))
         raw = block.get("content")
         images: tuple[Image, ...] = ()
-        if isinstance(raw, list):
-            output = "\n".join(
-                b["text"] for b in raw if isinstance(b, dict) and isinstance(b.get("text"), str)
-            )
-            images = tuple(
-                _image(b) for b in raw if isinstance(b, dict) and b.get("type") == "image"
-            )
+        if type(raw) is list:
+            output = _text_of(raw)
+            images = tuple(_image(b) for b in raw if type(b) is dict and b.get("type") == "image")
         else:
-            output = raw if isinstance(raw, str) else ""
+            output = as_str(raw)
         is_error = block.get("is_error")
-        error = is_error if isinstance(is_error, bool) else None
+        error = is_error if type(is_error) is bool else None
         exit_code: int | None = None
         if self.call_names.get(call_id) == "Bash":
             if error and output.startswith("Exit code "):
                 head = output[10:].split("\n", 1)[0].strip()
                 exit_code = int(head) if head.lstrip("-").isdigit() else None
-            elif not error and isinstance(rec.get("toolUseResult"), dict):
+            elif not error and type(rec.get("toolUseResult")) is dict:
                 exit_code = 0
         return ToolResult(call_id, output, prov, error, exit_code, images, ts)
 
-    def _assistant(self, rec: dict[str, Any], prov: Provenance, ts: Any, out: list[Item]) -> None:
+    def _assistant(self, rec: Record, prov: Provenance, ts: str | None, out: list[Item]) -> None:
         msg = as_dict(rec.get("message"))
         content = msg.get("content")
         if rec.get("isApiErrorMessage"):
             out.append(self._api_error(rec, _text_of(content), prov, ts))
             return
-        model = msg.get("model") if isinstance(msg.get("model"), str) else None
-        if isinstance(content, str):
+        model = _str_or_none(msg.get("model"))
+        if type(content) is str:
             out.append(AssistantMessage(content, prov, model, ts))
             return
-        if not isinstance(content, list):
+        if type(content) is not list:
             out.append(self._opaque(prov.line, rec))
             return
         for block in content:
-            if not isinstance(block, dict):
-                continue
-            btype = block.get("type")
-            if btype == "text":
-                out.append(AssistantMessage(str(block.get("text", "")), prov, model, ts))
-            elif btype == "thinking":
-                signature = block.get("signature")
-                out.append(
-                    Reasoning(
-                        str(block.get("thinking", "")),
-                        prov,
-                        signature if isinstance(signature, str) and signature else None,
-                        ts,
-                    )
-                )
-            elif btype == "redacted_thinking":
-                out.append(Reasoning("", prov, str(block.get("data", "")), ts))
-            elif btype in ("tool_use", "server_tool_use"):
-                name = str(block.get("name", ""))
-                call_id = str(block.get("id", ""))
-                self.call_names[call_id] = name
-                out.append(ToolCall(call_id, name, block.get("input"), tool_kind(name), prov, ts))
-            elif btype == "web_search_tool_result":
-                out.append(
-                    ToolResult(
-                        str(block.get("tool_use_id", "")),
-                        _text_of(block.get("content")),
-                        prov,
-                        None,
-                        None,
-                        (),
-                        ts,
-                    )
-                )
-            else:
-                out.append(Opaque(f"assistant/{btype}", prov, block, ts))
+            if type(block) is dict:
+                out.append(self._assistant_block(block, prov, model, ts))
 
-    def _api_error(self, rec: dict[str, Any], text: str, prov: Provenance, ts: Any) -> ErrorNotice:
+    def _assistant_block(
+        self, block: Record, prov: Provenance, model: str | None, ts: str | None
+    ) -> Item:
+        btype = block.get("type")
+        if btype == "text":
+            return AssistantMessage(as_str(block.get("text")), prov, model, ts)
+        if btype == "thinking":
+            signature = block.get("signature")
+            private = signature if type(signature) is str and signature else None
+            return Reasoning(as_str(block.get("thinking")), prov, private, ts)
+        if btype == "redacted_thinking":
+            return Reasoning("", prov, as_str(block.get("data")) or "redacted", ts)
+        if btype in ("tool_use", "server_tool_use"):
+            name = as_str(block.get("name"))
+            call_id = as_str(block.get("id"))
+            self.call_names[call_id] = name
+            return ToolCall(call_id, name, block.get("input"), tool_kind(name), prov, ts)
+        if btype == "web_search_tool_result":
+            call_id = as_str(block.get("tool_use_id"))
+            return ToolResult(call_id, _text_of(block.get("content")), prov, timestamp=ts)
+        return Opaque(f"assistant/{btype}", prov, block, ts)
+
+    def _api_error(self, rec: Record, text: str, prov: Provenance, ts: str | None) -> ErrorNotice:
         error = rec.get("error")
         quota = as_dict(rec.get("quotaLimits"))
         if error == "rate_limit":
@@ -461,18 +374,31 @@ class _Reader:
         else:
             kind = ErrorKind.API_ERROR
         reset = from_epoch(quota.get("resetsAt"))
-        if reset is None and kind in (ErrorKind.USAGE_LIMIT, ErrorKind.RATE_LIMIT):
-            when = parse_iso(ts)
-            reset = parse_reset_time(text, when) if when else None
+        when = parse_iso(ts)
+        if reset is None and kind in (ErrorKind.USAGE_LIMIT, ErrorKind.RATE_LIMIT) and when:
+            reset = parse_reset_time(text, when)
+        if quota:
+            self._limit_window(quota, reset, when, prov)
         return ErrorNotice(kind, text, prov, reset, ts)
 
+    def _limit_window(
+        self, quota: Record, reset: datetime | None, when: datetime | None, prov: Provenance
+    ) -> None:
+        """The window a limit record names (``quotaLimits.rateLimitType``), newest per name."""
+        name = _str_or_none(quota.get("rateLimitType"))
+        minutes, scope = LIMIT_WINDOWS.get(name or "", (None, ALL_MODELS))
+        used = 100.0 if quota.get("status") == "rejected" else None
+        window = LimitWindow(
+            Provider.CLAUDE, minutes, used, reset, scope, name, when, f"{prov.file}:{prov.line}"
+        )
+        self.limits = [w for w in self.limits if w.name != name] + [window]
+
     def _local_command(
-        self, rec: dict[str, Any], prov: Provenance, ts: Any, out: list[Item]
+        self, rec: Record, prov: Provenance, ts: str | None, out: list[Item]
     ) -> None:
         """A slash command's output. A failed one (``/compact`` whose summary request hit a usage
         limit, say) is also an error notice: Claude writes no compaction then, only this."""
-        content = rec.get("content")
-        text = content if isinstance(content, str) else ""
+        text = as_str(rec.get("content"))
         out.append(UserMessage(text, prov, Origin.COMMAND, timestamp=ts))
         if as_dict(rec.get("commandOutcome")).get("kind") != "failed":
             return
@@ -492,119 +418,14 @@ class _Reader:
             reset = parse_reset_time(detail, when)
         out.append(ErrorNotice(kind, message, prov, reset, ts))
 
-    def _system_api_error(self, rec: dict[str, Any], prov: Provenance, ts: Any) -> ErrorNotice:
+    def _system_api_error(self, rec: Record, prov: Provenance, ts: str | None) -> ErrorNotice:
         err = rec.get("error")
-        status = err.get("status") if isinstance(err, dict) else None
-        text = rec.get("content") if isinstance(rec.get("content"), str) else ""
-        if not text and isinstance(err, dict):
+        status = err.get("status") if type(err) is dict else None
+        text = as_str(rec.get("content"))
+        if not text and type(err) is dict:
             text = str(err.get("message") or err.get("error") or err)
         kind = ErrorKind.RATE_LIMIT if status == 429 else ErrorKind.API_ERROR
         return ErrorNotice(kind, text or "API error", prov, None, ts)
-
-
-def _with_parallel_tool_calls(
-    chain: list[tuple[int, dict[str, Any]]],
-    by_uuid: dict[str, tuple[int, dict[str, Any]]],
-    groups: dict[str, list[str]],
-    results: dict[str, list[str]],
-) -> list[tuple[int, dict[str, Any]]]:
-    """Put back the branches that parallel tool calls make.
-
-    Claude Code writes one assistant record per content block of a message, chained in a line,
-    and hangs each ``tool_result`` record off *its own* ``tool_use`` record, in the order the
-    tools finished. The next turn continues from the last result written, so the leaf's chain
-    passes through only one of the calls. Like Claude Code on resume, take every record of the
-    message, then every result that answers one of them (in file order, as Claude sends them).
-    """
-    if all(len(g) < 2 for g in groups.values()):
-        return chain
-    out: list[tuple[int, dict[str, Any]]] = []
-    placed: set[str] = set()
-    for entry in chain:
-        rec = entry[1]
-        uuid = rec["uuid"]
-        if uuid in placed:
-            continue
-        mid = as_dict(rec.get("message")).get("id") if rec.get("type") == "assistant" else None
-        group = groups.get(mid, []) if isinstance(mid, str) else []
-        if len(group) < 2:
-            out.append(entry)
-            placed.add(uuid)
-            continue
-        for member in group:
-            if member not in placed:
-                out.append(by_uuid[member])
-                placed.add(member)
-        answers = [a for member in group for a in results.get(member, ()) if a not in placed]
-        for answer in sorted(answers, key=lambda a: by_uuid[a][0]):  # in the order written
-            out.append(by_uuid[answer])
-            placed.add(answer)
-    return out
-
-
-def _holds_tool_result(rec: dict[str, Any]) -> bool:
-    content = as_dict(rec.get("message")).get("content")
-    return isinstance(content, list) and any(
-        isinstance(b, dict) and b.get("type") == "tool_result" for b in content
-    )
-
-
-def _latest_message(
-    by_uuid: dict[str, tuple[int, dict[str, Any]]],
-    order: list[str],
-    descends_from: str | None = None,
-) -> str | None:
-    """The last user/assistant record in file order; with ``descends_from``, the last one whose
-    chain passes through that record (Claude Code resumes the ``last-prompt`` leaf, extended by
-    whatever was appended below it, e.g. a turn the CLI did not finish)."""
-    if descends_from is None:
-        for uuid in reversed(order):
-            if by_uuid[uuid][1].get("type") in ("user", "assistant"):
-                return uuid
-        return None
-    if descends_from not in by_uuid:
-        return None
-    latest = _latest_message(by_uuid, order)
-    if latest is not None and _has_ancestor(by_uuid, latest, descends_from):
-        return latest  # the usual case: the newest message is below the leaf
-    below = _descendants(by_uuid, descends_from)
-    for uuid in reversed(order):
-        if uuid in below and by_uuid[uuid][1].get("type") in ("user", "assistant"):
-            return uuid
-    return descends_from
-
-
-def _has_ancestor(by_uuid: dict[str, tuple[int, dict[str, Any]]], uuid: str, ancestor: str) -> bool:
-    seen: set[str] = set()
-    current: Any = uuid
-    while isinstance(current, str) and current in by_uuid and current not in seen:
-        if current == ancestor:
-            return True
-        seen.add(current)
-        rec = by_uuid[current][1]
-        parent = rec.get("parentUuid")
-        if parent is None and rec.get("subtype") == "compact_boundary":
-            parent = rec.get("logicalParentUuid")
-        current = parent
-    return False
-
-
-def _descendants(by_uuid: dict[str, tuple[int, dict[str, Any]]], root: str) -> set[str]:
-    children: dict[str, list[str]] = {}
-    for uuid, (_, rec) in by_uuid.items():
-        parent = rec.get("parentUuid")
-        if parent is None and rec.get("subtype") == "compact_boundary":
-            parent = rec.get("logicalParentUuid")
-        if isinstance(parent, str):
-            children.setdefault(parent, []).append(uuid)
-    found = {root}
-    stack = [root]
-    while stack:
-        for child in children.get(stack.pop(), ()):
-            if child not in found:
-                found.add(child)
-                stack.append(child)
-    return found
 
 
 def _origin(text: str, injected: bool) -> Origin:
@@ -616,31 +437,30 @@ def _origin(text: str, injected: bool) -> Origin:
     return Origin.TYPED
 
 
-def _text_of(content: Any) -> str:
-    if isinstance(content, str):
+def _text_of(content: JSON) -> str:
+    if type(content) is str:
         return content
-    if isinstance(content, list):
+    if type(content) is list:
         return "\n".join(
-            b["text"] for b in content if isinstance(b, dict) and isinstance(b.get("text"), str)
+            b["text"] for b in content if type(b) is dict and type(b.get("text")) is str
         )
     return ""
 
 
-def _rendered_text(rec: dict[str, Any]) -> str:
+def _rendered_text(rec: Record) -> str:
     rendered = rec.get("rendered")
-    if not isinstance(rendered, list):
+    if type(rendered) is not list:
         return ""
-    parts = [
-        r["content"] for r in rendered if isinstance(r, dict) and isinstance(r.get("content"), str)
-    ]
-    return "\n".join(parts)
+    return "\n".join(
+        r["content"] for r in rendered if type(r) is dict and type(r.get("content")) is str
+    )
 
 
-def _image(block: dict[str, Any]) -> Image:
+def _image(block: Record) -> Image:
     source = as_dict(block.get("source"))
+    media = _str_or_none(source.get("media_type"))
     if source.get("type") == "base64":
-        media = source.get("media_type")
-        return Image(url=f"data:{media};base64,{source.get('data', '')}", media_type=media)
+        return Image(url=f"data:{media};base64,{as_str(source.get('data'))}", media_type=media)
     if source.get("type") == "url":
-        return Image(url=source.get("url"))
+        return Image(url=_str_or_none(source.get("url")))
     return Image()

@@ -27,11 +27,10 @@ import os
 import re
 import shlex
 import uuid
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
-from typing import Any
+from typing import Literal, assert_never
 
 import orjson
 
@@ -39,22 +38,36 @@ from segue.conversation import (
     JSON,
     AssistantMessage,
     Compaction,
-    CompactionState,
     Item,
-    Origin,
+    Provider,
     ToolCall,
     ToolKind,
     ToolResult,
     UserMessage,
 )
-from segue.formats.atomic import publish
+from segue.errors import SwitchError
+from segue.formats.atomic import NativeSession
 from segue.formats.claude.paths import project_dir_for
-
-Record = dict[str, Any]
-Block = dict[str, Any]
+from segue.formats.claude.records import (
+    SYNTHETIC_MODEL,
+    AssistantBlock,
+    AssistantRecord,
+    BoundaryRecord,
+    ChainFields,
+    ChainRecord,
+    LastPromptRecord,
+    SummaryRecord,
+    TextBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+    UserBody,
+    UserRecord,
+)
+from segue.formats.jsonl import dump_lines
+from segue.times import iso_ms, parse_iso
+from segue.transforms.carry import carriable
 
 DEFAULT_VERSION = "2.1.328"
-SYNTHETIC_MODEL = "<synthetic>"
 NO_OUTPUT = "(no output)"
 DESCRIPTION_CHARS = 60
 
@@ -86,14 +99,13 @@ _SHELLS = frozenset({"bash", "sh", "zsh", "/bin/bash", "/bin/sh", "/bin/zsh", "/
 
 
 def _crosses(item: Item) -> bool:
-    """Whether an item may reach Claude at all (pairing is decided separately)."""
+    """Whether an item may reach Claude at all (pairing is decided separately): what any
+    target can take, less empty prompts and summaries (Claude rejects empty text blocks)."""
     if isinstance(item, UserMessage):
-        return item.origin is Origin.TYPED and bool(item.text.strip())
-    if isinstance(item, AssistantMessage):
-        return bool(item.text)
+        return carriable(item) and bool(item.text.strip())
     if isinstance(item, Compaction):
-        return item.state is CompactionState.PORTABLE and bool(item.summary.strip())
-    return isinstance(item, ToolCall | ToolResult)
+        return carriable(item) and bool(item.summary.strip())
+    return carriable(item)
 
 
 def _crossing(items: Sequence[Item]) -> list[Item]:
@@ -190,7 +202,7 @@ def _bash_input(call: ToolCall) -> dict[str, JSON] | None:
     return {"command": command, "description": _description(command)}
 
 
-def tool_use(call: ToolCall, native_id: str) -> Block | None:
+def tool_use(call: ToolCall, native_id: str) -> ToolUseBlock | None:
     """The ``tool_use`` block for a call, or ``None`` when the call must be narrated."""
     bash = _bash_input(call)
     if bash is not None:
@@ -219,7 +231,7 @@ def _is_error(result: ToolResult) -> bool:
     return bool(result.error) or result.exit_code not in (None, 0)
 
 
-def _tool_result(result: ToolResult, native_id: str) -> Block:
+def _tool_result(result: ToolResult, native_id: str) -> ToolResultBlock:
     return {
         "type": "tool_result",
         "tool_use_id": native_id,
@@ -231,50 +243,31 @@ def _tool_result(result: ToolResult, native_id: str) -> Block:
 # --------------------------------------------------------------------------- records
 
 
-def _text(text: str) -> Block:
+def _text(text: str) -> TextBlock:
     return {"type": "text", "text": text}
 
 
 @dataclass(slots=True)
 class _Draft:
-    """A record before chaining: its native body and the source timestamp, if any."""
+    """A record before chaining: what it holds and the source timestamp, if any."""
 
-    body: Record
+    kind: Literal["prompt", "results", "assistant", "boundary", "summary"]
+    text: str = ""  # a prompt's or a summary's text
+    results: list[ToolResultBlock] = field(default_factory=list)
+    blocks: list[AssistantBlock] = field(default_factory=list)
     stamp: str | None = None
-    root: bool = False  # a compact boundary: starts a new chain
 
-
-def _user_draft(content: str | list[Block], stamp: str | None) -> _Draft:
-    return _Draft({"type": "user", "message": {"role": "user", "content": content}}, stamp)
-
-
-def _assistant_draft(blocks: list[Block], stamp: str | None) -> _Draft:
-    has_tool = any(b["type"] == "tool_use" for b in blocks)
-    message = {
-        "id": "msg_" + uuid.uuid4().hex,
-        "type": "message",
-        "role": "assistant",
-        "model": SYNTHETIC_MODEL,
-        "content": blocks,
-        "stop_reason": "tool_use" if has_tool else "end_turn",
-        "stop_sequence": None,
-    }
-    return _Draft({"type": "assistant", "message": message}, stamp)
+    @property
+    def root(self) -> bool:
+        """A compact boundary starts a new chain."""
+        return self.kind == "boundary"
 
 
 def _compaction_drafts(compaction: Compaction) -> list[_Draft]:
-    boundary: Record = {
-        "type": "system",
-        "subtype": "compact_boundary",
-        "content": "Conversation compacted",
-        "isMeta": False,
-        "level": "info",
-        "compactMetadata": {"trigger": "manual", "preTokens": 0},
-    }
-    carrier = _user_draft(compaction.summary, compaction.timestamp)
-    carrier.body["isCompactSummary"] = True
-    carrier.body["isVisibleInTranscriptOnly"] = True
-    return [_Draft(boundary, compaction.timestamp, root=True), carrier]
+    return [
+        _Draft("boundary", stamp=compaction.timestamp),
+        _Draft("summary", compaction.summary, stamp=compaction.timestamp),
+    ]
 
 
 @dataclass(slots=True)
@@ -286,9 +279,9 @@ class _Builder:
     calls: dict[str, ToolCall]  # source call id -> call, for narrating results
     ids: dict[int, str]  # id(call or result item) -> native tool id
     drafts: list[_Draft] = field(default_factory=list)
-    blocks: list[Block] = field(default_factory=list)
+    blocks: list[AssistantBlock] = field(default_factory=list)
     block_stamp: str | None = None
-    results: list[Block] = field(default_factory=list)
+    results: list[ToolResultBlock] = field(default_factory=list)
     result_stamp: str | None = None
     due: set[str] = field(default_factory=set)
     deferred: list[Item] = field(default_factory=list)
@@ -296,7 +289,7 @@ class _Builder:
     def feed(self, item: Item) -> None:
         if isinstance(item, UserMessage):
             self._close()
-            self.drafts.append(_user_draft(item.text, item.timestamp))
+            self.drafts.append(_Draft("prompt", item.text, stamp=item.timestamp))
         elif isinstance(item, Compaction):
             self._close()
             self.drafts.extend(_compaction_drafts(item))
@@ -320,7 +313,7 @@ class _Builder:
         self._block(block, call.timestamp)
         self.due.add(native_id)
 
-    def _block(self, block: Block, stamp: str | None) -> None:
+    def _block(self, block: AssistantBlock, stamp: str | None) -> None:
         if not self.blocks:
             self.block_stamp = stamp
         self.blocks.append(block)
@@ -340,12 +333,12 @@ class _Builder:
 
     def _close_assistant(self) -> None:
         if self.blocks:
-            self.drafts.append(_assistant_draft(self.blocks, self.block_stamp))
+            self.drafts.append(_Draft("assistant", blocks=self.blocks, stamp=self.block_stamp))
             self.blocks = []
 
     def _close_results(self) -> None:
         if self.results:
-            self.drafts.append(_user_draft(self.results, self.result_stamp))
+            self.drafts.append(_Draft("results", results=self.results, stamp=self.result_stamp))
             self.results = []
 
     def _close(self) -> None:
@@ -391,7 +384,7 @@ def _drop_leading_assistant(drafts: list[_Draft]) -> list[_Draft]:
 
 
 def _is_prompt(draft: _Draft) -> bool:
-    return draft.body["type"] == "user" and isinstance(draft.body["message"]["content"], str)
+    return draft.kind == "prompt"
 
 
 def build_drafts(items: Sequence[Item]) -> list[_Draft]:
@@ -406,29 +399,13 @@ def build_drafts(items: Sequence[Item]) -> list[_Draft]:
 # --------------------------------------------------------------------------- timestamps/chain
 
 
-def _parse(stamp: str | None) -> datetime | None:
-    if not stamp:
-        return None
-    try:
-        moment = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
-
-
-def _iso(moment: datetime) -> str:
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.") + (
-        f"{moment.astimezone(UTC).microsecond // 1000:03d}Z"
-    )
-
-
 def _times(drafts: Sequence[_Draft], now: datetime) -> list[datetime]:
     """Strictly increasing millisecond times: the source's where usable, else previous + 1ms."""
     step = timedelta(milliseconds=1)
     out: list[datetime] = []
     previous = now.astimezone(UTC) - step * (len(drafts) + 1)
     for draft in drafts:
-        moment = _parse(draft.stamp)
+        moment = parse_iso(draft.stamp)
         if moment is not None:
             moment = moment.replace(microsecond=moment.microsecond // 1000 * 1000)
         if moment is None or (out and moment <= previous):
@@ -438,32 +415,86 @@ def _times(drafts: Sequence[_Draft], now: datetime) -> list[datetime]:
     return out
 
 
+def _record(draft: _Draft, common: ChainFields) -> ChainRecord:
+    """The native record for a draft, with the chain fields every record carries."""
+    match draft.kind:
+        case "prompt" | "results":
+            content = draft.text if draft.kind == "prompt" else draft.results
+            user: UserRecord = {**common, "type": "user", "message": _user_body(content)}
+            return user
+        case "summary":
+            carrier: SummaryRecord = {
+                **common,
+                "type": "user",
+                "message": _user_body(draft.text),
+                "isCompactSummary": True,
+                "isVisibleInTranscriptOnly": True,
+            }
+            return carrier
+        case "assistant":
+            has_tool = any(b["type"] == "tool_use" for b in draft.blocks)
+            assistant: AssistantRecord = {
+                **common,
+                "type": "assistant",
+                "message": {
+                    "id": "msg_" + uuid.uuid4().hex,
+                    "type": "message",
+                    "role": "assistant",
+                    "model": SYNTHETIC_MODEL,
+                    "content": draft.blocks,
+                    "stop_reason": "tool_use" if has_tool else "end_turn",
+                    "stop_sequence": None,
+                },
+            }
+            return assistant
+        case "boundary":
+            boundary: BoundaryRecord = {
+                **common,
+                "type": "system",
+                "subtype": "compact_boundary",
+                "content": "Conversation compacted",
+                "isMeta": False,
+                "level": "info",
+                "compactMetadata": {"trigger": "manual", "preTokens": 0},
+            }
+            return boundary
+        case _:
+            assert_never(draft.kind)
+
+
+def _user_body(content: str | list[ToolResultBlock]) -> UserBody:
+    return {"role": "user", "content": content}
+
+
 def project(
     items: Sequence[Item], *, session_id: str, cwd: str, now: datetime, version: str
-) -> list[Record]:
-    """The native records for ``items`` (without the trailing ``last-prompt`` record)."""
+) -> list[ChainRecord]:
+    """The native records for ``items`` (without the trailing ``last-prompt`` record): one
+    linear chain; a compact boundary starts a new root that names the record it continues."""
     drafts = build_drafts(items)
-    records: list[Record] = []
+    records: list[ChainRecord] = []
     previous: str | None = None
     for draft, moment in zip(drafts, _times(drafts, now), strict=True):
         record_id = str(uuid.uuid4())
-        common: Record = {
-            "parentUuid": None if draft.root else previous,
-            "isSidechain": False,
-            "userType": "external",
-            "cwd": cwd,
-            "sessionId": session_id,
-            "version": version,
-            "entrypoint": "cli",
-        }
+        common = ChainFields(
+            parentUuid=None if draft.root else previous,
+            isSidechain=False,
+            userType="external",
+            cwd=cwd,
+            sessionId=session_id,
+            version=version,
+            entrypoint="cli",
+            uuid=record_id,
+            timestamp=iso_ms(moment),
+        )
         if draft.root:
             common["logicalParentUuid"] = previous
-        records.append({**common, **draft.body, "uuid": record_id, "timestamp": _iso(moment)})
+        records.append(_record(draft, common))
         previous = record_id
     return records
 
 
-def last_prompt_record(records: Sequence[Record], session_id: str) -> Record:
+def last_prompt_record(records: Sequence[ChainRecord], session_id: str) -> LastPromptRecord:
     prompts = [
         r["message"]["content"]
         for r in records
@@ -479,12 +510,7 @@ def last_prompt_record(records: Sequence[Record], session_id: str) -> Record:
     }
 
 
-def _lines(records: Sequence[Record]) -> Iterator[bytes]:
-    for record in records:
-        yield orjson.dumps(record) + b"\n"
-
-
-def write_session(
+def prepare_session(
     items: Sequence[Item],
     *,
     cwd: str,
@@ -492,11 +518,10 @@ def write_session(
     session_id: str | None = None,
     now: datetime | None = None,
     version: str = DEFAULT_VERSION,
-) -> Path:
-    """Write ``items`` as a new Claude Code session for ``cwd``; returns the transcript path.
+) -> NativeSession:
+    """The Claude Code session for ``items`` in working directory ``cwd``, ready to publish.
 
-    Raises :class:`segue.formats.atomic.TargetExists` if the session id is taken and
-    ``ValueError`` if nothing in ``items`` can cross.
+    Raises :class:`SwitchError` when nothing in ``items`` can be written as a Claude session.
     """
     session_id = session_id or str(uuid.uuid4())
     real_cwd = os.path.realpath(cwd)
@@ -507,8 +532,12 @@ def write_session(
         now=now or datetime.now(UTC),
         version=version,
     )
-    if not records:
-        raise ValueError("nothing in this history can be written as a Claude session")
-    records.append(last_prompt_record(records, session_id))
+    if not any(_is_prompt_record(r) for r in records):
+        raise SwitchError("nothing in this history can be written as a Claude session")
+    lines = dump_lines([*records, last_prompt_record(records, session_id)])
     path = project_dir_for(real_cwd, env) / f"{session_id}.jsonl"
-    return publish(path, _lines(records))
+    return NativeSession(Provider.CLAUDE, session_id, path, lines)
+
+
+def _is_prompt_record(record: ChainRecord) -> bool:
+    return record["type"] == "user" and isinstance(record["message"]["content"], str)

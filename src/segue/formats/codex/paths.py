@@ -7,15 +7,14 @@ import re
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
+import orjson
+
+from segue.formats.homes import cli_home
+
 
 def codex_home(env: Mapping[str, str] | None = None) -> Path:
     """``$CODEX_HOME`` or ``~/.codex``."""
-    env = os.environ if env is None else env
-    configured = env.get("CODEX_HOME")
-    if configured:
-        return Path(configured).expanduser()
-    home = env.get("HOME")
-    return (Path(home) if home else Path.home()) / ".codex"
+    return cli_home(env, "CODEX_HOME", ".codex")
 
 
 def sessions_dir(env: Mapping[str, str] | None = None) -> Path:
@@ -75,3 +74,21 @@ def thread_files(root: Path, thread_id: str) -> list[Path]:
                 if parsed and parsed[0] == thread_id:
                     found.append(path)
     return sorted(found, key=lambda p: p.name)
+
+
+def recorded_cwd(path: Path) -> str | None:
+    """The working directory a rollout's first line records (as a real path), reading nothing
+    further; None when it cannot be told."""
+    try:
+        with path.open("rb") as f:
+            first = f.readline(1 << 20)
+        payload = orjson.loads(first).get("payload")
+    except (OSError, ValueError, AttributeError):
+        return None
+    cwd = payload.get("cwd") if type(payload) is dict else None
+    if type(cwd) is not str:
+        return None
+    try:
+        return os.path.realpath(cwd)
+    except (OSError, ValueError):  # a NUL byte, a loop of links
+        return None

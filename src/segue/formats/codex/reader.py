@@ -10,12 +10,14 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections.abc import Iterable
+from datetime import datetime
 from pathlib import Path
-from typing import Any
 
 import orjson
 
 from segue.conversation import (
+    ALL_MODELS,
+    JSON,
     AssistantMessage,
     Compaction,
     CompactionState,
@@ -24,6 +26,7 @@ from segue.conversation import (
     ErrorNotice,
     Image,
     Item,
+    LimitWindow,
     Opaque,
     Origin,
     Provenance,
@@ -38,9 +41,18 @@ from segue.conversation import (
     UserMessage,
 )
 from segue.formats.codex.paths import session_id_from_name, sessions_root_of, thread_files
+from segue.formats.codex.records import Record
 from segue.formats.codex.tools import tool_kind
-from segue.formats.jsonl import LineReport, as_str, collector_paused, iter_records, iter_records_in
-from segue.formats.limits import from_epoch, parse_iso, parse_reset_time
+from segue.formats.jsonl import (
+    LineReport,
+    as_dict,
+    as_str,
+    collector_paused,
+    iter_records,
+    iter_records_in,
+)
+from segue.formats.limits import parse_reset_time
+from segue.times import from_epoch, parse_iso
 
 # User-role texts that Codex itself adds to the history (its "contextual" fragments).
 INJECTED_MARKERS = (
@@ -88,7 +100,7 @@ def read_session(path: Path) -> Conversation:
 
 
 def _with_history_base(
-    path: Path, conversation: Conversation, base: dict[str, Any], depth: int = 0
+    path: Path, conversation: Conversation, base: Record, depth: int = 0
 ) -> Conversation:
     root = sessions_root_of(path)
     thread_id = base.get("thread_id") if isinstance(base.get("thread_id"), str) else None
@@ -141,7 +153,7 @@ class _Reader:
         self.lines = lines
         self.report = LineReport()
         self.model: str | None = None
-        self.rate_limits: dict[str, Any] | None = None
+        self.limits: list[LimitWindow] = []
         self.meta = SessionMeta(
             provider=Provider.CODEX, id=session_id_from_name(path) or path.stem, path=self.name
         )
@@ -158,14 +170,16 @@ class _Reader:
         )
         for lineno, rec in records:
             ts = rec.get("timestamp")
-            if isinstance(ts, str):
+            if type(ts) is str:
                 first_ts = first_ts or ts
                 last_ts = ts
+            else:
+                ts = None
             kind = rec.get("type")
             payload = rec.get("payload")
             prov = Provenance(self.name, lineno)
-            if not isinstance(payload, dict):
-                items.append(Opaque(str(kind), prov, rec, ts if isinstance(ts, str) else None))
+            if type(payload) is not dict:
+                items.append(Opaque(str(kind), prov, rec, ts))
                 continue
             if kind == "session_meta" and not seen_meta:
                 seen_meta = True
@@ -174,7 +188,7 @@ class _Reader:
             elif kind == "response_item":
                 self._response_item(payload, prov, ts, items)
             elif kind == "compacted":
-                items.append(self._compacted(payload, prov, ts))
+                items.append(self._compacted(payload, prov, ts, items))
             elif kind == "event_msg":
                 self._event(payload, prov, ts, items)
             elif kind == "turn_context":
@@ -190,8 +204,7 @@ class _Reader:
         meta.model = self.model or meta.model
         meta.created = meta.created or first_ts
         meta.updated = last_ts or meta.updated
-        if self.rate_limits is not None:
-            meta.extra["rate_limits"] = self.rate_limits
+        meta.limits = self.limits
         conversation = Conversation(meta=meta, items=items)
         conversation.skipped = self.report.skipped
         conversation.notes = self.report.notes
@@ -201,7 +214,7 @@ class _Reader:
 
     # -- records ----------------------------------------------------------------------------
 
-    def _session_meta(self, p: dict[str, Any]) -> None:
+    def _session_meta(self, p: Record) -> None:
         meta = self.meta
         if isinstance(p.get("id"), str):
             meta.id = p["id"]
@@ -222,22 +235,23 @@ class _Reader:
             if key in p:
                 meta.extra[key] = p[key]
 
-    def _response_item(self, p: dict[str, Any], prov: Provenance, ts: Any, out: list[Item]) -> None:
+    def _response_item(self, p: Record, prov: Provenance, ts: str | None, out: list[Item]) -> None:
         item = self._decode_item(p, prov, ts)
         if item is not None:
             out.append(item)
 
-    def _decode_item(self, p: dict[str, Any], prov: Provenance, ts: Any) -> Item | None:
+    def _decode_item(self, p: Record, prov: Provenance, ts: str | None) -> Item | None:
         ptype = p.get("type")
         if ptype == "message":
             return self._message(p, prov, ts)
         if ptype == "reasoning":
-            parts = [s.get("text", "") for s in p.get("summary") or () if isinstance(s, dict)]
+            summary = p.get("summary")
+            parts = summary if type(summary) is list else ()
             encrypted = p.get("encrypted_content")
             return Reasoning(
-                "\n\n".join(str(t) for t in parts),
+                "\n\n".join(as_str(as_dict(part).get("text")) for part in parts),
                 prov,
-                encrypted if isinstance(encrypted, str) and encrypted else None,
+                encrypted if type(encrypted) is str and encrypted else None,
                 ts,
             )
         if ptype in (
@@ -259,7 +273,7 @@ class _Reader:
             return Compaction("", CompactionState.NATIVE_ONLY, prov, timestamp=ts)
         return Opaque(f"response_item/{ptype}", prov, p, ts)
 
-    def _message(self, p: dict[str, Any], prov: Provenance, ts: Any) -> Item:
+    def _message(self, p: Record, prov: Provenance, ts: str | None) -> Item:
         role = p.get("role")
         content = p.get("content")
         if not isinstance(content, list):
@@ -287,12 +301,12 @@ class _Reader:
             return UserMessage(text, prov, Origin.INJECTED, tuple(images), ts)
         return Opaque(f"response_item/message({role})", prov, p, ts)
 
-    def _tool_call(self, p: dict[str, Any], prov: Provenance, ts: Any) -> ToolCall:
+    def _tool_call(self, p: Record, prov: Provenance, ts: str | None) -> ToolCall:
         ptype = p.get("type")
         call_id = str(p.get("call_id") or p.get("id") or "")
         name = str(p.get("name") or "")
         namespace = p.get("namespace") if isinstance(p.get("namespace"), str) else None
-        tool_input: Any
+        tool_input: JSON
         if ptype == "function_call":
             args = p.get("arguments")
             tool_input = args
@@ -311,7 +325,7 @@ class _Reader:
             tool_input = p.get("action") if "action" in p else p.get("arguments")
         return ToolCall(call_id, name, tool_input, tool_kind(name, namespace), prov, ts)
 
-    def _tool_result(self, p: dict[str, Any], prov: Provenance, ts: Any) -> ToolResult:
+    def _tool_result(self, p: Record, prov: Provenance, ts: str | None) -> ToolResult:
         call_id = str(p.get("call_id") or "")
         raw = p.get("output")
         success: bool | None = None
@@ -327,9 +341,11 @@ class _Reader:
                 and part.get("type") in ("input_text", "output_text", "text")
             )
             images = tuple(
-                Image(url=part.get("image_url"))
+                Image(url=part["image_url"])
                 for part in raw
-                if isinstance(part, dict) and part.get("type") == "input_image"
+                if isinstance(part, dict)
+                and part.get("type") == "input_image"
+                and type(part.get("image_url")) is str
             )
         elif isinstance(raw, str):
             output = raw
@@ -346,15 +362,17 @@ class _Reader:
         )
         return ToolResult(call_id, output, prov, error, exit_code, images, ts)
 
-    def _compacted(self, p: dict[str, Any], prov: Provenance, ts: Any) -> Compaction:
+    def _compacted(
+        self, p: Record, prov: Provenance, ts: str | None, before: list[Item]
+    ) -> Compaction:
         message = as_str(p.get("message"))
         history = p.get("replacement_history")
-        replacement: tuple[Item, ...] | None = None
+        replacement: tuple[Item, ...]
         encrypted = False
-        if isinstance(history, list):
+        if type(history) is list:
             decoded: list[Item] = []
             for entry in history:
-                if not isinstance(entry, dict):
+                if type(entry) is not dict:
                     continue
                 if entry.get("type") in ("compaction", "compaction_summary") or (
                     entry.get("type") != "reasoning" and entry.get("encrypted_content")
@@ -371,6 +389,14 @@ class _Reader:
                 if item is not None:
                     decoded.append(item)
             replacement = tuple(decoded)
+        else:
+            # An old-style record holding only the summary: Codex keeps the user messages
+            # before it (and the summary), nothing else.
+            replacement = tuple(
+                item
+                for item in before
+                if isinstance(item, UserMessage) and item.origin is not Origin.INJECTED
+            )
         if encrypted:
             state = CompactionState.NATIVE_ONLY
         elif message.strip():
@@ -379,9 +405,12 @@ class _Reader:
             state = CompactionState.INCOMPLETE
         return Compaction(message, state, prov, replacement, timestamp=ts)
 
-    def _event(self, p: dict[str, Any], prov: Provenance, ts: Any, out: list[Item]) -> None:
+    def _event(self, p: Record, prov: Provenance, ts: str | None, out: list[Item]) -> None:
         etype = p.get("type")
-        turn_id = p.get("turn_id") if isinstance(p.get("turn_id"), str) else None
+        if type(etype) is not str:
+            out.append(Opaque(f"event_msg/{etype}", prov, p, ts))
+            return
+        turn_id = p.get("turn_id") if type(p.get("turn_id")) is str else None
         if etype == "task_started":
             window = p.get("model_context_window")
             if isinstance(window, int):
@@ -402,9 +431,9 @@ class _Reader:
         elif etype in ("error", "stream_error"):
             out.append(self._error(p, prov, ts))
         elif etype == "token_count":
-            limits = p.get("rate_limits")
-            if isinstance(limits, dict):
-                self.rate_limits = limits
+            snapshot = p.get("rate_limits")
+            if type(snapshot) is dict:
+                self._rate_limits(snapshot, prov, ts)
             out.append(Opaque("event_msg/token_count", prov, p, ts))
         elif etype == "thread_name_updated":
             name = p.get("thread_name") or p.get("name")
@@ -416,7 +445,7 @@ class _Reader:
         else:
             out.append(Opaque(f"event_msg/{etype}", prov, p, ts))
 
-    def _error(self, error: dict[str, Any], prov: Provenance, ts: Any) -> ErrorNotice:
+    def _error(self, error: Record, prov: Provenance, ts: str | None) -> ErrorNotice:
         message = str(error.get("message") or "")
         info = error.get("codex_error_info")
         info_text = (
@@ -438,17 +467,49 @@ class _Reader:
                 reset = parse_reset_time(message, when) if when else None
         return ErrorNotice(kind, message, prov, reset, ts)
 
-    def _exhausted_window_reset(self) -> Any:
+    def _exhausted_window_reset(self) -> datetime | None:
         """The reset time of the window the latest rate-limit snapshot shows as used up."""
-        limits = self.rate_limits or {}
-        resets = []
-        for key in ("primary", "secondary"):
-            window = limits.get(key)
-            if isinstance(window, dict) and (window.get("used_percent") or 0) >= 100:
-                reset = from_epoch(window.get("resets_at"))
-                if reset is not None:
-                    resets.append(reset)
+        resets = [w.resets_at for w in self.limits if w.exhausted and w.resets_at is not None]
         return max(resets) if resets else None
+
+    def _rate_limits(self, snapshot: Record, prov: Provenance, ts: str | None) -> None:
+        """The windows of a ``token_count`` rate-limit snapshot; a newer snapshot of the same
+        limit replaces the older one. Windows are told apart by their length, not their slot."""
+        limit_id = as_str(snapshot.get("limit_id")) or "codex"
+        observed = parse_iso(ts)
+        fresh: list[LimitWindow] = []
+        for slot in ("primary", "secondary"):
+            window = snapshot.get(slot)
+            if type(window) is not dict:
+                continue
+            minutes = window.get("window_minutes")
+            used: object = window.get("used_percent")
+            fresh.append(
+                LimitWindow(
+                    Provider.CODEX,
+                    minutes if type(minutes) is int else None,
+                    float(used)
+                    if isinstance(used, int | float) and type(used) is not bool
+                    else None,
+                    from_epoch(window.get("resets_at")),
+                    _limit_scope(limit_id),
+                    f"{limit_id}.{slot}",
+                    observed,
+                    f"{prov.file}:{prov.line}",
+                )
+            )
+        if fresh:
+            prefix = f"{limit_id}."
+            kept = [w for w in self.limits if not (w.name or "").startswith(prefix)]
+            self.limits = kept + fresh
+
+
+def _limit_scope(limit_id: str) -> str:
+    """``codex`` limits every model; another id (``codex_other``, ``codex_<model>``) names the
+    models it covers."""
+    if limit_id == "codex":
+        return ALL_MODELS
+    return limit_id.removeprefix("codex_") or ALL_MODELS
 
 
 def _origin(text: str) -> Origin:

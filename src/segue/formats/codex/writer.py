@@ -18,11 +18,11 @@ import os
 import sqlite3
 import time
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import assert_never
 
 import orjson
 
@@ -31,20 +31,42 @@ from segue.conversation import (
     JSON,
     AssistantMessage,
     Compaction,
-    CompactionState,
+    ErrorNotice,
     Image,
     Item,
-    Origin,
+    Opaque,
+    Provider,
+    Reasoning,
+    Rollback,
     ToolCall,
     ToolResult,
+    TurnMarker,
     UserMessage,
 )
-from segue.formats.atomic import publish
-
-Record = dict[str, Any]
+from segue.formats.atomic import NativeSession
+from segue.formats.codex.records import (
+    AssistantMessagePayload,
+    EventLine,
+    EventPayload,
+    FunctionCallOutputPayload,
+    FunctionCallPayload,
+    InputImage,
+    InputText,
+    ResponseItemLine,
+    ResponseItemPayload,
+    RolloutLine,
+    SessionMetaLine,
+    TokenInfo,
+    TokenUsage,
+    UserMessagePayload,
+)
+from segue.formats.jsonl import dump_lines
+from segue.times import iso_ms, parse_iso
+from segue.transforms.carry import carriable
 
 ORIGINATOR = "segue"
 DEFAULT_CLI_VERSION = "0.169.0"
+STATE_DB = "state_5.sqlite"  # Codex 0.169's thread index
 
 
 def uuid7(now: datetime | None = None) -> str:
@@ -57,38 +79,16 @@ def uuid7(now: datetime | None = None) -> str:
     return str(uuid.UUID(int=value))
 
 
-def _iso(moment: datetime) -> str:
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.") + (
-        f"{moment.astimezone(UTC).microsecond // 1000:03d}Z"
-    )
-
-
 def _item_time(stamp: str | None, fallback: str) -> str:
     if not stamp:
         return fallback
     if len(stamp) == 24 and stamp[-1] == "Z" and stamp[10] == "T" and stamp[19] == ".":
         return stamp  # already "YYYY-MM-DDThh:mm:ss.mmmZ", as both CLIs write it
-    try:
-        parsed = datetime.fromisoformat(stamp)
-    except ValueError:
-        return fallback
-    if parsed.tzinfo is None:
-        parsed = parsed.replace(tzinfo=UTC)
-    return _iso(parsed)
+    parsed = parse_iso(stamp)
+    return fallback if parsed is None else iso_ms(parsed)
 
 
 # --------------------------------------------------------------------------- selection
-
-
-def _crosses(item: Item) -> bool:
-    """Whether an item may go into a Codex history at all (pairing is checked separately)."""
-    if isinstance(item, UserMessage):
-        return item.origin is Origin.TYPED
-    if isinstance(item, AssistantMessage):
-        return bool(item.text)
-    if isinstance(item, Compaction):
-        return item.state is CompactionState.PORTABLE and bool(item.summary)
-    return isinstance(item, ToolCall | ToolResult)
 
 
 def _paired_ids(items: Sequence[Item]) -> set[str]:
@@ -108,7 +108,7 @@ def select(items: Sequence[Item]) -> list[Item]:
     paired = _paired_ids(items)
     out: list[Item] = []
     for item in items:
-        if not _crosses(item):
+        if not carriable(item):
             continue
         if isinstance(item, ToolCall | ToolResult) and item.call_id not in paired:
             continue
@@ -119,14 +119,14 @@ def select(items: Sequence[Item]) -> list[Item]:
 # --------------------------------------------------------------------------- payloads
 
 
-def _image_part(image: Image) -> Record | None:
+def _image_part(image: Image) -> InputImage | None:
     if image.url and image.url.startswith("data:"):
         return {"type": "input_image", "image_url": image.url}
     return None
 
 
-def _user_payload(msg: UserMessage) -> Record:
-    content: list[Record] = [{"type": "input_text", "text": msg.text}]
+def _user_payload(msg: UserMessage) -> UserMessagePayload:
+    content: list[InputText | InputImage] = [{"type": "input_text", "text": msg.text}]
     for image in msg.images:
         part = _image_part(image)
         if part is not None:
@@ -134,7 +134,7 @@ def _user_payload(msg: UserMessage) -> Record:
     return {"type": "message", "role": "user", "content": content}
 
 
-def _assistant_payload(msg: AssistantMessage) -> Record:
+def _assistant_payload(msg: AssistantMessage) -> AssistantMessagePayload:
     return {
         "type": "message",
         "role": "assistant",
@@ -142,7 +142,7 @@ def _assistant_payload(msg: AssistantMessage) -> Record:
     }
 
 
-def _developer_payload(text: str) -> Record:
+def _developer_payload(text: str) -> UserMessagePayload:
     return {
         "type": "message",
         "role": "developer",
@@ -160,7 +160,7 @@ def _tool_name_and_args(call: ToolCall) -> tuple[str, JSON]:
     return call.name, {"input": data}
 
 
-def _call_payload(call: ToolCall) -> Record:
+def _call_payload(call: ToolCall) -> FunctionCallPayload:
     name, args = _tool_name_and_args(call)
     return {
         "type": "function_call",
@@ -181,7 +181,7 @@ def _output_text(result: ToolResult) -> str:
     return result.output
 
 
-def _result_payload(result: ToolResult) -> Record:
+def _result_payload(result: ToolResult) -> FunctionCallOutputPayload:
     return {
         "type": "function_call_output",
         "call_id": result.call_id,
@@ -195,22 +195,19 @@ def _result_payload(result: ToolResult) -> Record:
 @dataclass(slots=True)
 class _Projector:
     now: str
-    records: list[Record] = field(default_factory=list)
+    lines: list[ResponseItemLine | EventLine] = field(default_factory=list)
     turns: int = 0
     open_turn: str | None = None
     last_reply: str | None = None
     history_chars: int = 0
 
-    def line(self, kind: str, payload: Record, stamp: str | None = None) -> None:
-        self.records.append(
-            {"timestamp": _item_time(stamp, self.now), "type": kind, "payload": payload}
-        )
+    def history(self, payload: ResponseItemPayload, stamp: str | None) -> None:
+        when = _item_time(stamp, self.now)
+        self.lines.append({"timestamp": when, "type": "response_item", "payload": payload})
 
-    def history(self, payload: Record, stamp: str | None) -> None:
-        self.line("response_item", payload, stamp)
-
-    def event(self, payload: Record, stamp: str | None = None) -> None:
-        self.line("event_msg", payload, stamp)
+    def event(self, payload: EventPayload, stamp: str | None = None) -> None:
+        when = _item_time(stamp, self.now)
+        self.lines.append({"timestamp": when, "type": "event_msg", "payload": payload})
 
     def close_turn(self, stamp: str | None = None) -> None:
         if self.open_turn is None:
@@ -241,29 +238,34 @@ class _Projector:
 
     def add(self, item: Item) -> None:
         self.history_chars += item_chars(item)
-        if isinstance(item, UserMessage):
-            self.prompt(item)
-        elif isinstance(item, AssistantMessage):
-            self.reply(item)
-        elif isinstance(item, Compaction):
-            self.history(_developer_payload(item.summary), item.timestamp)
-        elif isinstance(item, ToolCall):
-            self.history(_call_payload(item), item.timestamp)
-        elif isinstance(item, ToolResult):
-            self.history(_result_payload(item), item.timestamp)
+        match item:
+            case UserMessage():
+                self.prompt(item)
+            case AssistantMessage():
+                self.reply(item)
+            case Compaction():
+                self.history(_developer_payload(item.summary), item.timestamp)
+            case ToolCall():
+                self.history(_call_payload(item), item.timestamp)
+            case ToolResult():
+                self.history(_result_payload(item), item.timestamp)
+            case Reasoning() | ErrorNotice() | TurnMarker() | Rollback() | Opaque():
+                pass  # select() never passes these
+            case _:
+                assert_never(item)
 
     def token_count(self) -> None:
         # segue's own estimate, the one its plan kept under the target's auto-compact limit, so
         # Codex compacts on arrival only if the history really is that big
         tokens = chars_to_tokens(self.history_chars)
-        usage = {
+        usage: TokenUsage = {
             "input_tokens": tokens,
             "cached_input_tokens": 0,
             "output_tokens": 0,
             "reasoning_output_tokens": 0,
             "total_tokens": tokens,
         }
-        info = {
+        info: TokenInfo = {
             "total_token_usage": usage,
             "last_token_usage": usage,
             "model_context_window": None,
@@ -271,29 +273,32 @@ class _Projector:
         self.event({"type": "token_count", "info": info, "rate_limits": None})
 
 
-def _session_meta(session_id: str, cwd: str, now: str, cli_version: str) -> Record:
-    payload = {
-        "id": session_id,
+def _session_meta(session_id: str, cwd: str, now: str, cli_version: str) -> SessionMetaLine:
+    return {
         "timestamp": now,
-        "cwd": cwd,
-        "originator": ORIGINATOR,
-        "cli_version": cli_version,
-        "source": "cli",
+        "type": "session_meta",
+        "payload": {
+            "id": session_id,
+            "timestamp": now,
+            "cwd": cwd,
+            "originator": ORIGINATOR,
+            "cli_version": cli_version,
+            "source": "cli",
+        },
     }
-    return {"timestamp": now, "type": "session_meta", "payload": payload}
 
 
 def project(
     items: Sequence[Item], *, session_id: str, cwd: str, now: datetime, cli_version: str
-) -> list[Record]:
-    """The rollout records for ``items`` (pure)."""
-    stamp = _iso(now)
+) -> list[RolloutLine]:
+    """The rollout lines for ``items`` (pure)."""
+    stamp = iso_ms(now)
     projector = _Projector(now=stamp)
     for item in select(items):
         projector.add(item)
     projector.token_count()
     projector.close_turn()
-    return [_session_meta(session_id, cwd, stamp, cli_version), *projector.records]
+    return [_session_meta(session_id, cwd, stamp, cli_version), *projector.lines]
 
 
 # --------------------------------------------------------------------------- files
@@ -306,34 +311,36 @@ def rollout_path(codex_home: Path, session_id: str, now: datetime) -> Path:
     return codex_home / "sessions" / f"{utc:%Y}" / f"{utc:%m}" / f"{utc:%d}" / name
 
 
-def _lines(records: Sequence[Record]) -> Iterator[bytes]:
-    for record in records:
-        yield orjson.dumps(record) + b"\n"
-
-
-def request_rescan(codex_home: Path) -> bool:
+def request_rescan(codex_home: Path) -> str | None:
     """Ask Codex to re-index ``sessions/`` on its next start so ``resume --last`` and the picker
-    list a file written into a home it already indexed. Returns whether the state was reset.
+    list a file written into a home it already indexed. Returns a warning when that could not
+    be done; the session resumes by id either way.
 
     Codex backfills its ``threads`` table once; resetting the backfill state makes it rescan.
     Nothing is touched when the database or the expected table and columns are missing.
     """
-    db = codex_home / "state_5.sqlite"
+    db = codex_home / STATE_DB
     if not db.is_file():
-        return False
-    conn = sqlite3.connect(db, timeout=10)
+        return None
     try:
-        columns = {row[1] for row in conn.execute("PRAGMA table_info(backfill_state)")}
-        if not {"status", "last_watermark"} <= columns:
-            return False
-        with conn:
-            conn.execute("UPDATE backfill_state SET status='pending', last_watermark=NULL")
-        return True
-    finally:
-        conn.close()
+        conn = sqlite3.connect(db, timeout=2)
+        try:
+            columns = {row[1] for row in conn.execute("PRAGMA table_info(backfill_state)")}
+            if not {"status", "last_watermark"} <= columns:
+                return None
+            with conn:
+                conn.execute("UPDATE backfill_state SET status='pending', last_watermark=NULL")
+        finally:
+            conn.close()
+    except sqlite3.Error as exc:
+        return (
+            f"{db}: could not ask Codex to index the new session ({exc}); "
+            "`codex resume <id>` finds it, `codex resume --last` and the picker may not"
+        )
+    return None
 
 
-def write_session(
+def prepare_session(
     items: Sequence[Item],
     *,
     cwd: str,
@@ -341,14 +348,9 @@ def write_session(
     session_id: str | None = None,
     now: datetime | None = None,
     cli_version: str = DEFAULT_CLI_VERSION,
-) -> Path:
-    """Write ``items`` as a new rollout under ``codex_home`` and return its path.
-
-    Raises :class:`segue.formats.atomic.TargetExists` when the file already exists.
-    """
+) -> NativeSession:
+    """The rollout for ``items`` under ``codex_home``, ready to publish."""
     moment = now if now is not None else datetime.now(UTC)
     sid = session_id if session_id is not None else uuid7(moment)
-    records = project(items, session_id=sid, cwd=cwd, now=moment, cli_version=cli_version)
-    path = publish(rollout_path(codex_home, sid, moment), _lines(records))
-    request_rescan(codex_home)
-    return path
+    lines = dump_lines(project(items, session_id=sid, cwd=cwd, now=moment, cli_version=cli_version))
+    return NativeSession(Provider.CODEX, sid, rollout_path(codex_home, sid, moment), lines)

@@ -268,7 +268,7 @@ def _load_api_handlers() -> None:
 
     for module in ("anthropic", "openai"):
         try:
-            importlib.import_module(f"segue.testing.standin.{module}")
+            importlib.import_module(f"segue_testbed.standin.{module}")
         except ModuleNotFoundError as exc:
-            if exc.name != f"segue.testing.standin.{module}":
+            if exc.name != f"segue_testbed.standin.{module}":
                 raise

@@ -22,9 +22,9 @@ from typing import Any, Literal
 
 import orjson
 
-from segue.testing.standin.server import Lane
-from segue.testing.testbed import CliMissing, cli_bin
-from segue.testing.testbed import repo_root as repo_root
+from segue_testbed.standin.server import Lane
+from segue_testbed.testbed import CliMissing, cli_bin
+from segue_testbed.testbed import repo_root as repo_root
 
 API_KEY_ENV = "SEGUE_STANDIN_OPENAI_KEY"
 API_KEY = "sk-segue-standin"

@@ -15,6 +15,7 @@ from typing import Any
 
 from segue.budget import TargetProfile
 from segue.conversation import Provider
+from segue.errors import ConfigError
 from segue.formats.codex.paths import codex_home
 
 
@@ -58,7 +59,7 @@ CODEX_AUTO_COMPACT_PERCENT = 90  # of context_window, when nothing sets a limit
 def target_profile(env: Mapping[str, str]) -> TargetProfile:
     """Codex as the user has it configured: ``$CODEX_HOME/config.toml`` (its profile, model,
     window and compaction settings, ``model_catalog_json``), the bundled model metadata, else
-    Codex's fallback. A config that exists but cannot be parsed raises ``ValueError``."""
+    Codex's fallback. A config that exists but cannot be parsed raises :class:`ConfigError`."""
     home = codex_home(env)
     config_path = home / "config.toml"
     config = _read_toml(config_path)
@@ -69,11 +70,11 @@ def target_profile(env: Mapping[str, str]) -> TargetProfile:
     profile_name = config.get("profile")
     if profile_name is not None:
         if not isinstance(profile_name, str):
-            raise ValueError(f"{config_path}: `profile` must be a string")
+            raise ConfigError(f"{config_path}: `profile` must be a string")
         profiles = config.get("profiles", {})
         selected = profiles.get(profile_name) if isinstance(profiles, dict) else None
         if not isinstance(selected, dict):
-            raise ValueError(f"{config_path}: profile {profile_name!r} has no [profiles] table")
+            raise ConfigError(f"{config_path}: profile {profile_name!r} has no [profiles] table")
         layer = {**config, **selected}
         where = f"config.toml ({config_path}) profile {profile_name!r}"
 
@@ -126,23 +127,23 @@ def _read_toml(path: Path) -> dict[str, Any]:
     except FileNotFoundError:
         return {}
     except OSError as exc:
-        raise ValueError(f"{path}: cannot read the Codex config: {exc}") from exc
+        raise ConfigError(f"{path}: cannot read the Codex config: {exc}") from exc
     try:
         return tomllib.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise ValueError(f"{path}: not a valid TOML Codex config: {exc}") from exc
+        raise ConfigError(f"{path}: not a valid TOML Codex config: {exc}") from exc
 
 
 def _catalog_lookup(path: Path, slug: str) -> CodexModelInfo | None:
     try:
         data = json.loads(path.read_bytes())
     except FileNotFoundError as exc:
-        raise ValueError(f"{path}: model_catalog_json names a missing file") from exc
+        raise ConfigError(f"{path}: model_catalog_json names a missing file") from exc
     except (OSError, ValueError) as exc:
-        raise ValueError(f"{path}: not a valid model catalog JSON: {exc}") from exc
+        raise ConfigError(f"{path}: not a valid model catalog JSON: {exc}") from exc
     models = data.get("models") if isinstance(data, dict) else None
     if not isinstance(models, list):
-        raise ValueError(f'{path}: a model catalog must be {{"models": [...]}}')
+        raise ConfigError(f'{path}: a model catalog must be {{"models": [...]}}')
     for entry in models:
         if isinstance(entry, dict) and entry.get("slug") == slug:
             window = _entry_int(entry, "context_window", path)
@@ -158,7 +159,7 @@ def _entry_int(entry: Mapping[str, Any], key: str, path: Path) -> int | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        raise ValueError(f"{path}: {key} of {entry.get('slug')!r} must be a positive integer")
+        raise ConfigError(f"{path}: {key} of {entry.get('slug')!r} must be a positive integer")
     return value
 
 
@@ -167,7 +168,7 @@ def _opt_str(table: Mapping[str, Any], key: str, path: Path) -> str | None:
     if value is None:
         return None
     if not isinstance(value, str):
-        raise ValueError(f"{path}: `{key}` must be a string")
+        raise ConfigError(f"{path}: `{key}` must be a string")
     return value or None
 
 
@@ -176,5 +177,5 @@ def _opt_int(table: Mapping[str, Any], key: str, path: Path) -> int | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        raise ValueError(f"{path}: `{key}` must be a positive integer")
+        raise ConfigError(f"{path}: `{key}` must be a positive integer")
     return value

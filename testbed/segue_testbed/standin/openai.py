@@ -25,7 +25,7 @@ from typing import Any
 
 import orjson
 
-from segue.testing.standin.server import Lane, LoggedRequest, Response, register_api, sse_event
+from segue_testbed.standin.server import Lane, LoggedRequest, Response, register_api, sse_event
 
 LOCAL_COMPACTION_MARKER = "CONTEXT CHECKPOINT COMPACTION"
 REMOTE_COMPACTION_TRIGGER = "compaction_trigger"

@@ -22,8 +22,8 @@ from typing import Any
 
 import orjson
 
-from segue.testing.standin.server import Lane
-from segue.testing.testbed import CliMissing, cli_bin
+from segue_testbed.standin.server import Lane
+from segue_testbed.testbed import CliMissing, cli_bin
 
 CLAUDE_VERSION = "2.1.328"
 OAUTH_TOKEN = "sk-ant-oat01-segue-standin-token"

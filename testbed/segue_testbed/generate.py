@@ -18,7 +18,7 @@ import orjson
 
 from segue.conversation import Provider
 from segue.formats.codex.paths import parse_name
-from segue.testing.testbed import repo_root
+from segue_testbed.testbed import repo_root
 
 FIXTURES = repo_root() / "tests" / "fixtures"
 MB = 1_000_000

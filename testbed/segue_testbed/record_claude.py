@@ -25,8 +25,8 @@ from typing import Any
 
 import orjson
 
-from segue.testing.claude_cli import CLAUDE_VERSION, ClaudeHome, RunResult, encode_project_dir
-from segue.testing.standin.anthropic import (
+from segue_testbed.claude_cli import CLAUDE_VERSION, ClaudeHome, RunResult, encode_project_dir
+from segue_testbed.standin.anthropic import (
     FailedSummary,
     RateLimited,
     Reply,
@@ -37,7 +37,7 @@ from segue.testing.standin.anthropic import (
     Thinking,
     ToolUse,
 )
-from segue.testing.standin.server import StandIn
+from segue_testbed.standin.server import StandIn
 
 DEFAULT_WORK_ROOT = Path("/tmp/segue-fixtures")
 MAX_STRING = 20_000

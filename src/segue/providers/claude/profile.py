@@ -10,6 +10,7 @@ from pathlib import Path
 
 from segue.budget import TargetProfile
 from segue.conversation import Provider
+from segue.errors import ConfigError
 from segue.formats.claude.paths import config_dir
 
 # Claude Code 2.1.328 (research claude-format.md §3).
@@ -100,18 +101,18 @@ def _settings_model(path: Path) -> str | None:
     except FileNotFoundError:
         return None
     except OSError as exc:
-        raise ValueError(f"{path}: cannot read the Claude Code settings: {exc}") from exc
+        raise ConfigError(f"{path}: cannot read the Claude Code settings: {exc}") from exc
     try:
         data = json.loads(raw)
     except ValueError as exc:
-        raise ValueError(f"{path}: not valid JSON Claude Code settings: {exc}") from exc
+        raise ConfigError(f"{path}: not valid JSON Claude Code settings: {exc}") from exc
     if not isinstance(data, dict):
-        raise ValueError(f"{path}: Claude Code settings must be a JSON object")
+        raise ConfigError(f"{path}: Claude Code settings must be a JSON object")
     model = data.get("model")
     if model is None:
         return None
     if not isinstance(model, str):
-        raise ValueError(f"{path}: `model` must be a string")
+        raise ConfigError(f"{path}: `model` must be a string")
     return model or None
 
 

@@ -1,8 +1,8 @@
 """Record the test fixtures by driving the real CLIs through the stand-in.
 
-    python -m segue.testing.record [--provider claude|codex] [--only NAME] [--out DIR]
+    python -m segue_testbed.record [--provider claude|codex] [--only NAME] [--out DIR]
 
-Each provider module (``segue.testing.record_claude``, ``segue.testing.record_codex``) exposes
+Each provider module (``segue_testbed.record_claude``, ``segue_testbed.record_codex``) exposes
 ``SCENARIOS: dict[str, Callable[[Path, StandIn], None]]``. A scenario is called with its own
 output folder, ``<out>/<provider>/<name>``, which it empties and fills; and a started stand-in.
 """
@@ -17,16 +17,17 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from segue.testing.standin.server import StandIn
+from segue_testbed.standin.server import StandIn
+from segue_testbed.testbed import repo_root
 
 Scenario = Callable[[Path, StandIn], None]
 PROVIDERS = ("claude", "codex")
-DEFAULT_OUT = Path(__file__).resolve().parents[3] / "tests" / "fixtures"
+DEFAULT_OUT = repo_root() / "tests" / "fixtures"
 
 
 def scenarios(provider: str) -> dict[str, Scenario]:
     """The provider's scenarios, or none when its recorder module is not there (yet)."""
-    module_name = f"segue.testing.record_{provider}"
+    module_name = f"segue_testbed.record_{provider}"
     try:
         module = importlib.import_module(module_name)
     except ModuleNotFoundError as exc:
@@ -38,7 +39,7 @@ def scenarios(provider: str) -> dict[str, Scenario]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m segue.testing.record", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m segue_testbed.record", description=__doc__)
     parser.add_argument("--provider", choices=PROVIDERS, action="append")
     parser.add_argument("--only", action="append", help="scenario name (repeatable)")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)

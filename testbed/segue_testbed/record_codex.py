@@ -21,7 +21,7 @@ from typing import Any, Literal
 
 import orjson
 
-from segue.testing.codex_cli import (
+from segue_testbed.codex_cli import (
     CodexHome,
     Provider,
     RunResult,
@@ -30,7 +30,7 @@ from segue.testing.codex_cli import (
     repo_root,
     session_id_of,
 )
-from segue.testing.standin.openai import (
+from segue_testbed.standin.openai import (
     FunctionCall,
     LocalSummary,
     RateLimits,
@@ -47,7 +47,7 @@ from segue.testing.standin.openai import (
     request_kind,
     turn,
 )
-from segue.testing.standin.server import LoggedRequest, StandIn
+from segue_testbed.standin.server import LoggedRequest, StandIn
 
 CLI_VERSION = "0.169.0"
 FIXTURE_CWD_ROOT = Path("/tmp/segue-fixtures")

@@ -26,7 +26,7 @@ from typing import Any
 
 import orjson
 
-from segue.testing.standin.server import Lane, LoggedRequest, Response, register_api, sse_event
+from segue_testbed.standin.server import Lane, LoggedRequest, Response, register_api, sse_event
 
 # --------------------------------------------------------------------------- scripted replies
 

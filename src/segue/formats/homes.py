@@ -1,0 +1,17 @@
+"""Where a CLI keeps its files: a folder an environment variable names, else one in the home."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+
+def cli_home(env: Mapping[str, str] | None, variable: str, default: str) -> Path:
+    """``$<variable>`` if set, else ``<$HOME>/<default>`` (``env`` defaults to os.environ)."""
+    env = os.environ if env is None else env
+    configured = env.get(variable)
+    if configured:
+        return Path(configured).expanduser()
+    home = env.get("HOME")
+    return (Path(home) if home else Path.home()) / default

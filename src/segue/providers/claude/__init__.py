@@ -1,0 +1,54 @@
+"""Claude Code: its registry entry."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from datetime import datetime
+from pathlib import Path
+from typing import ClassVar
+
+from segue.conversation import Item, Provider
+from segue.formats.atomic import NativeSession, publish
+from segue.formats.claude import paths, reader, writer
+from segue.formats.claude.outline import outline
+from segue.formats.claude.peek import peek
+from segue.providers.base import Env, ProviderEntry
+from segue.providers.claude.profile import target_profile
+
+__all__ = ["ClaudeCode"]
+
+
+class ClaudeCode(ProviderEntry):
+    provider: ClassVar[Provider] = Provider.CLAUDE
+    label: ClassVar[str] = "Claude Code"
+    command: ClassVar[str] = "claude"
+
+    def session_files(self, env: Env) -> Iterator[Path]:
+        return paths.iter_session_files(env)
+
+    def session_files_for(self, cwd: str, env: Env) -> Iterator[Path]:
+        return paths.session_files_for(cwd, env)
+
+    def recognises(self, path: Path, head: bytes) -> bool:
+        if not head.strip():
+            return path.suffix == ".jsonl" and paths.looks_like_session_id(path.stem)
+        return any(marker in head for marker in paths.TRANSCRIPT_MARKERS)
+
+    def session_id(self, path: Path) -> str:
+        return path.stem
+
+    read = staticmethod(reader.read_session)
+    peek = staticmethod(peek)
+    outline = staticmethod(outline)
+    target_profile = staticmethod(target_profile)
+    select = staticmethod(writer.select)
+
+    def prepare(self, items: Sequence[Item], *, cwd: str, env: Env, now: datetime) -> NativeSession:
+        return writer.prepare_session(items, cwd=cwd, env=env, now=now)
+
+    def publish(self, session: NativeSession, env: Env) -> list[str]:
+        publish(session.path, session.lines)
+        return []
+
+    def resume_argv(self, session_id: str) -> list[str]:
+        return ["claude", "--resume", session_id]

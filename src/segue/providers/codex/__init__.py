@@ -1,0 +1,57 @@
+"""Codex: its registry entry."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from datetime import datetime
+from pathlib import Path
+from typing import ClassVar
+
+from segue.conversation import Item, Provider
+from segue.formats.atomic import NativeSession, publish
+from segue.formats.codex import paths, reader, writer
+from segue.formats.codex.outline import outline
+from segue.formats.codex.peek import peek
+from segue.providers.base import Env, ProviderEntry
+from segue.providers.codex.profile import target_profile
+
+__all__ = ["Codex"]
+
+
+class Codex(ProviderEntry):
+    provider: ClassVar[Provider] = Provider.CODEX
+    label: ClassVar[str] = "Codex"
+    command: ClassVar[str] = "codex"
+
+    def session_files(self, env: Env) -> Iterator[Path]:
+        return paths.iter_session_files(env)
+
+    def session_files_for(self, cwd: str, env: Env) -> Iterator[Path]:
+        for path in paths.iter_session_files(env):
+            if paths.recorded_cwd(path) in (cwd, None):
+                yield path
+
+    def recognises(self, path: Path, head: bytes) -> bool:
+        if path.name.startswith("rollout-"):
+            return True
+        return b'"type":"session_meta"' in head or b'"type": "session_meta"' in head
+
+    def session_id(self, path: Path) -> str:
+        return paths.session_id_from_name(path) or path.stem
+
+    read = staticmethod(reader.read_session)
+    peek = staticmethod(peek)
+    outline = staticmethod(outline)
+    target_profile = staticmethod(target_profile)
+    select = staticmethod(writer.select)
+
+    def prepare(self, items: Sequence[Item], *, cwd: str, env: Env, now: datetime) -> NativeSession:
+        return writer.prepare_session(items, cwd=cwd, codex_home=paths.codex_home(env), now=now)
+
+    def publish(self, session: NativeSession, env: Env) -> list[str]:
+        publish(session.path, session.lines)
+        warning = writer.request_rescan(paths.codex_home(env))
+        return [warning] if warning else []
+
+    def resume_argv(self, session_id: str) -> list[str]:
+        return ["codex", "resume", session_id]
