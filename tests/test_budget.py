@@ -17,8 +17,10 @@ from segue.providers.claude.profile import claude_auto_compact_threshold
 from segue.providers.codex.profile import CODEX_BUNDLED_MODELS, CODEX_DEFAULT_MODEL
 
 
-def target_profile(provider: Provider, env: dict[str, str]) -> TargetProfile:
-    return entry(provider).target_profile(env)
+def target_profile(
+    provider: Provider, env: dict[str, str], cwd: str | None = None
+) -> TargetProfile:
+    return entry(provider).target_profile(env, cwd)
 
 
 def codex(tmp_path: Path, config: str | None = None, **extra: str) -> TargetProfile:
@@ -195,22 +197,79 @@ def test_claude_env_beats_settings(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    ("model", "window"),
+    ("model", "name", "window", "chars"),
     [
-        ("claude-opus-5-5", 1_000_000),
-        ("claude-sonnet-4-5", 200_000),
-        ("claude-opus-4-6", 200_000),
-        ("claude-haiku-4-5", 200_000),
-        ("claude-sonnet-4-5[1m]", 1_000_000),
-        ("claude-opus-4-6[1M]", 1_000_000),
-        ("something-else", 200_000),
+        ("claude-opus-5-5", "claude-opus-5-5", 1_000_000, 3.0),
+        ("claude-sonnet-4-5", "claude-sonnet-4-5", 200_000, 4.0),
+        ("claude-opus-4-6", "claude-opus-4-6", 200_000, 4.0),
+        ("claude-haiku-4-5", "claude-haiku-4-5", 200_000, 4.0),
+        ("claude-sonnet-4-5[1m]", "claude-sonnet-4-5[1m]", 1_000_000, 4.0),
+        ("claude-opus-4-6[1M]", "claude-opus-4-6[1m]", 1_000_000, 4.0),
+        ("claude-opus-4-7", "claude-opus-4-7", 1_000_000, 3.0),
+        ("opus", "claude-opus-5-5", 1_000_000, 3.0),
+        ("best", "claude-opus-5-5", 1_000_000, 3.0),
+        ("sonnet", "claude-sonnet-5-5", 1_000_000, 3.0),
+        ("opusplan", "claude-sonnet-5-5", 1_000_000, 3.0),
+        ("haiku", "claude-haiku-5-5", 1_000_000, 3.0),
+        ("fable", "claude-fable-5-2", 1_000_000, 3.0),
+        ("claude-opus-4-1", "claude-opus-5-5", 1_000_000, 3.0),  # retired: the default runs
+        ("something-else", "something-else", 1_000_000, 3.0),  # unknown ids get 1M
     ],
 )
-def test_claude_windows(tmp_path: Path, model: str, window: int) -> None:
+def test_claude_windows(tmp_path: Path, model: str, name: str, window: int, chars: float) -> None:
     p = claude(tmp_path, ANTHROPIC_MODEL=model)
-    assert p.model == model
+    assert p.model == name
     assert p.context_window == window
     assert p.auto_compact_tokens == window - 33_000
+    assert p.chars_per_token == chars
+
+
+def test_claude_settings_precedence(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    (project / ".claude").mkdir(parents=True)
+    cfg = tmp_path / "claude"
+    cfg.mkdir()
+    (cfg / "settings.json").write_text('{"model": "sonnet"}')
+    env = {"HOME": str(tmp_path), "CLAUDE_CONFIG_DIR": str(cfg)}
+    assert target_profile(Provider.CLAUDE, env, str(project)).model == "claude-sonnet-5-5"
+    (project / ".claude" / "settings.json").write_text('{"model": "haiku"}')
+    p = target_profile(Provider.CLAUDE, env, str(project))
+    assert p.model == "claude-haiku-5-5" and ".claude/settings.json" in p.source
+    (project / ".claude" / "settings.local.json").write_text('{"model": "claude-sonnet-4-5"}')
+    p = target_profile(Provider.CLAUDE, env, str(project))
+    assert (p.model, p.context_window) == ("claude-sonnet-4-5", 200_000)
+    # a settings `env` block acts as the environment (Claude Code applies it over its own),
+    # and the environment beats `model`
+    (cfg / "settings.json").write_text('{"model": "sonnet", "env": {"ANTHROPIC_MODEL": "fable"}}')
+    assert target_profile(Provider.CLAUDE, env, str(project)).model == "claude-fable-5-2"
+
+
+def test_claude_default_and_alias_overrides(tmp_path: Path) -> None:
+    p = claude(tmp_path, ANTHROPIC_DEFAULT_MODEL="claude-sonnet-4-6")
+    assert (p.model, p.context_window) == ("claude-sonnet-4-6", 200_000)
+    p = claude(
+        tmp_path, ANTHROPIC_MODEL="sonnet", ANTHROPIC_DEFAULT_SONNET_MODEL="claude-sonnet-4-5"
+    )
+    assert (p.model, p.context_window) == ("claude-sonnet-4-5", 200_000)
+    p = claude(tmp_path, ANTHROPIC_DEFAULT_OPUS_MODEL="claude-opus-4-6[1m]")
+    assert (p.model, p.context_window) == ("claude-opus-4-6[1m]", 1_000_000)
+    # a login whose plan is unknown runs Sonnet by default; a paid plan runs Opus
+    (tmp_path / "claude" / ".credentials.json").write_text(
+        '{"claudeAiOauth": {"accessToken": "sk-ant-oat01-x"}}'
+    )
+    assert claude(tmp_path).model == "claude-sonnet-5-5"
+    assert claude(tmp_path, CLAUDE_CODE_SUBSCRIPTION_TYPE="max").model == "claude-opus-5-5"
+
+
+def test_claude_max_output_and_compact_window_setting(tmp_path: Path) -> None:
+    p = claude(tmp_path, CLAUDE_CODE_MAX_OUTPUT_TOKENS="8000")
+    assert p.auto_compact_tokens == 1_000_000 - 8_000 - 13_000
+    p = claude(tmp_path, '{"autoCompactWindow": 300000}')
+    assert p.auto_compact_tokens == 300_000 - 33_000
+    p = claude(tmp_path, CLAUDE_CODE_AUTO_COMPACT_WINDOW="50000")
+    assert p.auto_compact_tokens == 100_000 - 33_000  # raised to the 100k floor
+    with pytest.raises(ConfigError, match="autoCompactWindow"):
+        claude(tmp_path, '{"autoCompactWindow": "big"}')
 
 
 def test_claude_disable_1m(tmp_path: Path) -> None:
@@ -249,14 +308,16 @@ def test_claude_broken_settings(tmp_path: Path) -> None:
         claude(tmp_path, "{broken")
     with pytest.raises(ConfigError, match=r"settings\.json"):
         claude(tmp_path, "[]")
-    # ANTHROPIC_MODEL set: settings are not needed, so not read
-    assert claude(tmp_path, "{broken", ANTHROPIC_MODEL="claude-opus-5-5").model == "claude-opus-5-5"
+    with pytest.raises(ConfigError, match="must be a string"):
+        claude(tmp_path, '{"model": 5}')
 
 
 def test_budget_follows_threshold(tmp_path: Path) -> None:
     p = claude(tmp_path)
     assert p.budget_tokens == int(967_000 * 0.9)
-    assert p.budget_chars == int(p.budget_tokens * 2.5)
+    assert p.budget_chars == int(p.budget_tokens * 3.0 * 0.8)  # Claude's 3 chars, 20% margin
+    c = codex(tmp_path)
+    assert c.budget_chars == int(int(c.auto_compact_tokens * 0.9) * 4.0 * 0.8)
 
 
 # -------------------------------------------------------------------------------- real CLI

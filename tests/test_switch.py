@@ -15,7 +15,6 @@ from typing import Any
 import orjson
 import pytest
 
-from segue.budget import CHARS_PER_TOKEN
 from segue.conversation import Compaction, ErrorNotice, Provider, ToolCall, ToolKind
 from segue.errors import SwitchError, SwitchLocked
 from segue.sessions import read_session
@@ -152,7 +151,9 @@ def test_switch_then_the_real_target_resumes_it(
     if fixture.spec["compactions"] and result.plan.label is not Label.RAW_HISTORY:
         assert ours.summaries, "the portable summary must reach the target"
     assert result.plan.chars_after <= result.plan.target.budget_chars
-    assert history_chars_sent(to, body) / CHARS_PER_TOKEN <= result.plan.target.context_window
+    assert (
+        result.plan.target.tokens(history_chars_sent(to, body)) <= result.plan.target.context_window
+    )
 
 
 def _large_source(provider: Provider, home: Path, copies_mb: float) -> tuple[str, Path, str]:
@@ -198,7 +199,7 @@ def test_a_source_larger_than_the_target_window_is_shrunk_and_fits(
     assert run.returncode == 0, run.stderr[-2000:]
     assert "MARKER" in run.stdout
     # the target's first request fits its window
-    assert history_chars_sent(to, body) / CHARS_PER_TOKEN <= plan.target.context_window
+    assert plan.target.tokens(history_chars_sent(to, body)) <= plan.target.context_window
     # the last turn is intact: its prompt and its reply reached the target
     source_atoms = atoms_from_history(read_session(source).items)
     sent = target.atoms(body)

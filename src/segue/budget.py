@@ -1,12 +1,17 @@
 """Target model profiles and size estimates (pure; each provider's entry builds its profile).
 
 A :class:`TargetProfile` says how much history the target CLI can take: its model, its context
-window, the point where it would auto-compact, and the budget a projection must stay under. The
-same profile decides the plan and is stamped into the result, so planning and writing agree.
+window, the point where it would auto-compact, how it counts tokens, what it keeps of each tool
+output it replays, and so the budget a projection must stay under. The same profile decides the
+plan and is stamped into the result, so planning and writing agree.
 
-Sizes are estimated in characters of model-visible text; tokens are characters divided by
-:data:`CHARS_PER_TOKEN`, a deliberately low ratio (real English and code average 3.5–4), so an
-estimate errs on the side of "does not fit".
+Sizes are characters of model-visible text. A target's tokens are estimated the way the target
+CLI itself estimates them (``chars_per_token``: Codex 0.169 counts UTF-8 bytes / 4, Claude Code
+2.1.328 characters / 3 for its 5.x models and / 4 for older ones), and the budget keeps two
+stated margins below the target's auto-compaction point: :data:`RESERVE_FRACTION` for what the
+CLI adds to every request (system prompt, tool schemas, environment context) and
+:data:`TOKENIZER_MARGIN` for a real tokenizer denser than the CLI's estimate (code, logs and
+numbers run nearer 3 than 4 characters a token).
 """
 
 from __future__ import annotations
@@ -28,9 +33,9 @@ from segue.conversation import (
     UserMessage,
 )
 
-CHARS_PER_TOKEN = 2.5
 IMAGE_CHARS = 4_000  # an image costs about 1,600 tokens whatever its base64 length
 RESERVE_FRACTION = 0.10  # system prompt, tool schemas, environment context the CLI adds
+TOKENIZER_MARGIN = 0.20  # a real tokenizer may count a fifth more tokens than the CLI estimates
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,6 +45,10 @@ class TargetProfile:
     context_window: int  # tokens
     auto_compact_tokens: int  # the target compacts on its own once history reaches this
     source: str  # where the figures came from, for the report
+    chars_per_token: float = 4.0  # how the target CLI itself estimates a token
+    # What the target keeps of one tool output when it replays history (UTF-8 bytes, head and
+    # tail with a marker between); None: it sends every output whole.
+    output_cap_bytes: int | None = None
 
     @property
     def budget_tokens(self) -> int:
@@ -48,7 +57,16 @@ class TargetProfile:
 
     @property
     def budget_chars(self) -> int:
-        return int(self.budget_tokens * CHARS_PER_TOKEN)
+        return int(self.budget_tokens * self.safe_chars_per_token)
+
+    @property
+    def safe_chars_per_token(self) -> float:
+        """Characters a token, with the tokenizer margin: what the budget is computed with."""
+        return self.chars_per_token * (1 - TOKENIZER_MARGIN)
+
+    def tokens(self, chars: int) -> int:
+        """A safe (high) estimate of the tokens ``chars`` characters cost this target."""
+        return int(chars / self.safe_chars_per_token) + 1
 
 
 def _tool_call_chars(item: ToolCall) -> int:
@@ -57,13 +75,34 @@ def _tool_call_chars(item: ToolCall) -> int:
     return len(item.name) + len(body)
 
 
+def _user_chars(item: UserMessage) -> int:
+    return len(item.text) + IMAGE_CHARS * len(item.images)
+
+
+def _assistant_chars(item: AssistantMessage) -> int:
+    return len(item.text)
+
+
+def _result_chars(item: ToolResult) -> int:
+    return len(item.output) + IMAGE_CHARS * len(item.images)
+
+
+def _compaction_chars(item: Compaction) -> int:
+    return len(item.summary)
+
+
+def _reasoning_chars(item: Reasoning) -> int:
+    return len(item.text)
+
+
+# A lookup by exact type (the hot path of planning); each sizer is typed for its own item.
 _SIZERS: dict[type, Callable[[Any], int]] = {
-    UserMessage: lambda i: len(i.text) + IMAGE_CHARS * len(i.images),
-    AssistantMessage: lambda i: len(i.text),
+    UserMessage: _user_chars,
+    AssistantMessage: _assistant_chars,
     ToolCall: _tool_call_chars,
-    ToolResult: lambda i: len(i.output) + IMAGE_CHARS * len(i.images),
-    Compaction: lambda i: len(i.summary),
-    Reasoning: lambda i: len(i.summary),
+    ToolResult: _result_chars,
+    Compaction: _compaction_chars,
+    Reasoning: _reasoning_chars,
 }
 
 
@@ -75,7 +114,3 @@ def item_chars(item: Item) -> int:
 
 def history_chars(items: Iterable[Item]) -> int:
     return sum(item_chars(item) for item in items)
-
-
-def chars_to_tokens(chars: int) -> int:
-    return int(chars / CHARS_PER_TOKEN) + 1

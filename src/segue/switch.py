@@ -161,7 +161,7 @@ def _switch(
     where = path or source.meta.id
     cwd = _checked_cwd(source.meta.cwd, where, need_cwd)
     target = entry(to)
-    plan = plan_switch(source, to, profile=profile, env=env)
+    plan = plan_switch(source, to, profile=profile, env=env, cwd=cwd)
     if not plan.items:
         raise SwitchError(f"{where}: nothing in this session can be carried to {to.value}")
     state, _ = session_state(source.items)
@@ -187,12 +187,15 @@ def plan_switch(
     *,
     profile: TargetProfile | None = None,
     env: Mapping[str, str] | None = None,
+    cwd: str | None = None,
 ) -> Plan:
     """What a switch of ``conversation`` to ``to`` would carry and lose, for the target as the
-    user has it configured (or for ``profile``). Pure apart from reading the target's config."""
+    user has it configured for ``cwd`` (default: the conversation's own), or for ``profile``.
+    Pure apart from reading the target's config."""
     target = entry(to)
     if profile is None:
-        profile = target.target_profile(os.environ if env is None else env)
+        where = cwd or conversation.meta.cwd
+        profile = target.target_profile(os.environ if env is None else env, where)
     return make_plan(conversation, profile, target.select)
 
 

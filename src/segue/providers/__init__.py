@@ -62,7 +62,9 @@ def entry_for_file(path: Path) -> ProviderEntry:
     raise SessionError(f"{path}: not a session file of any provider segue knows")
 
 
-def target_profile(provider: Provider, env: Env | None = None) -> TargetProfile:
+def target_profile(
+    provider: Provider, env: Env | None = None, cwd: str | None = None
+) -> TargetProfile:
     """The model, window and auto-compaction point of ``provider``'s CLI as the user has it
-    configured (``env`` defaults to this process's environment)."""
-    return entry(provider).target_profile(os.environ if env is None else env)
+    configured for a session in ``cwd`` (``env`` defaults to this process's environment)."""
+    return entry(provider).target_profile(os.environ if env is None else env, cwd)

@@ -69,9 +69,10 @@ class ProviderEntry(ABC):
     # -- as a switch target -------------------------------------------------------------------
 
     @abstractmethod
-    def target_profile(self, env: Env) -> TargetProfile:
-        """The model, window and auto-compaction point of the user's CLI, as configured.
-        Raises :class:`segue.errors.ConfigError` for a config file it cannot use."""
+    def target_profile(self, env: Env, cwd: str | None = None) -> TargetProfile:
+        """The model, window and auto-compaction point of the user's CLI, as configured for a
+        session in ``cwd`` (project settings apply there). Raises
+        :class:`segue.errors.ConfigError` for a config file it cannot use."""
 
     @abstractmethod
     def select(self, items: Sequence[Item]) -> list[Item]:

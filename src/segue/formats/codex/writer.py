@@ -26,7 +26,7 @@ from typing import assert_never
 
 import orjson
 
-from segue.budget import chars_to_tokens, item_chars
+from segue.budget import item_chars
 from segue.conversation import (
     JSON,
     AssistantMessage,
@@ -67,6 +67,7 @@ from segue.transforms.carry import carriable
 ORIGINATOR = "segue"
 DEFAULT_CLI_VERSION = "0.169.0"
 STATE_DB = "state_5.sqlite"  # Codex 0.169's thread index
+BYTES_PER_TOKEN = 4  # Codex 0.169 estimates a token of history as 4 UTF-8 bytes
 
 
 def uuid7(now: datetime | None = None) -> str:
@@ -255,9 +256,9 @@ class _Projector:
                 assert_never(item)
 
     def token_count(self) -> None:
-        # segue's own estimate, the one its plan kept under the target's auto-compact limit, so
-        # Codex compacts on arrival only if the history really is that big
-        tokens = chars_to_tokens(self.history_chars)
+        # the history's size as Codex itself estimates it, so Codex compacts on arrival only if
+        # the history really is that big (segue's plan keeps it under the limit with margins)
+        tokens = -(-self.history_chars // BYTES_PER_TOKEN)
         usage: TokenUsage = {
             "input_tokens": tokens,
             "cached_input_tokens": 0,

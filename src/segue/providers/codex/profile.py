@@ -7,6 +7,7 @@ fallback figures.
 from __future__ import annotations
 
 import json
+import math
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -17,6 +18,20 @@ from segue.budget import TargetProfile
 from segue.conversation import Provider
 from segue.errors import ConfigError
 from segue.formats.codex.paths import codex_home
+from segue.formats.codex.writer import BYTES_PER_TOKEN
+
+
+@dataclass(frozen=True, slots=True)
+class TruncationPolicy:
+    """How Codex cuts a tool output it puts into history (replayed ones included): to a budget
+    in tokens (4 bytes each) or bytes, times 1.2, keeping head and tail."""
+
+    mode: str  # "tokens" or "bytes"
+    limit: int
+
+    def budget_bytes(self) -> int:
+        allowed = math.ceil(self.limit * TRUNCATION_ALLOWANCE)
+        return allowed * BYTES_PER_TOKEN if self.mode == "tokens" else allowed
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,6 +41,7 @@ class CodexModelInfo:
     context_window: int
     max_context_window: int
     auto_compact_token_limit: int | None = None
+    truncation: TruncationPolicy | None = None  # None: the bundled models' own
 
 
 # The models Codex 0.169.0 bundles, as printed by
@@ -54,9 +70,14 @@ CODEX_DEFAULT_MODEL = "gpt-6.1-sol"
 # Codex's fallback metadata for a slug it does not know (research codex-format.md §3).
 CODEX_FALLBACK = CodexModelInfo(272_000, 272_000)
 CODEX_AUTO_COMPACT_PERCENT = 90  # of context_window, when nothing sets a limit
+# Every bundled model of 0.169 has truncation_policy {mode: tokens, limit: 10000}; a slug Codex
+# does not know gets {bytes, 10000}. Codex allows 1.2 times the limit for history items.
+BUNDLED_TRUNCATION = TruncationPolicy("tokens", 10_000)
+FALLBACK_TRUNCATION = TruncationPolicy("bytes", 10_000)
+TRUNCATION_ALLOWANCE = 1.2
 
 
-def target_profile(env: Mapping[str, str]) -> TargetProfile:
+def target_profile(env: Mapping[str, str], cwd: str | None = None) -> TargetProfile:
     """Codex as the user has it configured: ``$CODEX_HOME/config.toml`` (its profile, model,
     window and compaction settings, ``model_catalog_json``), the bundled model metadata, else
     Codex's fallback. A config that exists but cannot be parsed raises :class:`ConfigError`."""
@@ -118,7 +139,26 @@ def target_profile(env: Mapping[str, str]) -> TargetProfile:
         limit = ninety
         notes.append(f"auto-compact {CODEX_AUTO_COMPACT_PERCENT}% of window")
 
-    return TargetProfile(Provider.CODEX, model, window, limit, "; ".join(notes))
+    policy = info.truncation or (
+        BUNDLED_TRUNCATION if model in CODEX_BUNDLED_MODELS else FALLBACK_TRUNCATION
+    )
+    tool_limit = _opt_int(layer, "tool_output_token_limit", config_path)
+    if tool_limit is not None:
+        per_mode = tool_limit if policy.mode == "tokens" else tool_limit * BYTES_PER_TOKEN
+        policy = TruncationPolicy(policy.mode, per_mode)
+        notes.append(f"tool_output_token_limit {tool_limit}")
+    cap = policy.budget_bytes()
+    notes.append(f"replayed tool outputs cut to {cap:,} bytes ({policy.mode} {policy.limit:,})")
+
+    return TargetProfile(
+        Provider.CODEX,
+        model,
+        window,
+        limit,
+        "; ".join(notes),
+        chars_per_token=float(BYTES_PER_TOKEN),
+        output_cap_bytes=cap,
+    )
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
@@ -150,8 +190,27 @@ def _catalog_lookup(path: Path, slug: str) -> CodexModelInfo | None:
             window = CODEX_FALLBACK.context_window if window is None else window
             max_window = _entry_int(entry, "max_context_window", path)
             limit = _entry_int(entry, "auto_compact_token_limit", path)
-            return CodexModelInfo(window, window if max_window is None else max_window, limit)
+            return CodexModelInfo(
+                window,
+                window if max_window is None else max_window,
+                limit,
+                _entry_truncation(entry, path),
+            )
     return None
+
+
+def _entry_truncation(entry: Mapping[str, Any], path: Path) -> TruncationPolicy | None:
+    policy = entry.get("truncation_policy")
+    if policy is None:
+        return None
+    mode = policy.get("mode") if isinstance(policy, dict) else None
+    limit = _entry_int(policy, "limit", path) if isinstance(policy, dict) else None
+    if mode not in ("tokens", "bytes") or limit is None:
+        raise ConfigError(
+            f"{path}: truncation_policy of {entry.get('slug')!r} must be "
+            '{"mode": "tokens"|"bytes", "limit": <positive integer>}'
+        )
+    return TruncationPolicy(mode, limit)
 
 
 def _entry_int(entry: Mapping[str, Any], key: str, path: Path) -> int | None:
