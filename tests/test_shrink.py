@@ -32,6 +32,7 @@ from segue.transforms.shrink import (
     index_line,
     shrink,
 )
+from segue.transforms.trim import was_cut
 from segue.transforms.turns import is_prompt
 from segue.units import format_count
 
@@ -136,18 +137,21 @@ def check_last_turn(original: list[Item], out: list[Item]) -> None:
 def check_counts(original: list[Item], out: list[Item], report: ShrinkReport) -> None:
     source = by_prov(original)
     kept = [item for item in out if item not in synthetic(out)]
-    cleared = trimmed = images = 0
+    cleared = trimmed = images = cut = 0
     for item in kept:
         before = source[item.prov]
         if isinstance(item, ToolResult) and isinstance(before, ToolResult):
             images += len(before.images) - len(item.images)
             if item.output != before.output and PLACEHOLDER_RE.match(item.output):
                 cleared += 1
+            elif item.output != before.output and was_cut(item.output):
+                cut += 1
         if isinstance(item, UserMessage) and isinstance(before, UserMessage):
             images += len(before.images) - len(item.images)
         if isinstance(item, ToolCall) and isinstance(before, ToolCall):
             trimmed += item.input != before.input
     assert report.cleared_results == cleared
+    assert report.trimmed_results == cut
     assert report.cleared_attachments == images
     assert report.trimmed_inputs == trimmed
     assert report.dropped_items == len(original) - len(kept)
@@ -173,33 +177,81 @@ def test_fits_unchanged() -> None:
     assert report.describe() == "nothing removed"
 
 
-def test_clears_old_results_oldest_first_and_protects_recent() -> None:
+def test_trims_old_results_oldest_first_and_protects_recent() -> None:
     b = Builder()
     for n in range(5):
-        b.prompt(f"p{n}").tool(1000, error=n == 0).tool(1000).reply(f"r{n}")
+        b.prompt(f"p{n}").tool(20_000, error=n == 0).tool(20_000).reply(f"r{n}")
     items = b.items
-    budget = history_chars(items) - 1500
+    budget = history_chars(items) - 30_000
     out, report = shrink(items, budget)
     check_invariants(items, out, report, budget)
     results = [i for i in out if isinstance(i, ToolResult)]
-    assert PLACEHOLDER_RE.fullmatch(results[0].output)
-    assert results[0].output == cleared_placeholder(1000)
-    assert results[0].error is True
-    assert PLACEHOLDER_RE.fullmatch(results[1].output)
-    assert results[2].output == "o" * 1000
-    assert report.cleared_results == 2
+    assert was_cut(results[0].output) and results[0].error is True
+    assert results[0].output.startswith("o" * 1000) and results[0].output.endswith("o" * 1000)
+    assert report.trimmed_results >= 1 and report.cleared_results == 0
+    # the oldest is cut at least as deep as any later one; the recent turns stay whole
+    kept = [len(r.output) for r in results]
+    assert kept[0] <= min(kept[1:4])
+    assert all(r.output == "o" * 20_000 for r in results[-2:])  # the last turn: 40k of 170k
     assert report.dropped_items == 0
+    assert "tool output" in report.describe() and "trimmed" in report.describe()
+
+
+def test_trimming_keeps_the_head_and_tail_lines() -> None:
+    lines = [f"line {n:05d} of the output" for n in range(2000)]
+    b = Builder().prompt("a")
+    b.items.append(ToolCall("c1", "bash", {"command": "seq"}, ToolKind.SHELL, b._prov()))
+    b.items.append(ToolResult("c1", "\n".join(lines), b._prov()))
+    b.reply("x").prompt("b").reply("y").prompt("c").reply("z")
+    items = b.items
+    out, report = shrink(items, history_chars(items) - 30_000, keep_recent_turns=2)
+    result = next(i for i in out if isinstance(i, ToolResult))
+    assert report.trimmed_results == 1
+    head, _, tail = result.output.partition("\n[… ")
+    assert head.split("\n") == lines[: len(head.split("\n"))]  # whole lines, from the start
+    assert tail.split("\n")[1:] == lines[len(lines) - len(tail.split("\n")) + 1 :]
+    assert "characters cut during provider switch …]" in tail.split("\n")[0]
+    assert "line 00050" in head and "line 01950" in result.output  # 5% and 95% survive
+
+
+def test_clears_only_when_trimming_every_old_output_is_not_enough() -> None:
+    b = Builder()
+    for n in range(6):
+        b.prompt(f"p{n}").tool(20_000).reply(f"r{n}")
+    items = b.items
+    # room for the last turn and 1,500 more: even the smallest step leaves too much of the rest
+    budget = history_chars(items) - 5 * 20_000 + 1_500
+    out, report = shrink(items, budget)
+    check_invariants(items, out, report, budget)
+    assert report.cleared_results >= 1
+    results = [i for i in out if isinstance(i, ToolResult)]
+    assert PLACEHOLDER_RE.fullmatch(results[0].output)
+    assert results[0].output == cleared_placeholder(20_000)  # the original size, not the cut one
+
+
+def test_recent_turns_stay_whole_only_within_a_share_of_the_budget() -> None:
+    b = Builder()
+    for n in range(8):
+        b.prompt(f"p{n}").tool(30_000).reply(f"r{n}")
+    items = b.items
+    budget = 150_000  # a third is 50k: only the last turn (30k) is protected, not two (60k)
+    out, report = shrink(items, budget)
+    check_invariants(items, out, report, budget)
+    results = [i for i in out if isinstance(i, ToolResult)]
+    assert results[-1].output == "o" * 30_000
+    assert was_cut(results[-2].output)
 
 
 def test_protection_never_touches_last_three_turns() -> None:
     b = Builder()
-    for n in range(5):
+    for n in range(12):
         b.prompt(f"p{n}").tool(1000).reply(f"r{n}")
     items = b.items
     out, report = shrink(items, history_chars(items) - 1990)
     check_invariants(items, out, report, history_chars(items) - 1990)
     results = [i for i in out if isinstance(i, ToolResult)]
-    # two old turns cleared, then the drop rung, never the protected three
+    # old turns trimmed or cleared, then the drop rung, never the protected three (they take
+    # less than a third of the budget)
     assert all(r.output == "o" * 1000 for r in results[-3:])
 
 
@@ -319,7 +371,7 @@ def test_single_turn_is_not_protected() -> None:
     items = Builder().prompt("one").tool(50_000).tool(50_000).reply("done").items
     out, report = shrink(items, 60_000)
     check_invariants(items, out, report, 60_000)
-    assert report.cleared_results == 1
+    assert report.trimmed_results >= 1
     assert not report.lifted_protection
 
 

@@ -198,10 +198,18 @@ def codex_copies(fx: Fixture) -> Iterator[bytes]:
 
 
 def write_large_session(
-    provider: Provider, folder: Path, size_mb: float, scenario: str = "large"
+    provider: Provider,
+    folder: Path,
+    size_mb: float,
+    scenario: str = "large",
+    relabel: bytes | None = None,
 ) -> tuple[Path, int]:
     """Write a session of about ``size_mb`` MB made from copies of one fixture (each copy one
-    more stretch of the same conversation); returns the path and the number of copies."""
+    more stretch of the same conversation); returns the path and the number of copies.
+
+    ``relabel``: a byte string of the fixture's outputs (and the commands that printed them)
+    that is made distinct in every copy (``b"of output "`` becomes ``b"of output c3-"`` in the
+    fourth copy), so each copy's output lines can be told from every other copy's."""
     fx = fixture(provider, scenario)
     target = int(size_mb * MB)
     if provider is Provider.CODEX:
@@ -215,6 +223,8 @@ def write_large_session(
         if provider is Provider.CODEX:
             written += f.write(next(chunks))  # session_meta
         for chunk in chunks:
+            if relabel is not None:
+                chunk = chunk.replace(relabel, relabel + b"c%d-" % copies)
             written += f.write(chunk)
             copies += 1
             if written >= target:

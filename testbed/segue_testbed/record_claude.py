@@ -455,6 +455,32 @@ def large(rec: Recording) -> None:
     )
 
 
+BIG_TURNS, BIG_CALLS, BIG_LINES = 4, 2, 500
+
+
+def big_outputs(rec: Recording) -> None:
+    for t in range(BIG_TURNS):
+        calls = [
+            rec.bash(
+                f"seq -f 'line %05g of output {t}-{i} in the big-outputs segue fixture' "
+                f"1 {BIG_LINES}",
+                f"Print output {t}-{i}",
+                "line 00001",
+            )
+            for i in range(BIG_CALLS)
+        ]
+        rec.turn(
+            f"Print outputs {t}-0 and {t}-1.",
+            Reply(tuple(calls)),
+            rec.say(f"Printed outputs {t}-0 and {t}-1."),
+        )
+    rec.notes = (
+        f"{BIG_TURNS} turns of {BIG_CALLS} Bash calls, each printing {BIG_LINES} numbered lines "
+        "(about 29 kB, under Claude's limit for keeping an output inline): the material of "
+        "big sessions (copies of these turns) whose every output has known lines at 5% and 95%."
+    )
+
+
 def interrupted(rec: Recording) -> None:
     rec.turn("Say hello.", rec.say("Hello!"))
     rec.killed_turn(
@@ -516,6 +542,7 @@ SPECS: dict[str, ScenarioSpec] = {
     "api_key_rate_limited": ScenarioSpec(api_key_rate_limited),
     "compact": ScenarioSpec(compact, oauth=True),
     "large": ScenarioSpec(large),
+    "big_outputs": ScenarioSpec(big_outputs),
     "interrupted": ScenarioSpec(interrupted, oauth=True),
     "subagent": ScenarioSpec(subagent),
     "compact_failed": ScenarioSpec(compact_failed, oauth=True),

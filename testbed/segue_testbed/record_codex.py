@@ -512,6 +512,30 @@ def large(out_dir: Path, standin: StandIn, cwd: Path | None = None) -> None:
 
 
 LARGE_CALLS = 10
+BIG_TURNS, BIG_CALLS, BIG_LINES = 4, 2, 500
+
+
+def big_outputs(out_dir: Path, standin: StandIn, cwd: Path | None = None) -> None:
+    def body(rec: Recording) -> None:
+        for t in range(BIG_TURNS):
+            calls = [
+                rec.tool(
+                    f"seq -f 'line %05g of output {t}-{i} in the big-outputs segue fixture' "
+                    f"1 {BIG_LINES}",
+                    "line 00001",
+                )
+                for i in range(BIG_CALLS)
+            ]
+            rec.script(*calls, Text(f"Printed outputs {t}-0 and {t}-1."))
+            rec.run(f"Print outputs {t}-0 and {t}-1.", timeout=120)
+        rec.notes.append(
+            f"{BIG_TURNS} turns of {BIG_CALLS} sequential exec_command calls, each printing "
+            f"{BIG_LINES} numbered lines (about 29 kB, under Codex's exec limit): the material "
+            "of big sessions (copies of these turns) whose every output has known lines at 5% "
+            "and 95%."
+        )
+
+    _record("big_outputs", out_dir, standin, body, cwd=cwd)
 
 
 def interrupted(out_dir: Path, standin: StandIn, cwd: Path | None = None) -> None:
@@ -584,6 +608,7 @@ def imported_legacy(out_dir: Path, standin: StandIn, cwd: Path | None = None) ->
 
 SCENARIOS: dict[str, Callable[[Path, StandIn], None]] = {
     "chat": chat,
+    "big_outputs": big_outputs,
     "multi_turn": multi_turn,
     "tool_cycle": tool_cycle,
     "reasoning": reasoning,

@@ -7,7 +7,10 @@ Pure and provider-neutral. The order is the design:
    Codex kept on disk before it are carried instead);
 2. what the target can carry at all (the target writer's ``select``: no reasoning payloads, no
    error notices, no injected context, no half tool cycles);
-3. if that does not fit the target's budget, the deterministic shrink ladder.
+3. every tool output cut (head and tail) to what the target itself keeps of an output it
+   replays (Codex cuts each to its model's budget), so the budget counts what the target
+   really sends and what is lost is what segue chose and reported;
+4. if that does not fit the target's budget, the deterministic shrink ladder.
 
 The label is honest: ``native`` (nothing lost), ``raw`` (the raw history was carried in place of
 compactions only the source can read, nothing else lost), ``shrunk`` (the ladder removed
@@ -22,9 +25,10 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from segue.budget import TargetProfile, history_chars
-from segue.conversation import Compaction, Conversation, Item
+from segue.conversation import Compaction, Conversation, Item, ToolResult
 from segue.transforms.effective import portable_history
 from segue.transforms.shrink import ShrinkReport, shrink
+from segue.transforms.trim import cap_outputs, was_cut
 from segue.transforms.turns import is_prompt
 from segue.units import format_count
 
@@ -50,6 +54,10 @@ class Plan:
     chars_after: int
     shrink: ShrinkReport | None = None
     notes: list[str] = field(default_factory=list)
+    capped_results: int = 0  # tool outputs cut to what the target itself would keep
+    capped_chars: int = 0
+    trimmed_results: int = 0  # outputs carried with their middle cut, for either reason
+    trimmed_chars: int = 0  # characters cut from them
 
     @property
     def loss_line(self) -> str:
@@ -60,6 +68,12 @@ class Plan:
         if self.dropped_compactions:
             n = len(self.dropped_compactions)
             parts.append(f"{n} compaction{'s' if n != 1 else ''} only the source can read dropped")
+        if self.capped_results:
+            n = self.capped_results
+            parts.append(
+                f"{n} tool output{'s' if n != 1 else ''} cut to what the target itself keeps "
+                f"({format_count(self.capped_chars)} chars cut)"
+            )
         if self.shrink is not None and self.shrink.removed_anything:
             parts.append(self.shrink.describe())
         elif parts:
@@ -75,8 +89,9 @@ class Plan:
 def make_plan(conversation: Conversation, target: TargetProfile, select: Select) -> Plan:
     """Raises :class:`segue.transforms.shrink.Unfittable` when not even the last turn fits."""
     portable, dropped = portable_history(conversation)
-    carried = select(portable)
-    not_carried = _not_carried(portable, carried)
+    selected = select(portable)
+    not_carried = _not_carried(portable, selected)
+    carried, capped, capped_chars = cap_outputs(selected, target.output_cap_bytes)
     before = history_chars(carried)
     notes: list[str] = []
     if dropped and not any(is_prompt(i) for i in _before(conversation.items, dropped[0])):
@@ -86,20 +101,31 @@ def make_plan(conversation: Conversation, target: TargetProfile, select: Select)
         )
     unshrunk = Label.RAW_HISTORY if dropped else Label.NATIVE
     if before <= target.budget_chars:
-        return Plan(target, carried, unshrunk, dropped, not_carried, before, before, None, notes)
-    shrunk, report = shrink(carried, target.budget_chars)
-    final = select(shrunk)  # the ladder keeps pairs; select keeps the writer's own invariants
-    return Plan(
-        target,
-        final,
-        Label.SHRUNK if report.removed_anything else unshrunk,
-        dropped,
-        not_carried,
-        before,
-        history_chars(final),
-        report,
-        notes,
-    )
+        plan = Plan(target, carried, unshrunk, dropped, not_carried, before, before, None, notes)
+    else:
+        shrunk, report = shrink(carried, target.budget_chars)
+        final = select(shrunk)  # the ladder keeps pairs; select keeps the writer's invariants
+        label = Label.SHRUNK if report.removed_anything else unshrunk
+        after = history_chars(final)
+        plan = Plan(target, final, label, dropped, not_carried, before, after, report, notes)
+    plan.capped_results, plan.capped_chars = capped, capped_chars
+    plan.trimmed_results, plan.trimmed_chars = _cut_outputs(selected, plan.items)
+    return plan
+
+
+def _cut_outputs(before: Sequence[Item], after: Sequence[Item]) -> tuple[int, int]:
+    """How many tool outputs reach the target with their middle cut, and how many characters."""
+    original = {
+        (item.prov, item.call_id): item.output for item in before if isinstance(item, ToolResult)
+    }
+    count = chars = 0
+    for item in after:
+        if isinstance(item, ToolResult) and was_cut(item.output):
+            was = original.get((item.prov, item.call_id))
+            if was is not None and was != item.output:
+                count += 1
+                chars += len(was) - len(item.output)
+    return count, chars
 
 
 def _before(items: Sequence[Item], marker: Item) -> list[Item]:

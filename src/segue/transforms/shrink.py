@@ -2,14 +2,20 @@
 
 Rungs, each stopping as soon as ``history_chars(result) <= budget_chars``:
 
-1. clear old tool outputs (the result item, its call id and error flag stay);
-2. drop old image attachments, leaving a text marker;
-3. trim tool inputs above ``max_input_chars`` (a dict stays a dict: members are trimmed);
-4. drop the oldest complete turns behind one synthetic portable :class:`Compaction`.
+1. trim old tool outputs to a head and a tail with a one-line marker of what was cut: the kept
+   size is lowered step by step (:data:`TRIM_LEVELS`), and at each step the oldest outputs are
+   trimmed first;
+2. clear old tool outputs whole, oldest first (the result item, its call id and error flag
+   stay), only when trimming every old output to the smallest step is not enough;
+3. drop old image attachments, leaving a text marker;
+4. trim tool inputs above ``max_input_chars`` (a dict stays a dict: members are trimmed);
+5. drop the oldest complete turns behind one synthetic portable :class:`Compaction`.
 
-Rungs 1–3 spare the recent turns. When no turn boundary fits, they run again with that
-protection lifted and rung 4 is retried; if the last turn alone still does not fit,
-:class:`Unfittable` is raised. Pure and provider-neutral: no I/O, no provider names.
+Rungs 1–4 spare the recent turns: the last ``keep_recent_turns`` turns, as many of them as
+take at most :data:`PROTECTED_SHARE` of the budget (the last turn always). When no turn
+boundary fits, rungs 1–4 run again with that protection lifted and rung 5 is retried; if the
+last turn alone still does not fit, :class:`Unfittable` is raised. Pure and provider-neutral: no
+I/O, no provider names.
 """
 
 from __future__ import annotations
@@ -32,6 +38,7 @@ from segue.conversation import (
     UserMessage,
 )
 from segue.errors import SwitchError
+from segue.transforms.trim import cut_middle
 from segue.transforms.turns import is_prompt
 from segue.units import format_count
 
@@ -42,6 +49,10 @@ _TRIMMED_RE = re.compile(
     r"\n\[tool input trimmed during provider switch: \d+ characters omitted\]\Z"
 )
 _MARKER_RESERVE = len("[9999999999 earlier items omitted during provider switch]")
+# Kept sizes (characters, head and tail together) the trimming rung tries, largest first: each
+# about 0.8 of the one before, so the budget is used nearly to the last step.
+TRIM_LEVELS = tuple(int(32_000 * 0.8**n) for n in range(20))
+PROTECTED_SHARE = 1 / 3  # recent turns stay whole while they take at most this of the budget
 
 Stop = Callable[[], bool]
 
@@ -73,6 +84,8 @@ class ShrinkReport:
     chars_before: int
     chars_after: int
     budget_chars: int
+    trimmed_results: int = 0
+    trimmed_result_chars: int = 0
     cleared_results: int = 0
     cleared_result_chars: int = 0
     cleared_attachments: int = 0
@@ -86,7 +99,8 @@ class ShrinkReport:
     @property
     def removed_anything(self) -> bool:
         return bool(
-            self.cleared_results
+            self.trimmed_results
+            or self.cleared_results
             or self.cleared_attachments
             or self.trimmed_inputs
             or self.dropped_items
@@ -95,7 +109,11 @@ class ShrinkReport:
     def describe(self) -> str:
         if not self.removed_anything:
             return "nothing removed"
+        trimmed = _count(self.trimmed_results, "tool output", "trimmed")
+        if trimmed:
+            trimmed += f" ({format_count(self.trimmed_result_chars)} chars cut)"
         parts = [
+            trimmed,
             _count(self.cleared_results, "tool output", "cleared"),
             _count(self.cleared_attachments, "attachment", "cleared"),
             _count(self.trimmed_inputs, "tool input", "trimmed"),
@@ -132,6 +150,7 @@ class _Work:
     total: int
     original: list[Item] = field(default_factory=list)
     second_pass: bool = False
+    trimmed_results: dict[int, int] = field(default_factory=dict)  # index → chars saved
     cleared: dict[int, int] = field(default_factory=dict)  # index → net chars saved
     attachments: dict[int, int] = field(default_factory=dict)  # index → images dropped
     trimmed: dict[int, int] = field(default_factory=dict)  # index → net chars saved
@@ -163,6 +182,70 @@ class _Limits:
 # --- rungs 1–3 ----------------------------------------------------------------------------------
 
 
+def _trim_results(work: _Work, end: int, budget: int) -> None:
+    """Rung 1: trim the outputs before ``end``. Find the largest step at which trimming all of
+    them would fit ``budget``; the oldest are trimmed to it until the whole fits, the newer ones
+    keep the step before (or stay whole when even that is not needed). When no step fits, all
+    go to the smallest. Each output is cut once, so the cost stays linear in its length."""
+    outputs: list[int] = []
+    sizes: dict[int, int] = {}
+    for index in range(end):
+        item = work.items[index]
+        if isinstance(item, ToolResult) and not _CLEARED_RE.fullmatch(item.output):
+            outputs.append(index)
+            sizes[index] = len(item.output)
+    if not outputs:
+        return
+    fixed = work.total - sum(sizes.values())
+    others: int | None = None  # what the outputs not trimmed to `level` keep (None: all)
+    for level in TRIM_LEVELS:
+        if fixed + sum(_after_cut(n, level) for n in sizes.values()) <= budget:
+            break
+        others = level
+    else:
+        # Nothing fits: the oldest will be cleared whole by the next rung; cut the others to
+        # the smallest step (and not the ones about to be cleared).
+        total = fixed + sum(_after_cut(n, level) for n in sizes.values())
+        while outputs and total > budget:
+            total -= _after_cut(sizes[outputs.pop(0)], level) - _CLEARED_SIZE
+        for index in outputs:
+            if _after_cut(sizes[index], level) < sizes[index]:
+                _trim_result(work, index, level)
+        return
+    total = fixed + sum(_after_cut(n, others) for n in sizes.values())
+    for index in outputs:  # oldest first
+        if total > budget:
+            keep: int | None = level
+        elif others is not None:
+            keep = others
+        else:
+            break
+        total -= _after_cut(sizes[index], others) - _after_cut(sizes[index], keep)
+        if keep is not None and _after_cut(sizes[index], keep) < sizes[index]:
+            _trim_result(work, index, keep)
+
+
+_CUT_OVERHEAD = 64  # the marker line a cut adds
+_CLEARED_SIZE = len(cleared_placeholder(10**9))
+
+
+def _after_cut(chars: int, keep: int | None) -> int:
+    """The size of an output of ``chars`` characters trimmed to ``keep`` (None: untouched)."""
+    if keep is None or chars <= keep + _CUT_OVERHEAD:
+        return chars
+    return keep + _CUT_OVERHEAD
+
+
+def _trim_result(work: _Work, index: int, keep: int) -> None:
+    item = work.items[index]
+    assert isinstance(item, ToolResult)
+    cut = cut_middle(item.output, keep)
+    if len(cut) >= len(item.output):
+        return
+    saved = work.put(index, replace(item, output=cut))
+    work.trimmed_results[index] = work.trimmed_results.get(index, 0) + saved
+
+
 def _clear_results(work: _Work, end: int, stop: Stop) -> None:
     for index in range(end):
         item = work.items[index]
@@ -172,10 +255,13 @@ def _clear_results(work: _Work, end: int, stop: Stop) -> None:
             continue
         if _CLEARED_RE.fullmatch(item.output):
             continue
-        new = replace(item, output=cleared_placeholder(len(item.output)))
+        original = work.original[index]
+        assert isinstance(original, ToolResult)
+        new = replace(item, output=cleared_placeholder(len(original.output)))
         if item_chars(new) >= work.sizes[index]:
             continue
-        work.cleared[index] = work.put(index, new)
+        saved = work.put(index, new) + work.trimmed_results.pop(index, 0)
+        work.cleared[index] = saved
 
 
 def _clear_attachments(work: _Work, end: int, stop: Stop) -> None:
@@ -287,7 +373,10 @@ def _trim_member(value: dict[str, JSON], key: str, text: str, limit: int) -> str
     return cut(best)
 
 
-def _clearing_rungs(work: _Work, end: int, stop: Stop, limits: _Limits) -> None:
+def _clearing_rungs(work: _Work, end: int, stop: Stop, limits: _Limits, budget: int) -> None:
+    if stop():
+        return
+    _trim_results(work, end, budget)
     _clear_results(work, end, stop)
     _clear_attachments(work, end, stop)
     _trim_inputs(work, end, stop, limits.max_input_chars)
@@ -300,14 +389,22 @@ def _prompt_positions(items: Sequence[Item]) -> list[int]:
     return [index for index, item in enumerate(items) if is_prompt(item)]
 
 
-def _protected_start(items: Sequence[Item], keep_recent_turns: int) -> int:
-    """Index where recent-turn protection begins (``len(items)``: nothing protected)."""
+def _protected_start(
+    items: Sequence[Item], sizes: Sequence[int], keep_recent_turns: int, max_chars: int
+) -> int:
+    """Index where recent-turn protection begins (``len(items)``: nothing protected): the last
+    ``keep_recent_turns`` turns, fewer when they take more than ``max_chars`` (never fewer than
+    the last turn)."""
     prompts = _prompt_positions(items)
     if keep_recent_turns <= 0 or len(prompts) <= 1:
         return len(items)
-    if len(prompts) > keep_recent_turns:
-        return prompts[len(prompts) - keep_recent_turns]
-    return prompts[-1]
+    start = prompts[-1]
+    for turn in range(2, min(keep_recent_turns, len(prompts) - 1) + 1):
+        candidate = prompts[-turn]
+        if sum(sizes[candidate:]) > max_chars:
+            break
+        start = candidate
+    return start
 
 
 def _head_index(items: Sequence[Item], first_prompt: int) -> int | None:
@@ -449,7 +546,10 @@ def shrink(
     def fits() -> bool:
         return work.total <= budget_chars
 
-    _clearing_rungs(work, _protected_start(original, keep_recent_turns), fits, limits)
+    protected = _protected_start(
+        original, work.sizes, keep_recent_turns, int(budget_chars * PROTECTED_SHARE)
+    )
+    _clearing_rungs(work, protected, fits, limits, budget_chars)
     if fits():
         return _finish(work, report, range(len(original)), None)
     prompts = _prompt_positions(original)
@@ -473,7 +573,7 @@ def _second_pass(
         return bool(cuts) and sum(work.sizes[tail:]) + _MARKER_RESERVE <= budget
 
     work.second_pass = True
-    _clearing_rungs(work, len(work.items), enough, limits)
+    _clearing_rungs(work, len(work.items), enough, limits, budget)
     if work.total <= budget:
         return _finish(work, report, range(len(work.items)), None)
     drop = _drop_turns(work, budget, cuts, head, limits)
@@ -505,6 +605,9 @@ def _finish(
 
 def _tally(work: _Work, report: ShrinkReport, kept: Iterable[int]) -> None:
     for index in kept:
+        if index in work.trimmed_results:
+            report.trimmed_results += 1
+            report.trimmed_result_chars += work.trimmed_results[index]
         if index in work.cleared:
             report.cleared_results += 1
             report.cleared_result_chars += work.cleared[index]
