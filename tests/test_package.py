@@ -66,6 +66,7 @@ PUBLIC = {
     "SwitchError",
     "SwitchLocked",
     "TargetExists",
+    "StoreError",
     "__version__",
 }
 
@@ -83,6 +84,7 @@ def test_errors_share_one_base() -> None:
         segue.SwitchError,
         segue.SwitchLocked,
         segue.TargetExists,
+        segue.StoreError,
     ):
         assert issubclass(error, segue.SegueError)
 
