@@ -82,7 +82,10 @@ def upgrade(engine: Engine, where: str) -> None:
     with engine.execution_options(**{WRITE: True}).begin() as connection:
         if connection.dialect.name == "postgresql":
             connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _ADVISORY_KEY})
-        _check_known(current_revision(connection), where)
+        current = current_revision(connection)
+        if current == head_revision():  # another process migrated it while this one waited
+            return
+        _check_known(current, where)
         from alembic import command
 
         command.upgrade(alembic_config(connection), "head")
