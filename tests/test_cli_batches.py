@@ -115,7 +115,7 @@ def _closed_port() -> int:
     [
         ("::nonsense::", "SEGUE_DATABASE_URL is not a database URL"),
         ("oracle://scott:tiger@db/orcl", "is a oracle:// URL"),
-        ("postgresql://segue:secret@127.0.0.1:{port}/segue", "the server cannot be reached"),
+        ("postgresql://segue:secret@127.0.0.1:{port}/segue", "cannot connect: Connection refused"),
     ],
 )
 def test_a_bad_database_url_is_one_line(url: str, says: str, tmp_path: Path) -> None:

@@ -7,6 +7,7 @@ reachable, locked by another process, not a SQLite database, refused by the serv
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -26,6 +27,12 @@ _SQLITE_HINTS = (
     ("disk i/o error", "a disk I/O error"),
 )
 
+# psycopg's "connection failed: connection to server at "h" (ip), port 5432 failed: <why>"
+_PG_CONNECT = re.compile(
+    r'(?:connection failed: )?connection to server (?:at "[^"]*"(?: \([^)]*\))?, port \d+|'
+    r'on socket "[^"]*") failed: '
+)
+
 
 @contextmanager
 def guarded(where: str, doing: str) -> Iterator[None]:
@@ -41,16 +48,22 @@ def guarded(where: str, doing: str) -> Iterator[None]:
 def explain(error: BaseException) -> str:
     """What went wrong, in one line."""
     original = getattr(error, "orig", None) or error
-    text = " ".join(str(original).split()) or type(original).__name__
+    lines = (" ".join(line.split()) for line in str(original).splitlines())
+    text = "; ".join(line for line in lines if line) or type(original).__name__
     lowered = text.lower()
     if isinstance(original, sqlite3.Error):
         for needle, hint in _SQLITE_HINTS:
             if needle in lowered:
                 return hint
-    if isinstance(error, exc.OperationalError | exc.InterfaceError) and (
-        "connection" in lowered or "connect" in lowered
-    ):
-        return f"the server cannot be reached ({_first_clause(text)})"
+    if isinstance(error, exc.OperationalError | exc.InterfaceError):
+        connecting = _PG_CONNECT.match(text)
+        if connecting:
+            why = text[connecting.end() :]
+            if why.startswith("FATAL:"):
+                return f"the server refused the connection: {why.removeprefix('FATAL:').strip()}"
+            return f"cannot connect: {why}"
+        if lowered.startswith("failed to resolve host"):
+            return f"cannot connect: {text}"
     if isinstance(original, OSError) and original.strerror:
         return original.strerror
     return _first_clause(text)
