@@ -9,6 +9,7 @@ import sys
 import zipfile
 from pathlib import Path
 
+import orjson
 import pytest
 
 import segue
@@ -66,6 +67,7 @@ PUBLIC = {
     "SwitchError",
     "SwitchLocked",
     "TargetExists",
+    "StoreError",
     "__version__",
 }
 
@@ -83,6 +85,7 @@ def test_errors_share_one_base() -> None:
         segue.SwitchError,
         segue.SwitchLocked,
         segue.TargetExists,
+        segue.StoreError,
     ):
         assert issubclass(error, segue.SegueError)
 
@@ -134,19 +137,26 @@ def test_wheel_holds_only_the_product(wheel: Path) -> None:
     assert any(n.startswith("segue/data/demo/home/") for n in names)  # the demo's session
 
 
-def test_installed_wheel_runs_the_demo(wheel: Path, tmp_path: Path) -> None:
+@pytest.fixture(scope="module")
+def installed(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A fresh virtual environment holding the wheel (no extras): its bin folder."""
     uv = shutil.which("uv")
     assert uv is not None
-    venv = tmp_path / "venv"
+    venv = tmp_path_factory.mktemp("venv")
     subprocess.run([uv, "venv", "-q", "--python", sys.executable, str(venv)], check=True)
-    python = venv / "bin" / "python"
     install = subprocess.run(
-        [uv, "pip", "install", "-q", "--python", str(python), str(wheel)],
+        [uv, "pip", "install", "-q", "--python", str(venv / "bin" / "python"), str(wheel)],
         capture_output=True,
         text=True,
         timeout=300,
     )
     assert install.returncode == 0, install.stderr
+    return venv / "bin"
+
+
+def test_installed_wheel_runs_the_demo(installed: Path, tmp_path: Path) -> None:
+    venv = installed.parent
+    python = installed / "python"
     env = {"PATH": f"{venv / 'bin'}:/usr/bin:/bin", "HOME": str(tmp_path / "home")}
     demo = subprocess.run(
         [str(venv / "bin" / "segue"), "demo", "--home", str(tmp_path / "demo")],
@@ -175,3 +185,32 @@ def test_installed_wheel_runs_the_demo(wheel: Path, tmp_path: Path) -> None:
     )
     assert probe.stdout.strip() == "[]", probe.stdout + probe.stderr
     assert os.listdir(tmp_path / "demo" / ".claude" / "projects")
+
+
+def test_installed_wheel_keeps_batches_and_asks_for_the_postgres_extra(
+    installed: Path, tmp_path: Path
+) -> None:
+    """The migrations ship in the wheel; PostgreSQL needs segue[postgres]."""
+    env = {
+        "PATH": f"{installed}:/usr/bin:/bin",
+        "HOME": str(tmp_path / "home"),
+        "SEGUE_DATA_DIR": str(tmp_path / "data"),
+    }
+
+    def batches(**extra: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [str(installed / "segue"), "batches", "--json"],
+            capture_output=True,
+            text=True,
+            env={**env, **extra},
+            cwd=tmp_path,
+            timeout=120,
+        )
+
+    empty = batches()
+    assert (empty.returncode, empty.stdout, empty.stderr) == (0, '{\n  "batches": []\n}\n', "")
+    assert (tmp_path / "data" / "segue.db").is_file()
+    postgres = batches(SEGUE_DATABASE_URL="postgresql://segue@127.0.0.1:1/segue")
+    assert postgres.returncode == 1
+    error = orjson.loads(postgres.stdout)["error"]
+    assert "install segue[postgres]" in error and "\n" not in error

@@ -12,8 +12,9 @@ behind it are private and may change::
     switch = segue.switch_session("01a22910", segue.Provider.CLAUDE)
     print(switch.resume_command)
 
-Errors are :class:`SegueError` (with :class:`SessionError`, :class:`ConfigError` and
-:class:`SwitchError` beneath it), each with a one-line message that names the file at fault.
+Errors are :class:`SegueError` (with :class:`SessionError`, :class:`ConfigError`,
+:class:`SwitchError` and :class:`StoreError` beneath it), each with a one-line message that names
+the file at fault.
 """
 
 from segue.budget import TargetProfile
@@ -46,6 +47,7 @@ from segue.errors import (
     ConfigError,
     SegueError,
     SessionError,
+    StoreError,
     SwitchError,
     SwitchLocked,
     TargetExists,
@@ -86,6 +88,7 @@ __all__ = [
     "SessionMeta",
     "SessionState",
     "Skip",
+    "StoreError",
     "Switch",
     "SwitchError",
     "SwitchLocked",

@@ -149,6 +149,46 @@ def switch(
 
 
 @app.command()
+def batches(
+    batch: Annotated[
+        str | None,
+        typer.Argument(help="Show this batch: an id or a unique id prefix (default: list them)."),
+    ] = None,
+    as_json: JsonOption = False,
+) -> None:
+    """List the recorded batches of fleet switches, newest first, or show one batch's agents.
+
+    The store is $SEGUE_DATABASE_URL, else segue.db in segue's data folder."""
+    from segue.store import open_store
+
+    with open_store() as store:
+        if batch is None:
+            summaries = store.list_batches()
+        else:
+            found = store.find_batch(batch)
+    if batch is None:
+        if as_json:
+            from segue.store.documents import summary_to_json
+
+            _out({"batches": [summary_to_json(s) for s in summaries]})
+        elif summaries:
+            from segue.render_batches import print_batches
+
+            print_batches(_console(), summaries)
+        else:
+            _console().print("No batches recorded yet.", markup=False)
+        return
+    if as_json:
+        from segue.store.documents import batch_to_json
+
+        _out(batch_to_json(found))
+    else:
+        from segue.render_batches import print_batch
+
+        print_batch(_console(), found)
+
+
+@app.command()
 def demo(
     home: Annotated[
         Path | None, typer.Option("--home", help="Scratch home to use (default: a new one).")

@@ -11,6 +11,7 @@ __all__ = [
     "ConfigError",
     "SegueError",
     "SessionError",
+    "StoreError",
     "SwitchError",
     "SwitchLocked",
     "TargetExists",
@@ -28,6 +29,11 @@ class SessionError(SegueError):
 class ConfigError(SegueError):
     """A configuration file (Codex ``config.toml``, Claude ``settings.json``, segue's own) is
     unreadable or invalid."""
+
+
+class StoreError(SegueError):
+    """segue's database cannot be opened, migrated, read or written: a bad URL, a server that
+    does not answer, a corrupt or locked SQLite file, a schema newer than this segue."""
 
 
 class SwitchError(SegueError):

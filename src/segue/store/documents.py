@@ -1,0 +1,66 @@
+"""Batches as JSON documents: what ``segue batches --json`` prints (stable; fields are only
+ever added)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from segue.store.records import Batch, BatchAgent, BatchSummary
+from segue.times import iso_z
+
+__all__ = ["agent_to_json", "batch_to_json", "summary_to_json"]
+
+
+def summary_to_json(summary: BatchSummary) -> dict[str, Any]:
+    return {
+        "batch": summary.id,
+        "created_at": iso_z(summary.created_at),
+        "from": summary.from_provider,
+        "to": summary.to_provider,
+        "planned": summary.planned,
+        "agents": summary.agents,
+        "tally": summary.tally,
+    }
+
+
+def batch_to_json(batch: Batch) -> dict[str, Any]:
+    """``{"batch", "from", "to", "agents": [...]}`` (issue 9's shape) with when, where, how."""
+    header = batch.header
+    return {
+        "batch": header.id,
+        "from": header.from_provider,
+        "to": header.to_provider,
+        "created_at": iso_z(header.created_at),
+        "planned": header.planned,
+        "selection": header.selection,
+        "options": header.options,
+        "host": header.host,
+        "pid": header.pid,
+        "segue_version": header.segue_version,
+        "tally": batch.tally,
+        "agents": [agent_to_json(agent) for agent in batch.agents],
+    }
+
+
+def agent_to_json(agent: BatchAgent) -> dict[str, Any]:
+    r = agent.result
+    return {
+        "ordinal": r.ordinal,
+        "session": r.session,
+        "provider": r.provider,
+        "path": r.path,
+        "cwd": r.cwd,
+        "pane": r.pane,
+        "pid": r.pid,
+        "state": r.state,
+        "skipped": r.skipped,
+        "error": r.error,
+        "outcome": agent.outcome,
+        "label": r.label,
+        "target": None
+        if r.target_session is None
+        else {"provider": r.target_provider, "session": r.target_session, "path": r.target_path},
+        "first": {"provider": r.first_provider, "session": r.first_session},
+        "recorded_at": iso_z(agent.recorded_at),
+        "switch": r.switch,
+    }

@@ -1,0 +1,86 @@
+"""Connections to the store's database, set up the same way every time.
+
+SQLite: the file is created 0600 in folders created 0700; every connection runs in WAL mode
+with ``synchronous=NORMAL``, foreign keys on, and a busy timeout long enough that several
+processes writing at once wait for each other instead of failing. segue begins SQLite
+transactions itself (``BEGIN`` for reads, ``BEGIN IMMEDIATE`` for writes, which takes the write
+lock up front, so a transaction never fails half-way on a lock it cannot upgrade).
+
+PostgreSQL: psycopg 3, with a connect timeout so an unreachable server fails instead of hanging.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import create_engine, event
+from sqlalchemy.engine import URL, Connection, Engine
+from sqlalchemy.pool import ConnectionPoolEntry, StaticPool
+
+from segue.errors import ConfigError, StoreError
+from segue.store.location import describe, sqlite_path
+
+__all__ = ["BUSY_TIMEOUT_S", "CONNECT_TIMEOUT_S", "WRITE", "make_engine"]
+
+BUSY_TIMEOUT_S = 60  # how long a SQLite writer waits for another one (default)
+CONNECT_TIMEOUT_S = 10  # how long to wait for a PostgreSQL server to answer
+WRITE = "segue_write"  # execution option: this transaction will write
+
+
+def make_engine(url: URL) -> Engine:
+    """An engine for ``url`` (as :func:`segue.store.location.database_url` spells it)."""
+    if url.get_backend_name() == "sqlite":
+        return _sqlite_engine(url)
+    if importlib.util.find_spec("psycopg") is None:
+        raise ConfigError(
+            f"{describe(url)}: a PostgreSQL store needs the psycopg driver: "
+            "install segue[postgres] (pip install 'segue[postgres]')"
+        )
+    args: dict[str, Any] = {"application_name": "segue"}
+    if "connect_timeout" not in url.query:
+        args["connect_timeout"] = CONNECT_TIMEOUT_S
+    return create_engine(url, connect_args=args, pool_pre_ping=False)
+
+
+def _sqlite_engine(url: URL) -> Engine:
+    path = sqlite_path(url)
+    if path is None:  # in memory: one connection, or every connection is another database
+        engine = create_engine(url, poolclass=StaticPool)
+    else:
+        _create_file(path)
+        # sqlite3's timeout is SQLite's busy timeout; a URL's ?timeout=N overrides it
+        waits = {} if "timeout" in url.query else {"timeout": BUSY_TIMEOUT_S}
+        engine = create_engine(url, connect_args=waits)
+    event.listen(engine, "connect", _sqlite_connect)
+    event.listen(engine, "begin", _sqlite_begin)
+    return engine
+
+
+def _create_file(path: Path) -> None:
+    """The database file, 0600, in folders that are 0700 where segue creates them."""
+    try:
+        missing = [p for p in (path.parent, *path.parent.parents) if not p.exists()]
+        for folder in reversed(missing):
+            folder.mkdir(mode=0o700, exist_ok=True)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        os.close(fd)
+    except OSError as exc:
+        raise StoreError(f"{path}: cannot create segue's database: {exc.strerror}") from None
+
+
+def _sqlite_connect(dbapi: sqlite3.Connection, record: ConnectionPoolEntry) -> None:
+    dbapi.isolation_level = None  # no implicit transactions: _sqlite_begin starts them
+    mode = dbapi.execute("PRAGMA journal_mode = WAL").fetchone()
+    if mode is not None and str(mode[0]).lower() not in ("wal", "memory"):
+        raise sqlite3.OperationalError(f"cannot use write-ahead logging (journal mode {mode[0]})")
+    dbapi.execute("PRAGMA synchronous = NORMAL")
+    dbapi.execute("PRAGMA foreign_keys = ON")
+
+
+def _sqlite_begin(connection: Connection) -> None:
+    write = connection.get_execution_options().get(WRITE, False)
+    connection.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")

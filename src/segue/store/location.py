@@ -1,0 +1,86 @@
+"""Where segue's database is: which URL, and the folder of the default SQLite file.
+
+The URL comes from the caller, else ``$SEGUE_DATABASE_URL``, else a SQLite file
+``segue.db`` in segue's data folder (``$SEGUE_DATA_DIR``, else the platform's user data
+folder). ``postgres://`` and ``postgresql://`` mean PostgreSQL through psycopg 3.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+from platformdirs import user_data_dir
+from sqlalchemy.engine import URL, make_url
+from sqlalchemy.exc import ArgumentError
+
+from segue.errors import StoreError
+
+__all__ = ["data_dir", "database_url", "describe", "sqlite_path"]
+
+URL_VARIABLE = "SEGUE_DATABASE_URL"
+DATA_VARIABLE = "SEGUE_DATA_DIR"
+FILE_NAME = "segue.db"
+
+_DRIVERS = {
+    "sqlite": "sqlite",
+    "sqlite+pysqlite": "sqlite",
+    "postgres": "postgresql+psycopg",
+    "postgresql": "postgresql+psycopg",
+    "postgresql+psycopg": "postgresql+psycopg",
+}
+
+
+def data_dir(env: Mapping[str, str] | None = None) -> Path:
+    """segue's data folder: ``$SEGUE_DATA_DIR`` or the platform's user data folder."""
+    env = os.environ if env is None else env
+    override = env.get(DATA_VARIABLE)
+    return Path(override) if override else Path(user_data_dir("segue"))
+
+
+def database_url(url: str | None = None, env: Mapping[str, str] | None = None) -> URL:
+    """The database to use, with its driver spelled out (``sqlite`` or ``postgresql+psycopg``).
+
+    Raises :class:`StoreError` for text that is not a URL or names another kind of database.
+    """
+    env = os.environ if env is None else env
+    source = "the database URL"
+    if url is None and env.get(URL_VARIABLE):
+        url, source = env[URL_VARIABLE], URL_VARIABLE
+    if url is None:
+        return URL.create("sqlite", database=str(data_dir(env) / FILE_NAME))
+    try:
+        parsed = make_url(url.strip())
+    except ArgumentError:
+        raise StoreError(
+            f"{source} is not a database URL (expected sqlite:///path/segue.db or "
+            "postgresql://user@host/database)"
+        ) from None
+    driver = _DRIVERS.get(parsed.drivername)
+    if driver is None:
+        raise StoreError(
+            f"{source} is a {parsed.drivername}:// URL; segue's store is SQLite "
+            "(sqlite:///path) or PostgreSQL through psycopg 3 (postgresql://…)"
+        )
+    parsed = parsed.set(drivername=driver)
+    if driver == "sqlite" and parsed.database and parsed.database.startswith("~"):
+        parsed = parsed.set(database=str(Path(parsed.database).expanduser()))
+    return parsed
+
+
+def sqlite_path(url: URL) -> Path | None:
+    """The file of a SQLite URL, or None for an in-memory database (or another backend)."""
+    if url.get_backend_name() != "sqlite" or url.database in (None, "", ":memory:"):
+        return None
+    return Path(url.database)
+
+
+def describe(url: URL) -> str:
+    """The database as a message names it: the SQLite file, or the URL without its password."""
+    path = sqlite_path(url)
+    if path is not None:
+        return str(path)
+    if url.get_backend_name() == "sqlite":
+        return "the in-memory SQLite database"
+    return url.set(drivername=url.get_backend_name()).render_as_string(hide_password=True)

@@ -1,0 +1,99 @@
+"""Versioned migrations (Alembic), applied when a store is opened.
+
+The scripts are ``migrations/versions/r<NNNN>_<name>.py``, shipped in the package and run on
+segue's own connection; the applied revision is in the table ``segue_schema_version``. Several
+processes may open a store at once: the upgrade runs under the database's write lock (SQLite's
+``BEGIN IMMEDIATE``; PostgreSQL's transaction-scoped advisory lock), so one of them migrates and
+the others find the schema at the head.
+
+Opening a store that is at the head reads one row and does not load Alembic (a third of a
+second on a slow machine): the head is the highest revision number among the script files,
+a convention a test enforces.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from sqlalchemy import inspect, text
+from sqlalchemy.engine import Connection, Engine
+
+from segue.errors import StoreError
+from segue.store.engine import WRITE
+
+if TYPE_CHECKING:
+    from alembic.config import Config
+
+__all__ = [
+    "MIGRATIONS",
+    "VERSION_TABLE",
+    "alembic_config",
+    "current_revision",
+    "head_revision",
+    "revisions",
+    "upgrade",
+]
+
+MIGRATIONS = Path(__file__).resolve().parent / "migrations"
+VERSION_TABLE = "segue_schema_version"
+_SCRIPT = re.compile(r"r(\d{4})_\w+\.py")
+_ADVISORY_KEY = 0x5E6E_0001  # PostgreSQL advisory lock: "segue migrates"
+
+
+def alembic_config(connection: Connection | None = None) -> Config:
+    """Alembic's configuration for segue's migrations, without an ``alembic.ini``."""
+    from alembic.config import Config
+
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS))
+    config.set_main_option("file_template", "r%%(rev)s_%%(slug)s")
+    config.attributes["connection"] = connection
+    return config
+
+
+def revisions() -> list[str]:
+    """The revisions this segue has, oldest first: ``r0001_batches.py`` is revision ``0001``."""
+    found = (_SCRIPT.fullmatch(p.name) for p in (MIGRATIONS / "versions").iterdir())
+    return sorted(match.group(1) for match in found if match)
+
+
+def head_revision() -> str:
+    """The newest migration this segue has."""
+    return revisions()[-1]
+
+
+def current_revision(connection: Connection) -> str | None:
+    """The revision a database is at (None: a new database)."""
+    if not inspect(connection).has_table(VERSION_TABLE):
+        return None
+    rows = connection.execute(text(f"SELECT version_num FROM {VERSION_TABLE}")).scalars().all()
+    return ",".join(sorted(rows)) or None  # one row, unless someone branched the history
+
+
+def upgrade(engine: Engine, where: str) -> None:
+    """Bring the database to the head revision; a no-op (one read) when it is there."""
+    with engine.connect() as connection:
+        current = current_revision(connection)
+    if current == head_revision():
+        return
+    _check_known(current, where)
+    with engine.execution_options(**{WRITE: True}).begin() as connection:
+        if connection.dialect.name == "postgresql":
+            connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _ADVISORY_KEY})
+        current = current_revision(connection)
+        if current == head_revision():  # another process migrated it while this one waited
+            return
+        _check_known(current, where)
+        from alembic import command
+
+        command.upgrade(alembic_config(connection), "head")
+
+
+def _check_known(revision: str | None, where: str) -> None:
+    if revision is not None and revision not in revisions():
+        raise StoreError(
+            f"{where}: the database is at schema revision {revision}, newer than this segue "
+            f"knows (its newest is {head_revision()}): upgrade segue"
+        ) from None

@@ -1,0 +1,153 @@
+"""The store: segue's database, opened, migrated, and read and written through a small API."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from types import TracebackType
+
+from sqlalchemy.engine import URL, Connection, Engine
+
+from segue.errors import StoreError
+from segue.store import batches as queries
+from segue.store.engine import WRITE, make_engine
+from segue.store.failures import guarded
+from segue.store.location import database_url, describe
+from segue.store.migrate import current_revision, upgrade
+from segue.store.records import (
+    AgentResult,
+    Batch,
+    BatchAgent,
+    BatchHeader,
+    BatchSummary,
+    JsonObject,
+)
+
+__all__ = ["Store", "open_store"]
+
+_SHOWN_CANDIDATES = 5
+
+
+def open_store(url: str | None = None, env: Mapping[str, str] | None = None) -> Store:
+    """Open segue's database and bring its schema to the newest migration.
+
+    ``url`` (a SQLAlchemy URL: ``sqlite:///path`` or ``postgresql://user@host/db``), else
+    ``$SEGUE_DATABASE_URL``, else ``segue.db`` in segue's data folder (``$SEGUE_DATA_DIR``, else
+    the platform's user data folder). Raises :class:`StoreError` (or :class:`ConfigError` when
+    the PostgreSQL driver is not installed), with one line that names the database.
+    """
+    parsed = database_url(url, env)
+    where = describe(parsed)
+    engine = make_engine(parsed)
+    try:
+        with guarded(where, "cannot open segue's database"):
+            upgrade(engine, where)
+    except BaseException:
+        engine.dispose()
+        raise
+    return Store(engine, parsed, where)
+
+
+class Store:
+    """segue's database. Use :func:`open_store`; close it (or use it as a context manager)."""
+
+    def __init__(self, engine: Engine, url: URL, where: str) -> None:
+        self._engine = engine
+        self._writer = engine.execution_options(**{WRITE: True})
+        self.url = url
+        self.where = where  # the database as messages name it (no password)
+
+    @property
+    def backend(self) -> str:
+        """``sqlite`` or ``postgresql``."""
+        return self._engine.dialect.name
+
+    def close(self) -> None:
+        self._engine.dispose()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        value: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    @contextmanager
+    def _read(self, doing: str) -> Iterator[Connection]:
+        with guarded(self.where, doing), self._engine.begin() as connection:
+            yield connection
+
+    @contextmanager
+    def _write(self, doing: str) -> Iterator[Connection]:
+        with guarded(self.where, doing), self._writer.begin() as connection:
+            yield connection
+
+    def schema_revision(self) -> str | None:
+        """The migration the database is at."""
+        with self._read("cannot read the schema version") as connection:
+            return current_revision(connection)
+
+    def create_batch(
+        self,
+        from_provider: str | None,
+        to_provider: str | None,
+        *,
+        selection: JsonObject | None = None,
+        options: JsonObject | None = None,
+        planned: int | None = None,
+    ) -> BatchHeader:
+        """Record a new batch (its agents follow with :meth:`add_agent`)."""
+        with self._write("cannot record the batch") as connection:
+            return queries.create_batch(
+                connection,
+                from_provider,
+                to_provider,
+                selection=selection,
+                options=options,
+                planned=planned,
+            )
+
+    def add_agent(self, batch_id: str, result: AgentResult) -> BatchAgent:
+        """Record how one agent of a batch fared. Each (batch, ordinal) is recorded once."""
+        with self._write(f"cannot record agent #{result.ordinal} of batch {batch_id}") as c:
+            return queries.add_agent(c, batch_id, result)
+
+    def list_batches(self, limit: int | None = None) -> list[BatchSummary]:
+        """Batches, newest first, with their agents counted by outcome."""
+        with self._read("cannot list batches") as connection:
+            return queries.list_batches(connection, limit)
+
+    def get_batch(self, batch_id: str) -> Batch:
+        """The batch with exactly this id, with its agents."""
+        with self._read(f"cannot read batch {batch_id}") as connection:
+            batch = queries.get_batch(connection, batch_id)
+        if batch is None:
+            raise StoreError(f"{self.where}: no batch {batch_id}")
+        return batch
+
+    def find_batch(self, ref: str) -> Batch:
+        """The batch whose id is ``ref`` or starts with it; an ambiguous prefix is an error."""
+        ref = ref.strip().lower()
+        with self._read(f"cannot read batch {ref}") as connection:
+            ids = queries.batch_ids_like(connection, ref, _SHOWN_CANDIDATES + 1) if ref else []
+            exact = ref in ids
+            batch = queries.get_batch(connection, ref if exact else ids[0]) if ids else None
+        if batch is None:
+            raise StoreError(f"{self.where}: no batch {ref or '(empty id)'}")
+        if len(ids) > 1 and not exact:
+            shown = ", ".join(ids[:_SHOWN_CANDIDATES])
+            more = ", …" if len(ids) > _SHOWN_CANDIDATES else ""
+            raise StoreError(
+                f"batch id prefix {ref} is ambiguous: {shown}{more} (give more characters)"
+            )
+        return batch
+
+    def latest_batch(self) -> Batch | None:
+        """The newest batch, or None when there is none."""
+        with self._read("cannot read the latest batch") as connection:
+            batch_id = queries.latest_batch_id(connection)
+            return None if batch_id is None else queries.get_batch(connection, batch_id)

@@ -1,0 +1,70 @@
+"""One of several processes recording into the same store at once (tests/test_store_concurrency.py).
+
+    python -m tests.store_worker URL GO_FILE WORKER BATCHES AGENTS [SHARED_BATCH]
+
+It waits until GO_FILE exists (so all start together), opens the store (a new store: they race
+to migrate it), then records as fast as it can: BATCHES batches of its own with AGENTS agents
+each, and, given SHARED_BATCH, AGENTS agents into that batch too (ordinals WORKER*AGENTS+n).
+It prints the ids of its batches as JSON; any failure is a non-zero exit.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+import orjson
+
+from segue.store import AgentResult, open_store
+
+
+def agent(worker: int, batch: int, n: int, ordinal: int) -> AgentResult:
+    session = f"w{worker}-b{batch}-a{n}"
+    if n % 5 == 4:
+        return AgentResult(ordinal, "claude", session, state="working", skipped="a turn is running")
+    return AgentResult(
+        ordinal,
+        "codex",
+        session,
+        cwd=f"/src/w{worker}",
+        pane=f"%{n}",
+        pid=1000 + n,
+        state="limit",
+        target_provider="claude",
+        target_session=f"t-{session}",
+        label=("native", "raw", "shrunk")[n % 3],
+        switch={"session_id": f"t-{session}", "worker": worker, "n": n},
+    )
+
+
+def main(argv: list[str]) -> None:
+    url, go, worker, batches, agents = (
+        argv[0],
+        Path(argv[1]),
+        int(argv[2]),
+        int(argv[3]),
+        int(argv[4]),
+    )
+    shared = argv[5] if len(argv) > 5 else None
+    deadline = time.monotonic() + 60
+    while not go.exists():
+        if time.monotonic() > deadline:
+            raise SystemExit("never told to go")
+        time.sleep(0.002)
+    created = []
+    with open_store(url) as store:
+        for b in range(batches):
+            header = store.create_batch(
+                "codex", "claude", selection={"worker": worker}, planned=agents
+            )
+            created.append(header.id)
+            for n in range(agents):
+                store.add_agent(header.id, agent(worker, b, n, n))
+                if shared is not None and b == 0:
+                    store.add_agent(shared, agent(worker, -1, n, worker * agents + n))
+    sys.stdout.write(orjson.dumps(created).decode() + "\n")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,376 @@
+"""segue's store, on a SQLite file and on a real PostgreSQL server: migrations, the batch API,
+and every way opening it can fail (one line, never a traceback)."""
+
+from __future__ import annotations
+
+import re
+import socket
+import sqlite3
+import stat
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+import sqlalchemy as sa
+from alembic.autogenerate import compare_metadata
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
+
+import segue
+from segue.errors import StoreError
+from segue.serialize import switch_to_json
+from segue.store import AgentResult, Store, database_url, head_revision, open_store
+from segue.store.documents import batch_to_json
+from segue.store.migrate import MIGRATIONS, VERSION_TABLE, alembic_config, revisions
+from segue.store.schema import metadata
+from segue_testbed.postgres import PostgresServer
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture
+def store(database_url: str) -> Iterator[Store]:
+    with open_store(database_url) as opened:
+        yield opened
+
+
+def _versions(url: str) -> list[str]:
+    engine = sa.create_engine(url)
+    try:
+        with engine.connect() as connection:
+            return list(
+                connection.execute(sa.text(f"SELECT version_num FROM {VERSION_TABLE}")).scalars()
+            )
+    finally:
+        engine.dispose()
+
+
+# migrations
+
+
+def test_a_new_store_is_migrated_to_the_head(database_url: str) -> None:
+    with open_store(database_url) as store:
+        assert store.schema_revision() == head_revision() == revisions()[-1]
+        tables = set(sa.inspect(store._engine).get_table_names())
+    assert {"batches", "batch_agents", VERSION_TABLE} <= tables
+    assert _versions(database_url) == [head_revision()]
+
+
+def test_reopening_keeps_the_data_and_does_not_load_alembic(database_url: str) -> None:
+    with open_store(database_url) as store:
+        batch = store.create_batch("codex", "claude")
+    probe = (
+        "import sys; from segue.store import open_store; "
+        f"s = open_store({database_url!r}); "
+        "print(s.schema_revision(), [b.id for b in s.list_batches()], 'alembic' in sys.modules)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split(" ", 1) == [head_revision(), f"['{batch.id}'] False\n"]
+    assert _versions(database_url) == [head_revision()]
+
+
+def test_the_migrated_schema_is_the_schema_the_code_queries(database_url: str) -> None:
+    with open_store(database_url) as store, store._engine.connect() as connection:
+        context = MigrationContext.configure(
+            connection, opts={"compare_type": True, "version_table": VERSION_TABLE}
+        )
+        assert compare_metadata(context, metadata) == []
+
+
+def test_migration_scripts_form_one_numbered_line() -> None:
+    """rNNNN_name.py holds revision NNNN, after revision NNNN-1: the store finds the head
+    without loading Alembic, and a new script that breaks the line fails here."""
+    scripts = ScriptDirectory.from_config(alembic_config())
+    assert scripts.get_heads() == [head_revision()]
+    files = sorted(p.name for p in (MIGRATIONS / "versions").glob("*.py") if p.stem != "__init__")
+    assert [name[1:5] for name in files] == revisions()
+    expected_down = None
+    for number in revisions():
+        script = scripts.get_revision(number)
+        assert script is not None and script.down_revision == expected_down, number
+        expected_down = number
+
+
+def test_a_database_from_a_newer_segue_is_refused(database_url: str) -> None:
+    open_store(database_url).close()
+    engine = sa.create_engine(database_url)
+    with engine.begin() as connection:
+        connection.execute(sa.text(f"UPDATE {VERSION_TABLE} SET version_num = '9999'"))
+    engine.dispose()
+    with pytest.raises(StoreError, match=r"schema revision 9999, newer than this segue.*upgrade"):
+        open_store(database_url)
+
+
+# the batch API
+
+
+def test_a_batch_and_its_agents_round_trip(database_url: str, tmp_path: Path) -> None:
+    conversation = segue.Conversation(
+        meta=segue.SessionMeta(segue.Provider.CODEX, "src-1", "", cwd=str(tmp_path)),
+        items=[
+            segue.UserMessage("Say hello — ünïcode.", segue.Provenance("memory", 1)),
+            segue.AssistantMessage("Hello.", segue.Provenance("memory", 2)),
+        ],
+    )
+    switched = segue.switch_conversation(
+        conversation, segue.Provider.CLAUDE, env={"HOME": str(tmp_path)}
+    )
+    document = switch_to_json(switched)
+    before = datetime.now(UTC)
+    with open_store(database_url) as store:
+        header = store.create_batch(
+            "codex",
+            "claude",
+            selection={"state": ["limit"], "cwd": str(tmp_path)},
+            options={"dry_run": False},
+            planned=3,
+        )
+        done = AgentResult(
+            0, "codex", "src-1", path="/x/rollout.jsonl", cwd=str(tmp_path), pane="%3",
+            pid=4242, state="limit",
+        ).with_switch(document)  # fmt: skip
+        skipped = AgentResult(1, "codex", "src-2", state="working", skipped="a turn is running")
+        failed = AgentResult(2, "codex", "src-3", state="limit", error="cannot read the file")
+        for result in (failed, done, skipped):  # recorded as they finish, in any order
+            store.add_agent(header.id, result)
+    with open_store(database_url) as store:
+        batch = store.get_batch(header.id)
+    assert batch.header == header
+    assert before - timedelta(seconds=1) <= header.created_at <= datetime.now(UTC)
+    assert header.created_at.tzinfo is UTC and batch.header.created_at.tzinfo is UTC
+    assert [a.result.ordinal for a in batch.agents] == [0, 1, 2]
+    first = batch.agents[0].result
+    assert (first.target_provider, first.target_session, first.label) == (
+        "claude",
+        switched.session_id,
+        "native",
+    )
+    assert first.target_path == str(switched.path)
+    assert first.switch == document
+    assert (first.first_provider, first.first_session) == ("codex", "src-1")
+    assert batch.agents[1].result == AgentResult(
+        1, "codex", "src-2", state="working", skipped="a turn is running",
+        first_provider="codex", first_session="src-2",
+    )  # fmt: skip
+    assert [a.outcome for a in batch.agents] == ["native", "skipped", "failed"]
+    assert batch.tally == {"native": 1, "skipped": 1, "failed": 1}
+    doc = batch_to_json(batch)
+    assert {"batch", "from", "to", "created_at", "agents"} <= doc.keys()
+    assert (doc["batch"], doc["from"], doc["to"]) == (header.id, "codex", "claude")
+    issue_shape = {"session", "provider", "cwd", "pane", "state", "skipped", "error", "switch"}
+    assert issue_shape <= doc["agents"][0].keys()
+    assert doc["agents"][0]["switch"]["session_id"] == switched.session_id
+    assert doc["agents"][1]["skipped"] == "a turn is running" and doc["agents"][1]["switch"] is None
+
+
+def test_batches_are_listed_newest_first_with_their_tally(store: Store) -> None:
+    assert store.list_batches() == [] and store.latest_batch() is None
+    first = store.create_batch("codex", "claude", planned=10)
+    labels = ["native"] * 5 + ["raw"] * 3 + ["shrunk"]
+    for n, label in enumerate(labels):
+        store.add_agent(first.id, AgentResult(n, "codex", f"s{n}", label=label))
+    store.add_agent(first.id, AgentResult(9, "codex", "s9", skipped="working"))
+    second = store.create_batch("claude", "codex")
+    store.add_agent(second.id, AgentResult(0, "claude", "c0", error="the target exists"))
+    empty = store.create_batch(None, None)
+    listed = store.list_batches()
+    assert [b.id for b in listed] == [empty.id, second.id, first.id]
+    assert listed[2].tally_line == "5 native, 3 raw, 1 shrunk, 1 skipped"
+    assert (listed[2].agents, listed[2].planned) == (10, 10)
+    assert listed[1].tally == {"failed": 1}
+    assert (listed[0].agents, listed[0].tally_line) == (0, "no agents")
+    assert [b.id for b in store.list_batches(limit=2)] == [empty.id, second.id]
+    assert store.list_batches(limit=2)[1].tally == {"failed": 1}
+    latest = store.latest_batch()
+    assert latest is not None and latest.id == empty.id and latest.agents == []
+
+
+def test_a_batch_is_found_by_a_unique_prefix(store: Store) -> None:
+    ids = [store.create_batch("codex", "claude").id for _ in range(3)]
+    for batch_id in ids:
+        assert store.find_batch(batch_id).id == batch_id
+        assert store.find_batch(batch_id.upper()).id == batch_id
+        unique = next(
+            batch_id[:n] for n in range(1, 37) if sum(i.startswith(batch_id[:n]) for i in ids) == 1
+        )
+        assert store.find_batch(unique).id == batch_id
+    shared = ids[0][:8]  # created within the same minute: the time part is shared
+    with pytest.raises(StoreError) as ambiguous:
+        store.find_batch(shared)
+    message = str(ambiguous.value)
+    assert "ambiguous" in message and "\n" not in message
+    assert all(batch_id in message for batch_id in ids)
+    for nothing in ("ffffffff", "%", "_", "", "01a2' OR '1'='1"):
+        with pytest.raises(StoreError, match="no batch"):
+            store.find_batch(nothing)
+
+
+def test_an_agent_is_recorded_once(store: Store) -> None:
+    batch = store.create_batch("codex", "claude")
+    store.add_agent(batch.id, AgentResult(0, "codex", "a", label="native"))
+    with pytest.raises(StoreError, match=r"already has agent #0"):
+        store.add_agent(batch.id, AgentResult(0, "codex", "b", error="later"))
+    (agent,) = store.get_batch(batch.id).agents
+    assert (agent.result.session, agent.result.label, agent.result.error) == ("a", "native", None)
+    with pytest.raises(StoreError, match="no batch nope"):
+        store.add_agent("nope", AgentResult(1, "codex", "a"))
+    with pytest.raises(StoreError, match="no batch"):
+        store.get_batch("nope")
+
+
+def test_an_agent_remembers_the_session_it_started_as(store: Store) -> None:
+    """What ``segue switch --return`` needs: however often it moved, where it began."""
+    out = store.create_batch("codex", "claude")
+    store.add_agent(
+        out.id,
+        AgentResult(0, "codex", "c1", target_provider="claude", target_session="k1", label="raw"),
+    )
+    back = store.create_batch("claude", "codex")
+    store.add_agent(
+        back.id,
+        AgentResult(0, "claude", "k1", target_provider="codex", target_session="c2", label="raw"),
+    )
+    again = store.create_batch("codex", "claude")
+    store.add_agent(again.id, AgentResult(0, "codex", "c2", skipped="idle"))
+    store.add_agent(again.id, AgentResult(1, "codex", "c9"))
+    store.add_agent(
+        again.id, AgentResult(2, "codex", "c7", first_provider="claude", first_session="k0")
+    )
+    firsts = [
+        (a.result.first_provider, a.result.first_session)
+        for b in (back, again)
+        for a in store.get_batch(b.id).agents
+    ]
+    assert firsts == [("codex", "c1"), ("codex", "c1"), ("codex", "c9"), ("claude", "k0")]
+
+
+# where the store is, and how opening it fails
+
+
+def test_the_default_store_is_private_in_the_data_folder(tmp_path: Path) -> None:
+    data = tmp_path / "a" / "b"
+    with open_store(env={"SEGUE_DATA_DIR": str(data)}) as store:
+        store.create_batch("codex", "claude")
+        assert store.where == str(data / "segue.db")
+        assert store.backend == "sqlite"
+    for folder in (tmp_path / "a", data):
+        assert stat.S_IMODE(folder.stat().st_mode) == 0o700, folder
+    assert stat.S_IMODE((data / "segue.db").stat().st_mode) == 0o600
+    journal = sqlite3.connect(data / "segue.db").execute("PRAGMA journal_mode").fetchone()
+    assert journal == ("wal",)
+
+
+def test_the_url_comes_from_the_argument_then_the_environment(tmp_path: Path) -> None:
+    env = {
+        "SEGUE_DATABASE_URL": f"sqlite:///{tmp_path / 'env.db'}",
+        "SEGUE_DATA_DIR": "/nonexistent",
+    }
+    with open_store(env=env) as store:
+        assert store.where == str(tmp_path / "env.db")
+    with open_store(f"sqlite:///{tmp_path / 'arg.db'}", env=env) as store:
+        assert store.where == str(tmp_path / "arg.db")
+    for spelling in ("postgres://u@h/db", "postgresql://u@h/db", "postgresql+psycopg://u@h/db"):
+        assert database_url(spelling).drivername == "postgresql+psycopg"
+
+
+def test_postgres_urls_without_the_driver_name_reach_the_server(postgres: PostgresServer) -> None:
+    url = postgres.create_database()
+    plain = url.replace("postgresql+psycopg://", "postgres://")
+    with open_store(plain) as store:
+        assert store.backend == "postgresql"
+        assert store.schema_revision() == head_revision()
+        assert "psycopg" not in store.where
+
+
+@pytest.mark.parametrize(
+    ("url", "says"),
+    [
+        ("not a url", "not a database URL"),
+        ("mysql://root@localhost/segue", "is a mysql:// URL"),
+        ("postgresql+psycopg2://u@h/db", "is a postgresql+psycopg2:// URL"),
+    ],
+)
+def test_a_bad_url_is_one_line(url: str, says: str) -> None:
+    with pytest.raises(StoreError, match=re.escape(says)) as failed:
+        open_store(env={"SEGUE_DATABASE_URL": url})
+    assert "\n" not in str(failed.value)
+    assert str(failed.value).startswith("SEGUE_DATABASE_URL ")
+
+
+def _closed_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def test_an_unreachable_server_is_one_line_without_the_password() -> None:
+    url = f"postgresql://segue:hunter2@127.0.0.1:{_closed_port()}/segue"
+    started = time.monotonic()
+    with pytest.raises(StoreError) as failed:
+        open_store(url)
+    message = str(failed.value)
+    assert message.startswith(f"postgresql://segue:***@127.0.0.1:{url.split(':')[3]}")
+    assert (
+        "cannot connect: Connection refused" in message
+        and "hunter2" not in message
+        and "\n" not in message
+    )
+    assert time.monotonic() - started < 30
+
+
+def test_a_missing_database_on_a_real_server_is_one_line(postgres: PostgresServer) -> None:
+    with pytest.raises(
+        StoreError, match=r'the server refused the connection: database "nope" does not exist$'
+    ) as failed:
+        open_store(postgres.url("nope"))
+    assert "\n" not in str(failed.value)
+
+
+def test_a_corrupt_sqlite_file_is_one_line(tmp_path: Path) -> None:
+    path = tmp_path / "segue.db"
+    path.write_bytes(b"this is not a database, it is a shopping list\n" * 200)
+    with pytest.raises(StoreError) as failed:
+        open_store(f"sqlite:///{path}")
+    assert str(failed.value) == (
+        f"{path}: cannot open segue's database: not a SQLite database, or it is corrupt"
+    )
+    assert path.read_bytes().startswith(b"this is not a database")  # left as it was
+
+
+def test_a_locked_sqlite_file_is_one_line_and_readers_are_not_blocked(tmp_path: Path) -> None:
+    path = tmp_path / "segue.db"
+    with open_store(f"sqlite:///{path}") as store:
+        store.create_batch("codex", "claude")
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sqlite3, sys, time\n"
+            f"c = sqlite3.connect({str(path)!r}, isolation_level=None)\n"
+            "c.execute('BEGIN IMMEDIATE'); print('locked', flush=True); sys.stdin.read()",
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "locked\n"
+        with open_store(f"sqlite:///{path}?timeout=0.5") as store:
+            assert len(store.list_batches()) == 1  # WAL: reading while another process writes
+            with pytest.raises(StoreError) as failed:
+                store.create_batch("codex", "claude")
+    finally:
+        holder.communicate("", timeout=30)
+    assert str(failed.value) == (
+        f"{path}: cannot record the batch: locked by another process for too long; "
+        "try again when it is done"
+    )
+    with open_store(f"sqlite:///{path}") as store:
+        assert len(store.list_batches()) == 1
