@@ -109,11 +109,25 @@ def show(
 
 @app.command()
 def switch(
-    session: Annotated[str, typer.Argument(help="A session id, a unique id prefix, or a path.")],
+    sessions: Annotated[
+        list[str] | None,
+        typer.Argument(help="Session ids, unique id prefixes or paths (with --return: a batch)."),
+    ] = None,
     to: Annotated[
         Provider | None,
-        typer.Option("--to", help="The provider to move it to (default: the other one)."),
+        typer.Option("--to", help="The provider to move to (default: the other one)."),
     ] = None,
+    from_: Annotated[
+        Provider | None,
+        typer.Option("--from", help="Move a fleet off this provider (default: the exhausted one)."),
+    ] = None,
+    all_: Annotated[
+        bool, typer.Option("--all", help="Every session of the source provider, in any directory.")
+    ] = False,
+    cwd: Annotated[
+        Path | None, typer.Option("--cwd", help="The source provider's sessions of this directory.")
+    ] = None,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Confirm the whole batch.")] = False,
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Show the plan; write nothing.")
     ] = False,
@@ -121,10 +135,59 @@ def switch(
     exec_: Annotated[
         bool, typer.Option("--exec", help="Then replace this process with the resume command.")
     ] = False,
+    relaunch: Annotated[
+        bool,
+        typer.Option("--relaunch", help="Restart each agent's tmux pane on its new session."),
+    ] = False,
+    arrival_compact: Annotated[
+        str,
+        typer.Option(
+            "--arrival-compact", help="Compact on the target after arriving: auto, on or off."
+        ),
+    ] = "auto",
+    source_compact: Annotated[
+        bool,
+        typer.Option("--source-compact", help="Ask the source CLI to compact first (opt-in)."),
+    ] = False,
+    return_: Annotated[
+        bool, typer.Option("--return", help="Move a batch's agents back (default: the latest).")
+    ] = False,
 ) -> None:
-    """Move a session to the other provider as a native session it resumes.
+    """Move a session, or a whole fleet of agents, to the other provider as native sessions.
 
-    The source provider is never asked for anything and its file is never written."""
+    The source provider is never asked for anything (unless --source-compact) and its files
+    are never written."""
+    fleet = bool(from_ or all_ or cwd or return_ or relaunch or len(sessions or []) != 1)
+    if not fleet:
+        _switch_one((sessions or [""])[0], to, dry_run, as_json, exec_)
+        return
+    if exec_:
+        raise UsageError("--exec switches one session; a fleet is relaunched with --relaunch")
+    if arrival_compact not in ("auto", "on", "off"):
+        raise UsageError("--arrival-compact takes auto, on or off")
+    from segue.fleet_cli import run_fleet_command
+
+    run_fleet_command(
+        sessions=list(sessions or []),
+        source=from_,
+        target=to,
+        all_sessions=all_,
+        cwd=None if cwd is None else str(cwd),
+        yes=yes,
+        dry_run=dry_run,
+        as_json=as_json,
+        relaunch=relaunch,
+        arrival_compact=arrival_compact,
+        source_compact=source_compact,
+        return_batch=return_,
+        out=_out,
+        console=_console(),
+    )
+
+
+def _switch_one(
+    session: str, to: Provider | None, dry_run: bool, as_json: bool, exec_: bool
+) -> None:
     from segue.switch import switch_session
 
     result = switch_session(session, to, dry_run=dry_run, need_cwd=exec_)

@@ -34,6 +34,7 @@ from segue.units import format_bytes
 
 if TYPE_CHECKING:
     from segue.demo import Demo
+    from segue.fleet import FleetPlan, FleetResult
     from segue.switch import Switch
 
 
@@ -224,3 +225,53 @@ def print_demo(console: Console, demo: Demo) -> None:
             style="bold",
         )
     )
+
+
+def print_fleet_plan(console: Console, plan: FleetPlan) -> None:
+    """The one preview table of a fleet switch: agent or pane, project, state, size, plan."""
+    head = (
+        f"{entry(plan.source).label} → {entry(plan.target).label} "
+        f"({plan.reason}; {len(plan.to_switch)} of {len(plan.candidates)} to switch)"
+    )
+    console.print(Text(head, style="bold"))
+    rows = [("AGENT", "PROJECT", "STATE", "SIZE", "PLAN")]
+    for c in plan.candidates:
+        agent = c.pane or (f"pid {c.pid}" if c.pid else c.session_id[:13])
+        state = c.state + (f" until {utc_minutes(c.reset_at)}" if c.reset_at else "")
+        if c.skip:
+            planned = f"skipped: {c.skip}"
+        elif c.error:
+            planned = f"cannot switch: {c.error}"
+        else:
+            planned = c.loss_line or ""
+        rows.append((agent, c.cwd or "?", state, format_bytes(c.size), planned))
+    widths = [max(len(row[col]) for row in rows) for col in range(4)]
+    for n, row in enumerate(rows):
+        cells = [
+            row[col].ljust(widths[col]) if col != 3 else row[col].rjust(widths[col])
+            for col in range(4)
+        ]
+        console.print(Text("  ".join(cells) + "  " + row[4], style="bold" if n == 0 else ""))
+
+
+def print_fleet_result(console: Console, result: FleetResult) -> None:
+    for outcome in result.outcomes:
+        c = outcome.candidate
+        name = c.pane or c.session_id[:13]
+        if outcome.switch is not None and outcome.switch.session_id is not None:
+            line = f"  {name}: {outcome.switch.plan.loss_line} → {outcome.switch.resume_command}"
+            console.print(Text(line))
+        elif outcome.error:
+            console.print(Text(f"  {name}: failed: {outcome.error}", style="red"))
+        for note in outcome.notes:
+            console.print(Text(f"    {note}", style="dim"))
+    for note in result.notes:
+        console.print(Text(f"  note: {note}", style="yellow"))
+    console.print(Text(result.tally_line(), style="bold"))
+    if result.batch_id:
+        console.print(
+            Text(
+                f"batch {result.batch_id} (segue switch --return {result.batch_id[:8]})",
+                style="dim",
+            )
+        )

@@ -17,6 +17,7 @@ from segue.session_info import SessionInfo
 from segue.times import iso_z
 
 if TYPE_CHECKING:
+    from segue.fleet import Candidate, FleetPlan, FleetResult, Outcome
     from segue.switch import Switch
 
 SCHEMA_VERSION = 1
@@ -150,4 +151,54 @@ def session_info_to_json(info: SessionInfo) -> dict[str, Any]:
         "turns": info.turns,
         "state": info.state.value,
         "reset_at": None if info.reset_at is None else iso_z(info.reset_at),
+    }
+
+
+def _fleet_agent(candidate: Candidate, outcome: Outcome | None) -> dict[str, Any]:
+    switch = outcome.switch if outcome is not None else None
+    error = outcome.error if outcome is not None else candidate.error
+    return {
+        "session": candidate.session_id,
+        "provider": candidate.provider.value,
+        "cwd": candidate.cwd,
+        "pane": candidate.pane,
+        "pid": candidate.pid,
+        "state": candidate.state,
+        "reset_at": None if candidate.reset_at is None else iso_z(candidate.reset_at),
+        "size": candidate.size,
+        "skipped": candidate.skip,
+        "error": error,
+        "plan": candidate.loss_line,
+        "notes": [] if outcome is None else list(outcome.notes),
+        "switch": None if switch is None else switch_to_json(switch),
+    }
+
+
+def fleet_plan_to_json(plan: FleetPlan) -> dict[str, Any]:
+    """A fleet switch's preview (``--dry-run``, or nothing to switch)."""
+    return {
+        "batch": None,
+        "from": plan.source.value,
+        "to": plan.target.value,
+        "selection": plan.selection.value,
+        "reason": plan.reason,
+        "dry_run": True,
+        "agents": [_fleet_agent(c, None) for c in plan.candidates],
+    }
+
+
+def fleet_result_to_json(result: FleetResult) -> dict[str, Any]:
+    """``segue switch --from … --json``: the batch, its agents and their switches."""
+    plan = result.plan
+    return {
+        "batch": result.batch_id,
+        "from": plan.source.value,
+        "to": plan.target.value,
+        "selection": plan.selection.value,
+        "reason": plan.reason,
+        "dry_run": False,
+        "tally": result.tally(),
+        "summary": result.tally_line(),
+        "notes": list(result.notes),
+        "agents": [_fleet_agent(o.candidate, o) for o in result.outcomes],
     }

@@ -9,6 +9,7 @@ means one package under ``formats/`` and one entry here.
 
 from __future__ import annotations
 
+import shutil
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Mapping, Sequence
 from datetime import datetime
@@ -31,6 +32,22 @@ class ProviderEntry(ABC):
     provider: ClassVar[Provider]
     label: ClassVar[str]  # the product's name, for people ("Claude Code")
     command: ClassVar[str]  # the CLI's executable name
+    # Whether the CLI compacts a history too big for it by itself when it resumes a session
+    # segue wrote (Codex: from the token count segue seeds); if not, a fleet switch offers to
+    # run its compaction on arrival.
+    compacts_on_arrival: ClassVar[bool] = False
+
+    def executable(self, env: Env) -> str | None:
+        """The user's CLI: ``$SEGUE_<PROVIDER>_BIN``, else ``command`` on ``$PATH``."""
+        override = env.get(f"SEGUE_{self.provider.value.upper()}_BIN")
+        if override:
+            return override
+        return shutil.which(self.command, path=env.get("PATH"))
+
+    def compact(self, path: Path, session_id: str, cwd: str, env: Env) -> tuple[bool, str]:
+        """Run the CLI's own compaction on a session; ``(done, what happened)``. Never
+        raises. A provider that cannot compact headless says so."""
+        return False, f"{self.label} cannot compact a session without its interface"
 
     # -- finding ------------------------------------------------------------------------------
 

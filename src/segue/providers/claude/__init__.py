@@ -13,6 +13,7 @@ from segue.formats.claude import paths, reader, writer
 from segue.formats.claude.outline import outline
 from segue.formats.claude.peek import peek
 from segue.providers.base import Env, ProviderEntry
+from segue.providers.claude.compact import compact
 from segue.providers.claude.profile import target_profile
 
 __all__ = ["ClaudeCode"]
@@ -52,3 +53,9 @@ class ClaudeCode(ProviderEntry):
 
     def resume_argv(self, session_id: str) -> list[str]:
         return ["claude", "--resume", session_id]
+
+    def compact(self, path: Path, session_id: str, cwd: str, env: Env) -> tuple[bool, str]:
+        executable = self.executable(env)
+        if executable is None:
+            return False, "claude is not installed (not on PATH; set SEGUE_CLAUDE_BIN)"
+        return compact(executable, path, session_id, cwd, env)

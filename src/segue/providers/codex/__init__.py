@@ -22,6 +22,7 @@ class Codex(ProviderEntry):
     provider: ClassVar[Provider] = Provider.CODEX
     label: ClassVar[str] = "Codex"
     command: ClassVar[str] = "codex"
+    compacts_on_arrival: ClassVar[bool] = True  # from the token count segue seeds
 
     def session_files(self, env: Env) -> Iterator[Path]:
         return paths.iter_session_files(env)

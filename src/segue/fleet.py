@@ -1,0 +1,472 @@
+"""The fleet switch: every agent stuck on an exhausted provider moved to another one in one step.
+
+plan (which sessions, in which direction, each one's dry-run switch: label and loss line) →
+one confirmation → the switches, in parallel → optionally, relaunch each agent's tmux pane on its
+new session → a tally, and a batch recorded in segue's store (``segue batches``), from which
+``segue switch --return`` takes the agents back.
+
+The source provider is never asked for anything unless the user opts into a source-side
+compaction (refused when the source is exhausted), and no source process is touched before the
+switch of its session is written.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from enum import StrEnum
+from pathlib import Path
+
+from segue.conversation import Provider
+from segue.errors import SegueError
+from segue.providers import default_target, entry
+from segue.serialize import switch_to_json
+from segue.sessions import find_session, list_sessions
+from segue.switch import Switch, switch_session
+from segue.transforms.plan import Label
+from segue.transforms.state import SessionState
+
+__all__ = [
+    "ArrivalCompact",
+    "Candidate",
+    "FleetPlan",
+    "FleetResult",
+    "Selection",
+    "plan_fleet",
+    "run_fleet",
+]
+
+RECENT_LIMIT = timedelta(hours=24)  # a limit with no reset time parks a session this long
+
+
+class Selection(StrEnum):
+    DEFAULT = "default"  # the exhausted provider's live agents and limit-parked sessions
+    ALL = "all"  # every session of the source provider
+    CWD = "cwd"  # the source provider's sessions of one directory
+    SESSIONS = "sessions"  # the sessions named
+
+
+class ArrivalCompact(StrEnum):
+    AUTO = "auto"  # above half the target's window
+    ON = "on"
+    OFF = "off"
+
+
+@dataclass(slots=True)
+class Candidate:
+    """One session of the batch: what it is, what it is doing, and what its switch would do."""
+
+    provider: Provider
+    session_id: str
+    path: Path
+    cwd: str | None
+    size: int
+    state: str  # working / idle / parked (or the listing's idle / working / limit)
+    reset_at: datetime | None = None
+    pane: str | None = None
+    pid: int | None = None
+    skip: str | None = None  # why it will not be switched
+    preview: Switch | None = None  # the dry run
+    error: str | None = None  # why its switch cannot be done (or failed)
+
+    @property
+    def label(self) -> str | None:
+        return None if self.preview is None else self.preview.plan.label.value
+
+    @property
+    def loss_line(self) -> str | None:
+        return None if self.preview is None else self.preview.plan.loss_line
+
+
+@dataclass(slots=True)
+class FleetPlan:
+    source: Provider
+    target: Provider
+    selection: Selection
+    candidates: list[Candidate]
+    reason: str  # why this direction
+
+    @property
+    def to_switch(self) -> list[Candidate]:
+        return [c for c in self.candidates if c.skip is None and c.error is None]
+
+
+@dataclass(slots=True)
+class Outcome:
+    candidate: Candidate
+    switch: Switch | None = None
+    error: str | None = None
+    notes: list[str] = field(default_factory=list)  # relaunch, compaction
+
+
+@dataclass(slots=True)
+class FleetResult:
+    plan: FleetPlan
+    outcomes: list[Outcome]
+    batch_id: str | None = None
+    notes: list[str] = field(default_factory=list)
+
+    def tally(self) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for outcome in self.outcomes:
+            key = (
+                outcome.switch.plan.label.value
+                if outcome.switch is not None
+                else ("failed" if outcome.error else "skipped")
+            )
+            counts[key] = counts.get(key, 0) + 1
+        order = [label.value for label in Label] + ["failed", "skipped"]
+        return {k: counts[k] for k in order if k in counts}
+
+    def tally_line(self) -> str:
+        """``Switched 9 agents to Codex: 5 native, 3 raw, 1 shrunk (1 skipped: working)``."""
+        switched = [o for o in self.outcomes if o.switch is not None]
+        labels = ", ".join(
+            f"{n} {label}" for label, n in self.tally().items() if label in set(Label)
+        )
+        line = (
+            f"Switched {len(switched)} agent{'s' if len(switched) != 1 else ''} to "
+            f"{entry(self.plan.target).label}" + (f": {labels}" if labels else "")
+        )
+        extra: list[str] = []
+        skipped = [o.candidate.skip for o in self.outcomes if o.switch is None and not o.error]
+        if skipped:
+            reasons = sorted({str(s) for s in skipped})
+            extra.append(f"{len(skipped)} skipped: {', '.join(reasons)}")
+        failed = [o for o in self.outcomes if o.error]
+        if failed:
+            extra.append(f"{len(failed)} failed")
+        return line + (f" ({'; '.join(extra)})" if extra else "")
+
+
+# -- planning ------------------------------------------------------------------------------------
+
+
+def plan_fleet(
+    source: Provider | None = None,
+    target: Provider | None = None,
+    *,
+    sessions: Sequence[str] = (),
+    cwd: str | None = None,
+    all_sessions: bool = False,
+    env: Mapping[str, str] | None = None,
+    now: datetime | None = None,
+    exhausted: Sequence[Provider] | None = None,
+    agents: Sequence[object] | None = None,
+) -> FleetPlan:
+    """Which sessions a fleet switch takes, and what each one's switch would do.
+
+    ``exhausted`` (the providers whose usage is exhausted) and ``agents`` (the running agents)
+    are read from the machine when not given."""
+    env = dict(os.environ) if env is None else dict(env)
+    now = now or datetime.now(UTC)
+    selection = (
+        Selection.SESSIONS
+        if sessions
+        else Selection.ALL
+        if all_sessions
+        else Selection.CWD
+        if cwd
+        else Selection.DEFAULT
+    )
+    source, reason = _direction(source, sessions, env, exhausted)
+    target = default_target(source) if target is None else target
+    if source is target:
+        raise SegueError(f"the source and the target are both {source.value}")
+    running = list(_running_agents(env) if agents is None else agents)
+    candidates = _select(source, selection, sessions, cwd, env, now, running)
+    for candidate in candidates:
+        if candidate.skip is None:
+            _preview(candidate, target, env)
+    return FleetPlan(source, target, selection, candidates, reason)
+
+
+def _direction(
+    source: Provider | None,
+    sessions: Sequence[str],
+    env: Mapping[str, str],
+    exhausted: Sequence[Provider] | None,
+) -> tuple[Provider, str]:
+    if source is not None:
+        return source, "chosen"
+    if sessions:
+        provider, _ = find_session(sessions[0], env)
+        return provider, "the provider of the sessions named"
+    if exhausted is None:
+        exhausted = _exhausted_providers(env)
+    if len(exhausted) == 1:
+        return exhausted[0], f"{exhausted[0].value} is exhausted"
+    if not exhausted:
+        raise SegueError("no provider is exhausted now; say which to move off with --from")
+    names = " and ".join(p.value for p in exhausted)
+    raise SegueError(f"{names} are both exhausted; say which to move off with --from")
+
+
+def _exhausted_providers(env: Mapping[str, str]) -> list[Provider]:
+    try:
+        from segue.usage import exhausted_providers, read_usage
+    except ImportError:  # pragma: no cover - usage arrives with its own module
+        return []
+    return exhausted_providers(read_usage(env))
+
+
+def _running_agents(env: Mapping[str, str]) -> list[object]:
+    try:
+        from segue.agents import list_agents
+    except ImportError:  # pragma: no cover - agents arrive with their own module
+        return []
+    return list(list_agents(env))
+
+
+def _select(
+    source: Provider,
+    selection: Selection,
+    sessions: Sequence[str],
+    cwd: str | None,
+    env: Mapping[str, str],
+    now: datetime,
+    running: Sequence[object],
+) -> list[Candidate]:
+    by_path: dict[Path, object] = {}
+    for agent in running:
+        path = getattr(agent, "session_path", None)
+        if getattr(agent, "provider", None) is source and path is not None:
+            by_path[Path(path)] = agent
+    found: dict[Path, Candidate] = {}
+    if selection is Selection.SESSIONS:
+        for ref in sessions:
+            provider, path = find_session(ref, env)
+            if provider is not source:
+                raise SegueError(f"{ref} is a {provider.value} session, not {source.value}")
+            row = entry(provider).peek(path)
+            found[path] = _candidate(row, by_path.get(path))
+    else:
+        where = cwd if selection is Selection.CWD else None
+        listing = list_sessions(source, where, env)
+        for row in listing.sessions:
+            path = Path(row.path)
+            agent = by_path.get(path)
+            if selection is Selection.DEFAULT and agent is None and not _parked(row, now):
+                continue
+            found[path] = _candidate(row, agent)
+        if selection is Selection.DEFAULT:
+            for path, agent in by_path.items():
+                if path not in found and path.is_file():
+                    found[path] = _candidate(entry(source).peek(path), agent)
+    candidates = sorted(found.values(), key=lambda c: (c.cwd or "", c.session_id))
+    for candidate in candidates:
+        # A live agent in the middle of a turn is left alone (unless a limit parked it); a
+        # session whose last turn never finished and that no process runs is carried as it is.
+        if candidate.state == "working" and candidate.pid is not None:
+            candidate.skip = "working"
+    return candidates
+
+
+def _parked(row: object, now: datetime) -> bool:
+    if getattr(row, "state", None) is not SessionState.LIMIT:
+        return False
+    reset = getattr(row, "reset_at", None)
+    if reset is not None:
+        return bool(reset > now)
+    updated = getattr(row, "updated", None)
+    try:
+        when = datetime.fromisoformat(str(updated).replace("Z", "+00:00"))
+    except ValueError:
+        return False
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return now - when < RECENT_LIMIT
+
+
+def _candidate(row: object, agent: object | None) -> Candidate:
+    from segue.session_info import SessionInfo
+
+    assert isinstance(row, SessionInfo)
+    state = "parked" if row.state is SessionState.LIMIT else row.state.value
+    reset = row.reset_at
+    pane = pid = None
+    if agent is not None:
+        agent_state = getattr(agent, "state", None)
+        state = str(getattr(agent_state, "value", agent_state) or state)
+        reset = getattr(agent, "reset_at", None) or reset
+        pane_obj = getattr(agent, "pane", None)
+        pane = getattr(pane_obj, "id", None) if pane_obj is not None else None
+        pid = getattr(agent, "pid", None)
+    return Candidate(
+        row.provider, row.id, Path(row.path), row.cwd, row.size, state, reset, pane, pid
+    )
+
+
+def _preview(candidate: Candidate, target: Provider, env: Mapping[str, str]) -> None:
+    try:
+        candidate.preview = switch_session(str(candidate.path), target, dry_run=True, env=env)
+    except SegueError as exc:
+        candidate.error = str(exc)
+
+
+# -- running -------------------------------------------------------------------------------------
+
+Progress = Callable[[Outcome], None]
+
+
+def check_source_compact(plan: FleetPlan, exhausted: Sequence[Provider] | None = None) -> None:
+    """``--source-compact`` asks the source CLI for a turn: refused when the source is
+    exhausted (that turn cannot happen, and its limit text must never become a summary)."""
+    if exhausted is None:
+        exhausted = _exhausted_providers(os.environ)
+    if plan.source in exhausted:
+        raise SegueError(
+            f"--source-compact asks {entry(plan.source).label} for a turn, but {plan.source.value} "
+            "is exhausted; switch without it (segue carries the history itself)"
+        )
+
+
+def run_fleet(
+    plan: FleetPlan,
+    *,
+    env: Mapping[str, str] | None = None,
+    workers: int | None = None,
+    record: bool = True,
+    relaunch: bool = False,
+    arrival_compact: ArrivalCompact = ArrivalCompact.AUTO,
+    source_compact: bool = False,
+    progress: Progress | None = None,
+) -> FleetResult:
+    """Switch every candidate the plan takes, in parallel; skipped and failed ones are reported,
+    never fatal. Then, per switched agent: the target's compaction on arrival, and with
+    ``relaunch`` its tmux pane restarted on the new session (its source process ended only
+    now, after the switch is written). Records the batch in segue's store."""
+    env = dict(os.environ) if env is None else dict(env)
+    outcomes = [Outcome(c, error=c.error) for c in plan.candidates]
+    todo = [o for o in outcomes if o.candidate.skip is None and o.error is None]
+
+    def one(outcome: Outcome) -> Outcome:
+        candidate = outcome.candidate
+        if source_compact and candidate.cwd:
+            _, note = entry(plan.source).compact(
+                candidate.path, candidate.session_id, candidate.cwd, env
+            )
+            outcome.notes.append(f"source compaction: {note}")
+        try:
+            outcome.switch = switch_session(str(candidate.path), plan.target, env=env)
+        except SegueError as exc:
+            outcome.error = str(exc)
+        else:
+            _arrive(outcome, plan.target, arrival_compact, env)
+        if progress is not None:
+            progress(outcome)
+        return outcome
+
+    count = workers or min(8, max(1, len(todo)))
+    with ThreadPoolExecutor(max_workers=count) as pool:
+        list(pool.map(one, todo))
+    result = FleetResult(plan, outcomes)
+    if relaunch:
+        for outcome in outcomes:
+            if outcome.switch is not None:
+                _relaunch(outcome, env)
+    if record:
+        _record(result, env)
+    return result
+
+
+def _arrive(
+    outcome: Outcome, target: Provider, mode: ArrivalCompact, env: Mapping[str, str]
+) -> None:
+    switch = outcome.switch
+    assert switch is not None and switch.path is not None and switch.session_id is not None
+    target_entry = entry(target)
+    profile = switch.plan.target
+    big = profile.tokens(switch.plan.chars_after) > profile.context_window // 2
+    wanted = mode is ArrivalCompact.ON or (
+        mode is ArrivalCompact.AUTO and big and not target_entry.compacts_on_arrival
+    )
+    if not wanted:
+        return
+    _, note = target_entry.compact(switch.path, switch.session_id, switch.cwd, env)
+    outcome.notes.append(f"arrival compaction: {note}")
+
+
+def _relaunch(outcome: Outcome, env: Mapping[str, str]) -> None:
+    switch = outcome.switch
+    assert switch is not None and switch.session_id is not None
+    candidate = outcome.candidate
+    if candidate.pane is None:
+        outcome.notes.append(f"not in a tmux pane: continue it with {switch.resume_command}")
+        return
+    try:
+        from segue.relaunch import relaunch_pane
+    except ImportError:  # pragma: no cover - relaunching arrives with the agents module
+        outcome.notes.append(f"relaunch unavailable: continue it with {switch.resume_command}")
+        return
+    outcome.notes.append(relaunch_pane(candidate, switch, env))
+
+
+def return_plan(
+    batch: str | None = None,
+    *,
+    target: Provider | None = None,
+    env: Mapping[str, str] | None = None,
+) -> FleetPlan:
+    """The plan that moves a recorded batch's agents back to their first provider, carrying the
+    work each did since (its session on the provider it was moved to)."""
+    from segue.store import open_store
+
+    env = dict(os.environ) if env is None else dict(env)
+    with open_store(env=env) as store:
+        if batch is None:
+            summaries = store.list_batches(limit=1)
+            if not summaries:
+                raise SegueError("no batch has been recorded yet (segue batches lists them)")
+            record = store.get_batch(summaries[0].id)
+        else:
+            record = store.find_batch(batch)
+    moved = [a for a in record.agents if a.result.target_session]
+    if not moved:
+        raise SegueError(f"batch {record.id} moved no agent; nothing to take back")
+    first = Provider(moved[0].result.first_provider or moved[0].result.provider)
+    sessions = [str(a.result.target_session) for a in moved]
+    back = plan_fleet(
+        Provider(str(moved[0].result.target_provider)), target or first, sessions=sessions, env=env
+    )
+    back.reason = f"back from batch {record.id}"
+    return back
+
+
+def _record(result: FleetResult, env: Mapping[str, str]) -> None:
+    try:
+        from segue.store import AgentResult, open_store
+    except ImportError:  # pragma: no cover - the store arrives with its own module
+        return
+    plan = result.plan
+    try:
+        with open_store(env=env) as store:
+            batch = store.create_batch(
+                plan.source.value,
+                plan.target.value,
+                selection={"kind": plan.selection.value, "reason": plan.reason},
+                planned=len(result.outcomes),
+            )
+            result.batch_id = batch.id
+            for n, outcome in enumerate(result.outcomes):
+                c = outcome.candidate
+                agent = AgentResult(
+                    n,
+                    c.provider.value,
+                    c.session_id,
+                    path=str(c.path),
+                    cwd=c.cwd,
+                    pane=c.pane,
+                    pid=c.pid,
+                    state=c.state,
+                    skipped=c.skip,
+                    error=outcome.error,
+                )
+                if outcome.switch is not None:
+                    agent = agent.with_switch(switch_to_json(outcome.switch))
+                store.add_agent(batch.id, agent)
+    except SegueError as exc:
+        result.notes.append(f"the batch was not recorded: {exc}")

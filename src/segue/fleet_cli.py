@@ -1,0 +1,85 @@
+"""``segue switch --from …``: the fleet switch at the command line (preview, one confirmation,
+the batch, the tally). The work is :mod:`segue.fleet`; this module only talks to the user."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+
+from rich.console import Console
+
+from segue.conversation import Provider
+from segue.errors import SegueError
+from segue.fleet import ArrivalCompact, FleetPlan, plan_fleet, run_fleet
+
+Out = Callable[[object], None]
+
+
+class NotConfirmed(SegueError):
+    """The batch was shown but not confirmed."""
+
+
+def run_fleet_command(
+    *,
+    sessions: list[str],
+    source: Provider | None,
+    target: Provider | None,
+    all_sessions: bool,
+    cwd: str | None,
+    yes: bool,
+    dry_run: bool,
+    as_json: bool,
+    relaunch: bool,
+    arrival_compact: str,
+    source_compact: bool,
+    return_batch: bool,
+    out: Out,
+    console: Console,
+) -> None:
+    from segue.render import print_fleet_plan, print_fleet_result
+    from segue.serialize import fleet_plan_to_json, fleet_result_to_json
+
+    if return_batch:
+        from segue.fleet import return_plan
+
+        plan = return_plan(sessions[0] if sessions else None, target=target)
+    else:
+        plan = plan_fleet(source, target, sessions=sessions, cwd=cwd, all_sessions=all_sessions)
+    if source_compact:
+        from segue.fleet import check_source_compact
+
+        check_source_compact(plan)
+    if dry_run or not plan.to_switch:
+        if as_json:
+            out(fleet_plan_to_json(plan))
+        else:
+            print_fleet_plan(console, plan)
+            if not plan.to_switch:
+                console.print("Nothing to switch.", markup=False)
+        return
+    if not as_json:
+        print_fleet_plan(console, plan)
+    if not yes and not _confirm(plan, console):
+        raise NotConfirmed(
+            f"nothing switched: confirm the {len(plan.to_switch)} switches with --yes"
+        )
+    result = run_fleet(
+        plan,
+        relaunch=relaunch,
+        arrival_compact=ArrivalCompact(arrival_compact),
+        source_compact=source_compact,
+    )
+    if as_json:
+        out(fleet_result_to_json(result))
+    else:
+        print_fleet_result(console, result)
+
+
+def _confirm(plan: FleetPlan, console: Console) -> bool:
+    if not sys.stdin.isatty():
+        return False
+    n = len(plan.to_switch)
+    answer = console.input(
+        f"Switch {n} session{'s' if n != 1 else ''} to {plan.target.value}? [y/N] "
+    )
+    return answer.strip().lower() in ("y", "yes")

@@ -1,0 +1,57 @@
+"""Claude Code's own compaction of a session, run headless (``claude -p /compact --resume``).
+
+Claude Code 2.1.328 appends a ``compact_boundary`` and its summary to the same transcript. A
+failed compaction (its summary request hit a limit) still exits 0: what decides is whether a new
+portable compaction landed in the file (a limit text is never taken for a summary).
+"""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Mapping
+from pathlib import Path
+
+from segue.conversation import Compaction, CompactionState
+from segue.formats.claude.reader import read_session
+
+COMPACT_TIMEOUT = 600.0
+
+
+def compact(
+    executable: str, path: Path, session_id: str, cwd: str, env: Mapping[str, str]
+) -> tuple[bool, str]:
+    """Run Claude's compaction on a session; ``(done, what happened)``. Never raises."""
+    before = _portable_compactions(path)
+    argv = [executable, "-p", "/compact", "--resume", session_id, "--output-format", "json"]
+    try:
+        run = subprocess.run(
+            argv,
+            cwd=cwd,
+            env=dict(env),
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=COMPACT_TIMEOUT,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return False, f"claude /compact did not run: {exc}"
+    after = _portable_compactions(path)
+    if after > before:
+        return True, "compacted by Claude Code"
+    detail = (run.stdout or run.stderr).strip().splitlines()
+    return False, f"claude /compact did not compact (exit {run.returncode}): " + (
+        detail[-1][:300] if detail else "no output"
+    )
+
+
+def _portable_compactions(path: Path) -> int:
+    try:
+        conversation = read_session(path, with_subagents=False)
+    except OSError:
+        return 0
+    return sum(
+        1
+        for item in conversation.items
+        if isinstance(item, Compaction) and item.state is CompactionState.PORTABLE
+    )

@@ -1,0 +1,157 @@
+"""The fleet switch on recorded sessions: which sessions it takes, the batch, the tally, the
+record in the store, and the way back."""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+import subprocess
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+
+import orjson
+import pytest
+
+from segue.conversation import Provider
+from segue.errors import SegueError
+from segue.fleet import check_source_compact, plan_fleet, return_plan, run_fleet
+from segue.sessions import read_session
+from segue.store import open_store
+from tests.fixtures_index import all_fixtures
+
+FIXTURES = all_fixtures()
+# A moment when the recorded limits had not reset yet (Claude's rate_limited resets 22:51 that
+# day; the Codex ones in 2030).
+NOW = datetime(2026, 11, 29, 21, 0, tzinfo=UTC)
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> dict[str, str]:
+    """Every recorded session of both providers in one scratch home."""
+    root = tmp_path / "home"
+    for fixture in FIXTURES:
+        shutil.copytree(fixture.home, root, dirs_exist_ok=True)
+        Path(fixture.spec["cwd"]).mkdir(parents=True, exist_ok=True)
+    return {
+        "HOME": str(root),
+        "SEGUE_STATE_DIR": str(tmp_path / "state"),
+        "SEGUE_DATA_DIR": str(tmp_path / "data"),
+        "PATH": "/usr/bin:/bin",
+    }
+
+
+def _ids(provider: str, scenarios: set[str]) -> set[str]:
+    return {
+        f.spec["session_id"]
+        for f in FIXTURES
+        if f.provider == provider and f.spec["scenario"] in scenarios
+    }
+
+
+def test_default_selection_is_the_exhausted_providers_parked_sessions(
+    home: dict[str, str],
+) -> None:
+    plan = plan_fleet(env=home, now=NOW, exhausted=[Provider.CODEX], agents=[])
+    assert (plan.source, plan.target) == (Provider.CODEX, Provider.CLAUDE)
+    assert "codex is exhausted" in plan.reason
+    assert {c.session_id for c in plan.candidates} == _ids(
+        "codex", {"stuck_agent", "usage_limited"}
+    )
+    assert all(c.state == "parked" and c.reset_at is not None for c in plan.candidates)
+    assert all(c.label in ("native", "raw", "shrunk") and c.loss_line for c in plan.to_switch)
+
+    claude = plan_fleet(env=home, now=NOW, exhausted=[Provider.CLAUDE], agents=[])
+    assert {c.session_id for c in claude.candidates} == _ids(
+        "claude", {"rate_limited", "api_key_rate_limited"}
+    )
+
+
+def test_no_exhausted_provider_needs_from(home: dict[str, str]) -> None:
+    with pytest.raises(SegueError, match="no provider is exhausted"):
+        plan_fleet(env=home, now=NOW, exhausted=[], agents=[])
+    with pytest.raises(SegueError, match="both exhausted"):
+        plan_fleet(env=home, now=NOW, exhausted=[Provider.CODEX, Provider.CLAUDE], agents=[])
+
+
+def test_all_takes_every_session_of_the_source(home: dict[str, str]) -> None:
+    plan = plan_fleet(Provider.CODEX, all_sessions=True, env=home, now=NOW, agents=[])
+    codex = {f.spec["session_id"] for f in FIXTURES if f.provider == "codex"}
+    assert {c.session_id for c in plan.candidates} == codex
+    # no process runs them: an unfinished last turn is carried as it is, not skipped
+    interrupted = [c for c in plan.candidates if c.session_id in _ids("codex", {"interrupted"})]
+    assert [(c.state, c.skip) for c in interrupted] == [("working", None)]
+
+
+def test_a_batch_switches_in_parallel_records_itself_and_comes_back(
+    home: dict[str, str],
+) -> None:
+    plan = plan_fleet(env=home, now=NOW, exhausted=[Provider.CODEX], agents=[])
+    sources = {c.path: hashlib.sha256(c.path.read_bytes()).hexdigest() for c in plan.candidates}
+
+    result = run_fleet(plan, env=home)
+
+    assert [o.error for o in result.outcomes] == [None, None]
+    assert result.tally_line().startswith("Switched 2 agents to Claude Code: ")
+    for outcome in result.outcomes:
+        assert outcome.switch is not None and outcome.switch.path is not None
+        assert read_session(outcome.switch.path).meta.provider is Provider.CLAUDE
+    assert {p: hashlib.sha256(p.read_bytes()).hexdigest() for p in sources} == sources
+    assert result.batch_id is not None
+    with open_store(env=home) as store:
+        batch = store.get_batch(result.batch_id)
+    assert batch.header.from_provider == "codex" and batch.header.to_provider == "claude"
+    assert {a.result.session for a in batch.agents} == {c.session_id for c in plan.candidates}
+    assert all(a.result.target_session for a in batch.agents)
+
+    back = return_plan(env=home)
+    assert (back.source, back.target) == (Provider.CLAUDE, Provider.CODEX)
+    assert {c.session_id for c in back.candidates} == {
+        str(o.switch.session_id) for o in result.outcomes if o.switch
+    }
+    returned = run_fleet(back, env=home)
+    assert returned.tally_line().startswith("Switched 2 agents to Codex")
+
+
+def test_source_compaction_is_refused_when_the_source_is_exhausted(home: dict[str, str]) -> None:
+    plan = plan_fleet(env=home, now=NOW, exhausted=[Provider.CODEX], agents=[])
+    with pytest.raises(SegueError, match="exhausted"):
+        check_source_compact(plan, exhausted=[Provider.CODEX])
+    check_source_compact(plan, exhausted=[])
+
+
+def _segue(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "segue", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=120,
+    )
+
+
+def test_cli_preview_confirmation_and_json(home: dict[str, str]) -> None:
+    preview = _segue(["switch", "--from", "codex", "--all", "--dry-run", "--json"], home)
+    assert preview.returncode == 0, preview.stderr
+    doc = orjson.loads(preview.stdout)
+    assert doc["from"] == "codex" and doc["to"] == "claude" and doc["batch"] is None
+    assert {a["session"] for a in doc["agents"]} >= _ids("codex", {"stuck_agent"})
+    agent = doc["agents"][0]
+    assert set(agent) >= {"session", "provider", "cwd", "pane", "state", "skipped", "error"}
+
+    refused = _segue(["switch", "--from", "codex", "--all"], home)
+    assert refused.returncode == 1
+    assert "confirm" in refused.stderr and "--yes" in refused.stderr
+    assert refused.stderr.count("\n") == 1  # one line, no traceback
+
+    done = _segue(["switch", "--from", "codex", "--all", "--yes", "--json"], home)
+    assert done.returncode == 0, done.stderr
+    result = orjson.loads(done.stdout)
+    assert result["batch"] and result["summary"].startswith("Switched ")
+    switched = [a for a in result["agents"] if a["switch"]]
+    assert switched and all(a["switch"]["session_id"] for a in switched)
+
+    listed = _segue(["batches", "--json"], home)
+    assert listed.returncode == 0, listed.stderr
+    assert result["batch"] in listed.stdout
