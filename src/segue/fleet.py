@@ -66,8 +66,9 @@ class Candidate:
     size: int
     state: str  # working / idle / parked (or the listing's idle / working / limit)
     reset_at: datetime | None = None
-    pane: str | None = None
+    pane: str | None = None  # the tmux pane it runs in, for people
     pid: int | None = None
+    agent: object | None = field(default=None, repr=False)  # its live process (segue.agents)
     skip: str | None = None  # why it will not be switched
     preview: Switch | None = None  # the dry run
     error: str | None = None  # why its switch cannot be done (or failed)
@@ -293,10 +294,10 @@ def _candidate(row: object, agent: object | None) -> Candidate:
         state = str(getattr(agent_state, "value", agent_state) or state)
         reset = getattr(agent, "reset_at", None) or reset
         pane_obj = getattr(agent, "pane", None)
-        pane = getattr(pane_obj, "id", None) if pane_obj is not None else None
+        pane = getattr(pane_obj, "target", None) if pane_obj is not None else None
         pid = getattr(agent, "pid", None)
     return Candidate(
-        row.provider, row.id, Path(row.path), row.cwd, row.size, state, reset, pane, pid
+        row.provider, row.id, Path(row.path), row.cwd, row.size, state, reset, pane, pid, agent
     )
 
 
@@ -394,7 +395,7 @@ def _relaunch(outcome: Outcome, env: Mapping[str, str]) -> None:
     switch = outcome.switch
     assert switch is not None and switch.session_id is not None
     candidate = outcome.candidate
-    if candidate.pane is None:
+    if candidate.agent is None or candidate.pane is None:
         outcome.notes.append(f"not in a tmux pane: continue it with {switch.resume_command}")
         return
     try:
