@@ -12,12 +12,13 @@ from datetime import datetime
 from enum import Enum
 from typing import TYPE_CHECKING, Any
 
-from segue.conversation import Compaction, Conversation, Item, Opaque, Provenance
+from segue.conversation import Compaction, Conversation, Item, LimitWindow, Opaque, Provenance
 from segue.session_info import SessionInfo
 from segue.times import iso_z
 
 if TYPE_CHECKING:
     from segue.switch import Switch
+    from segue.usage import ProviderUsage
 
 SCHEMA_VERSION = 1
 # Python names that the JSON spells as it did before they were renamed (the JSON is stable).
@@ -150,4 +151,34 @@ def session_info_to_json(info: SessionInfo) -> dict[str, Any]:
         "turns": info.turns,
         "state": info.state.value,
         "reset_at": None if info.reset_at is None else iso_z(info.reset_at),
+    }
+
+
+def window_to_json(window: LimitWindow) -> dict[str, Any]:
+    return {
+        "name": window.name,
+        "minutes": window.minutes,
+        "used_percent": window.used_percent,
+        "resets_at": _value(window.resets_at),
+        "scope": window.scope,
+        "source": window.source,
+        "observed_at": _value(window.observed_at),
+    }
+
+
+def usage_to_json(usages: list[ProviderUsage]) -> dict[str, Any]:
+    """``segue usage --json``: per provider its verdict, the window that blocks, the model
+    switch to try, every window, and notes about sources that could not answer."""
+    return {
+        "providers": [
+            {
+                "provider": usage.provider.value,
+                "exhausted": usage.exhausted,
+                "blocking": None if usage.blocking is None else window_to_json(usage.blocking),
+                "suggestion": usage.suggestion,
+                "windows": [window_to_json(w) for w in usage.windows],
+                "notes": list(usage.notes),
+            }
+            for usage in usages
+        ]
     }

@@ -12,8 +12,9 @@ from segue.formats.atomic import NativeSession, publish
 from segue.formats.claude import paths, reader, writer
 from segue.formats.claude.outline import outline
 from segue.formats.claude.peek import peek
-from segue.providers.base import Env, ProviderEntry
+from segue.providers.base import Env, ProviderEntry, UsageReading
 from segue.providers.claude.profile import target_profile
+from segue.providers.claude.usage import read_usage
 
 __all__ = ["ClaudeCode"]
 
@@ -52,3 +53,6 @@ class ClaudeCode(ProviderEntry):
 
     def resume_argv(self, session_id: str) -> list[str]:
         return ["claude", "--resume", session_id]
+
+    def usage(self, env: Env, *, remote: bool, now: datetime) -> UsageReading:
+        return read_usage(env, remote=remote, now=now)
