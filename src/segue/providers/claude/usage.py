@@ -17,7 +17,7 @@ from typing import Any
 
 import orjson
 
-from segue.conversation import ALL_MODELS, LimitWindow, Provider
+from segue.conversation import ALL_MODELS, Conversation, LimitWindow, Provider
 from segue.formats.claude import paths
 from segue.formats.claude.reader import LIMIT_WINDOWS, read_lines
 from segue.formats.jsonl import tail_lines
@@ -43,9 +43,7 @@ _OTHER_FAMILY = {"opus": "sonnet", "sonnet": "opus", "fable": "opus", "haiku": "
 
 
 def read_usage(env: Env, *, remote: bool, now: datetime) -> UsageReading:
-    windows, notes, signal = recorded_usage(
-        paths.iter_session_files(env), lambda path: read_lines(path, tail_lines(path))
-    )
+    windows, notes, signal = recorded_usage(paths.iter_session_files(env), _read_tail)
     reading = UsageReading(windows, notes, signal)
     reading.windows += _claude_cache(env, now)
     if remote:
@@ -58,6 +56,11 @@ def read_usage(env: Env, *, remote: bool, now: datetime) -> UsageReading:
         for family, other in _OTHER_FAMILY.items()
     }
     return reading
+
+
+def _read_tail(path: Path) -> Conversation:
+    """The file's tail in file order: a limit notice counts on whatever branch it was written."""
+    return read_lines(path, tail_lines(path), follow_chain=False)
 
 
 # --- the answer -------------------------------------------------------------------------------
