@@ -111,6 +111,21 @@ def test_the_answer_is_cached_for_a_minute(standin: StandIn, tmp_path: Path) -> 
     assert len(usage_requests(lane)) == 2
 
 
+def test_the_last_answer_stands_in_for_an_hour_when_the_endpoint_fails(
+    standin: StandIn, tmp_path: Path
+) -> None:
+    lane = standin.lane()
+    serve_claude_usage(lane, ANSWER)
+    env = claude_env(tmp_path, lane.base_url)
+    claude(env)
+    serve_claude_usage(lane, {}, 500)
+    later = claude(env, NOW + timedelta(minutes=20))
+    assert len(usage_requests(lane)) == 2
+    assert {w.observed_at for w in later.windows} == {NOW}  # shown with its real age
+    assert later.notes and "HTTP 500" in later.notes[0]
+    assert claude(env, NOW + timedelta(minutes=61)).windows == []
+
+
 def test_offline_is_a_quiet_note(tmp_path: Path) -> None:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -129,7 +144,8 @@ def test_an_http_error_is_a_quiet_note(standin: StandIn, tmp_path: Path, status:
     serve_claude_usage(lane, {"error": {"type": "error"}}, status)
     usage = claude(claude_env(tmp_path, lane.base_url))
     assert usage.windows == []
-    assert usage.notes == [f"Claude usage endpoint {lane.base_url}/api/oauth/usage: HTTP {status}"]
+    (note,) = usage.notes
+    assert note.startswith(f"Claude usage endpoint {lane.base_url}/api/oauth/usage: HTTP {status}")
 
 
 def test_no_login_no_request(standin: StandIn, tmp_path: Path) -> None:

@@ -213,14 +213,21 @@ def _endpoint(env: Env, now: datetime) -> tuple[list[LimitWindow], str | None]:
     key = hashlib.sha256(f"{url}\n{token}".encode()).hexdigest()
     cache = _cache_path(env)
     cached = read_private_json(cache)
+    fetched = None
     if isinstance(cached, dict) and cached.get("key") == key:
         fetched = from_epoch(cached.get("fetched_at"))
-        if fetched is not None and now - CACHE_TTL <= fetched <= now + timedelta(seconds=5):
-            source = f"{CACHED_SOURCE}: {url}"
-            return windows_from_answer(cached.get("answer"), fetched, source), None
+    if fetched is not None and fetched > now + timedelta(seconds=5):
+        fetched = None  # written by a clock that ran ahead: not to be trusted
+    source = f"{CACHED_SOURCE}: {url}"
+    if fetched is not None and now - CACHE_TTL <= fetched:
+        return windows_from_answer(cached.get("answer"), fetched, source), None
     answer, problem = _fetch(url, token)
     if answer is None:
-        return [], f"Claude usage endpoint {url}: {problem}"
+        note = f"Claude usage endpoint {url}: {problem}"
+        if fetched is not None and now - CLAUDE_CACHE_TTL <= fetched:
+            # the last answer, under an hour old, shown with its age
+            return windows_from_answer(cached.get("answer"), fetched, source), note
+        return [], note
     write_private_json(cache, {"key": key, "fetched_at": now.timestamp(), "answer": answer})
     return windows_from_answer(answer, now, f"{ENDPOINT_SOURCE}: {url}"), None
 
@@ -239,6 +246,8 @@ def _fetch(url: str, token: str) -> tuple[dict[str, Any] | None, str]:
             response = client.get(url, headers=headers)
     except (httpx.HTTPError, httpx.InvalidURL, ValueError) as exc:
         return None, f"unreachable ({type(exc).__name__})"
+    if response.status_code == 401:
+        return None, "HTTP 401 (the login may have expired: running claude once refreshes it)"
     if response.status_code != 200:
         return None, f"HTTP {response.status_code}"
     try:

@@ -134,6 +134,7 @@ def _model_switch(env: Env, windows: list[LimitWindow]) -> dict[str, str]:
     for family in {w.scope for w in windows if w.scope != "all"}:
         model = configured
         if model is None or family in model.replace("-", "").lower():
-            model = next(m for m in CODEX_BUNDLED_MODELS if family not in m)
-        out[family] = f"codex -m {model}"
+            model = next((m for m in CODEX_BUNDLED_MODELS if family not in m), None)
+        if model is not None:
+            out[family] = f"codex -m {model}"
     return out
