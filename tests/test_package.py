@@ -27,6 +27,10 @@ PUBLIC = {
     "SessionState",
     "effective_history",
     "portable_history",
+    # usage and exhaustion
+    "read_usage",
+    "exhausted_providers",
+    "ProviderUsage",
     # planning and switching
     "plan_switch",
     "switch_session",

@@ -59,6 +59,7 @@ from segue.switch import Switch, plan_switch, switch_conversation, switch_sessio
 from segue.transforms.effective import effective_history, portable_history
 from segue.transforms.plan import Label, Plan
 from segue.transforms.state import SessionState
+from segue.usage import ProviderUsage, exhausted_providers, read_usage
 
 __version__ = "0.1.0"
 
@@ -80,6 +81,7 @@ __all__ = [
     "Plan",
     "Provenance",
     "Provider",
+    "ProviderUsage",
     "Reasoning",
     "Rollback",
     "SegueError",
@@ -102,11 +104,13 @@ __all__ = [
     "UserMessage",
     "__version__",
     "effective_history",
+    "exhausted_providers",
     "find_session",
     "list_sessions",
     "plan_switch",
     "portable_history",
     "read_session",
+    "read_usage",
     "switch_conversation",
     "switch_session",
     "target_profile",

@@ -251,6 +251,33 @@ def batches(
         print_batch(_console(), found)
 
 
+def usage(
+    as_json: JsonOption = False,
+    offline: Annotated[
+        bool,
+        typer.Option("--offline", help="Only the session files and local caches; ask no service."),
+    ] = False,
+) -> None:
+    """How much of each provider's usage windows is used, and whether one is exhausted.
+
+    Sources: the newest session files, Claude's OAuth usage endpoint (cached a minute) and
+    Claude Code's own cache, and Codex's own app-server. One that cannot answer is a note."""
+    from datetime import UTC, datetime
+
+    from segue.usage import read_usage
+
+    now = datetime.now(UTC)
+    usages = read_usage(now=now, remote=not offline)
+    if as_json:
+        from segue.serialize import usage_to_json
+
+        _out(usage_to_json(usages))
+        return
+    from segue.render import print_usage
+
+    print_usage(_console(), usages, now)
+
+
 @app.command()
 def demo(
     home: Annotated[

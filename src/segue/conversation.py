@@ -244,6 +244,19 @@ class LimitWindow:
         return self.used_percent is not None and self.used_percent >= 100
 
 
+@dataclass(frozen=True, slots=True)
+class LimitSignal:
+    """The newest usage-limit error a provider's session files hold, with the newest success
+    (a model reply) those files hold, so a reader can tell whether the limit is still live."""
+
+    at: datetime | None  # when the error was recorded
+    resets_at: datetime | None  # when the error said the limit resets
+    scope: str  # "all", or the model family it limited
+    message: str
+    source: str  # the file and line
+    last_success: datetime | None = None  # the newest model reply in the same files
+
+
 # --- the whole ----------------------------------------------------------------------------------
 
 

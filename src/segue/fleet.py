@@ -207,10 +207,8 @@ def _direction(
 
 
 def _exhausted_providers(env: Mapping[str, str]) -> list[Provider]:
-    try:
-        from segue.usage import exhausted_providers, read_usage
-    except ImportError:  # pragma: no cover - usage arrives with its own module
-        return []
+    from segue.usage import exhausted_providers, read_usage
+
     return exhausted_providers(read_usage(env))
 
 

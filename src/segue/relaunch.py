@@ -7,6 +7,7 @@ in the session's directory, and a short message says what happened.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Mapping
 
 from segue.agents import Agent, end_agent
@@ -47,8 +48,6 @@ def relaunch_pane(candidate: object, switch: Switch, env: Mapping[str, str]) -> 
     except TmuxError as exc:
         return f"{pane.target}: not relaunched ({exc}); continue it with {switch.resume_command}"
     label = switch.plan.label.value
-    try:
+    with contextlib.suppress(TmuxError):  # no client attached: nothing to show it on
         display_message(pane, f"segue: moved to {target.label} ({label}): {switch.plan.loss_line}")
-    except TmuxError:
-        pass
     return f"{pane.target}: relaunched on {target.label} ({label})"

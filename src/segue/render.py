@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Sequence
+from datetime import datetime
 from typing import TYPE_CHECKING, assert_never
 
 import orjson
@@ -11,11 +12,13 @@ from rich.console import Console
 from rich.text import Text
 
 from segue.conversation import (
+    ALL_MODELS,
     AssistantMessage,
     Compaction,
     Conversation,
     ErrorNotice,
     Item,
+    LimitWindow,
     Opaque,
     Origin,
     Reasoning,
@@ -27,7 +30,7 @@ from segue.conversation import (
 )
 from segue.providers import entry
 from segue.session_info import SessionInfo
-from segue.times import utc_minutes
+from segue.times import ago, in_time, local_clock, utc_minutes
 from segue.transforms.plan import Label
 from segue.transforms.turns import group_turns
 from segue.units import format_bytes
@@ -36,6 +39,7 @@ if TYPE_CHECKING:
     from segue.demo import Demo
     from segue.fleet import FleetPlan, FleetResult
     from segue.switch import Switch
+    from segue.usage import ProviderUsage
 
 
 def _clip(text: str, lines: int = 6, width: int = 160) -> str:
@@ -275,3 +279,53 @@ def print_fleet_result(console: Console, result: FleetResult) -> None:
                 style="dim",
             )
         )
+
+
+def _until(window: LimitWindow, now: datetime) -> str:
+    if window.resets_at is None:
+        return "reset time unknown"
+    return f"until {local_clock(window.resets_at, now)} ({in_time(window.resets_at, now)})"
+
+
+def _usage_headline(usage: ProviderUsage, now: datetime) -> Text:
+    from segue.usage import window_label
+
+    line = Text(f"{usage.provider.value:<8}", style="bold")
+    blocking = usage.blocking
+    if usage.exhausted and blocking is not None:
+        line.append("exhausted", style="bold red")
+        line.append(f" — blocked by the {window_label(blocking)} limit {_until(blocking, now)}")
+    elif blocking is not None and blocking.exhausted:
+        line.append("ok", style="bold green")
+        line.append(f" — the {window_label(blocking)} limit is used up {_until(blocking, now)}")
+    elif blocking is not None and blocking.used_percent is not None:
+        line.append("ok", style="bold green")
+        line.append(f" — fullest: {window_label(blocking)} {blocking.used_percent:.0f}% used")
+    else:
+        line.append("ok", style="bold green")
+        line.append(" — no usage reported", style="dim")
+    return line
+
+
+def print_usage(console: Console, usages: Sequence[ProviderUsage], now: datetime) -> None:
+    """One block per provider: the verdict, the model switch to try, then a row per window."""
+    from segue.usage import source_kind, window_label
+
+    for usage in usages:
+        console.print(_usage_headline(usage, now))
+        if usage.suggestion:
+            console.print(f"  switch model instead: {usage.suggestion}", markup=False)
+        for window in usage.windows:
+            used = "?" if window.used_percent is None else f"{window.used_percent:.0f}%"
+            resets = "resets at an unknown time"
+            if window.resets_at is not None:
+                when = window.resets_at
+                resets = f"resets {in_time(when, now)}, {local_clock(when, now)}"
+            scope = "all models" if window.scope == ALL_MODELS else f"{window.scope} only"
+            seen = ago(window.observed_at, now) if window.observed_at else "at an unknown time"
+            row = Text(f"  {window_label(window):<16} {used:>5} used  ")
+            row.append(f"{resets:<40} {scope:<12} ")
+            row.append(f"{source_kind(window)} {seen}", style="dim")
+            console.print(row)
+        for note in usage.notes:
+            console.print(Text(f"  note: {note}", style="dim"))

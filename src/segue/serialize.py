@@ -12,13 +12,14 @@ from datetime import datetime
 from enum import Enum
 from typing import TYPE_CHECKING, Any
 
-from segue.conversation import Compaction, Conversation, Item, Opaque, Provenance
+from segue.conversation import Compaction, Conversation, Item, LimitWindow, Opaque, Provenance
 from segue.session_info import SessionInfo
 from segue.times import iso_z
 
 if TYPE_CHECKING:
     from segue.fleet import Candidate, FleetPlan, FleetResult, Outcome
     from segue.switch import Switch
+    from segue.usage import ProviderUsage
 
 SCHEMA_VERSION = 1
 # Python names that the JSON spells as it did before they were renamed (the JSON is stable).
@@ -201,4 +202,34 @@ def fleet_result_to_json(result: FleetResult) -> dict[str, Any]:
         "summary": result.tally_line(),
         "notes": list(result.notes),
         "agents": [_fleet_agent(o.candidate, o) for o in result.outcomes],
+    }
+
+
+def window_to_json(window: LimitWindow) -> dict[str, Any]:
+    return {
+        "name": window.name,
+        "minutes": window.minutes,
+        "used_percent": window.used_percent,
+        "resets_at": _value(window.resets_at),
+        "scope": window.scope,
+        "source": window.source,
+        "observed_at": _value(window.observed_at),
+    }
+
+
+def usage_to_json(usages: list[ProviderUsage]) -> dict[str, Any]:
+    """``segue usage --json``: per provider its verdict, the window that blocks, the model
+    switch to try, every window, and notes about sources that could not answer."""
+    return {
+        "providers": [
+            {
+                "provider": usage.provider.value,
+                "exhausted": usage.exhausted,
+                "blocking": None if usage.blocking is None else window_to_json(usage.blocking),
+                "suggestion": usage.suggestion,
+                "windows": [window_to_json(w) for w in usage.windows],
+                "notes": list(usage.notes),
+            }
+            for usage in usages
+        ]
     }

@@ -20,14 +20,13 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-from platformdirs import user_state_dir
-
 from segue.budget import TargetProfile
 from segue.conversation import Conversation, Provider
 from segue.errors import SessionError, SwitchError, SwitchLocked
 from segue.formats.atomic import NativeSession
 from segue.providers import default_target, entry
 from segue.sessions import find_session, read_session
+from segue.state import state_dir
 from segue.transforms.plan import Plan, make_plan
 from segue.transforms.state import SessionState, session_state
 
@@ -62,13 +61,6 @@ class Switch:
     @property
     def resume_command(self) -> str:
         return f"cd -- {shlex.quote(self.cwd)} && {shlex.join(self.resume_argv)}"
-
-
-def state_dir(env: Mapping[str, str] | None = None) -> Path:
-    """Where segue keeps its own state (locks): ``$SEGUE_STATE_DIR`` or the platform's place."""
-    env = os.environ if env is None else env
-    override = env.get("SEGUE_STATE_DIR")
-    return Path(override) if override else Path(user_state_dir("segue"))
 
 
 @contextmanager

@@ -8,6 +8,7 @@ starts from a minimal environment so nothing of the caller's setup leaks in.
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import shutil
@@ -235,8 +236,52 @@ class CodexHome:
             copied.append(target)
         return copied
 
+    def sign_in_chatgpt(self, plan: str = "plus") -> dict[str, Any]:
+        """Write a ChatGPT login to ``auth.json`` (unsigned JWTs, which Codex does not verify, that
+        expire in 30 days so Codex never tries to refresh them). Returns it."""
+        auth = chatgpt_auth(plan)
+        (self.codex_home / "auth.json").write_text(json.dumps(auth))
+        return auth
+
+    def sign_in_api_key(self) -> None:
+        """Write an API-key login to ``auth.json``."""
+        auth = {"auth_mode": "apikey", "OPENAI_API_KEY": API_KEY}
+        (self.codex_home / "auth.json").write_text(json.dumps(auth))
+
     def app_server(self, cwd: Path) -> AppServer:
         return AppServer(self, cwd)
+
+
+CHATGPT_ACCOUNT_ID = "acct-segue-standin"
+
+
+def _jwt(claims: dict[str, Any]) -> str:
+    def part(value: dict[str, Any]) -> str:
+        return base64.urlsafe_b64encode(json.dumps(value).encode()).rstrip(b"=").decode()
+
+    return f"{part({'alg': 'none', 'typ': 'JWT'})}.{part(claims)}.c2ln"
+
+
+def chatgpt_auth(plan: str = "plus") -> dict[str, Any]:
+    """A ChatGPT ``auth.json`` as Codex 0.169.0 accepts it (see the issue 9 research)."""
+    now = int(time.time())
+    claims = {
+        "chatgpt_plan_type": plan,
+        "chatgpt_user_id": "user-segue",
+        "chatgpt_account_id": CHATGPT_ACCOUNT_ID,
+    }
+    expiry = {"exp": now + 30 * 86400, "iat": now, "https://api.openai.com/auth": claims}
+    return {
+        "auth_mode": "chatgpt",
+        "OPENAI_API_KEY": None,
+        "tokens": {
+            "id_token": _jwt({"email": "dev@example.test", **expiry}),
+            "access_token": _jwt(expiry),
+            "refresh_token": "rt-segue-standin",
+            "account_id": CHATGPT_ACCOUNT_ID,
+        },
+        "last_refresh": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now)),
+    }
 
 
 def session_id_of(rollout: Path) -> str:

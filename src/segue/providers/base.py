@@ -12,18 +12,32 @@ from __future__ import annotations
 import shutil
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import ClassVar
 
 from segue.budget import TargetProfile
-from segue.conversation import Conversation, Item, Provider
+from segue.conversation import Conversation, Item, LimitSignal, LimitWindow, Provider
 from segue.formats.atomic import NativeSession
 from segue.session_info import SessionInfo
 
-__all__ = ["Env", "NativeSession", "ProviderEntry"]
+__all__ = ["Env", "NativeSession", "ProviderEntry", "UsageReading"]
 
 Env = Mapping[str, str]
+
+
+@dataclass(slots=True)
+class UsageReading:
+    """What a provider's usage sources said: every window each source reported (the same window
+    may come from several sources), quiet notes about sources that could not answer, the newest
+    usage-limit error in its session files, and for each model family it limits on its own the
+    exact command that switches to another model."""
+
+    windows: list[LimitWindow] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    signal: LimitSignal | None = None
+    model_switch: dict[str, str] = field(default_factory=dict)
 
 
 class ProviderEntry(ABC):
@@ -109,3 +123,11 @@ class ProviderEntry(ABC):
     @abstractmethod
     def resume_argv(self, session_id: str) -> list[str]:
         """The command that continues a session interactively."""
+
+    # -- usage --------------------------------------------------------------------------------
+
+    @abstractmethod
+    def usage(self, env: Env, *, remote: bool, now: datetime) -> UsageReading:
+        """The usage windows of the user's account: from the newest session files and, with
+        ``remote``, from the provider's own usage service. Never raises for a source that cannot
+        answer (offline, not signed in): that is a note."""

@@ -10,7 +10,8 @@ of replies per API, and a log of every request it received. The real CLIs are po
 Routing: ``/lane/<name>/...``. The part after the lane name decides the API: paths containing
 ``/messages`` go to the Anthropic handler, everything else that is under ``/v1`` to the OpenAI
 handler, and paths outside ``/v1`` (Claude Code's ``HEAD /api/hello`` probe and the like) to the
-Anthropic handler again. The API handlers live in sibling modules and are registered with
+Anthropic handler again; ``/api/oauth/…`` and ``/backend-api/…`` (usage services) go to the
+accounts handler. The API handlers live in sibling modules and are registered with
 :func:`register_api`.
 
 The request log is the oracle of the test bed: it shows exactly what history a CLI sent.
@@ -158,6 +159,8 @@ class _Handler(BaseHTTPRequestHandler):
         # Codex only ever talks under /v1 (its base URL ends in /v1); Claude Code also probes
         # paths such as HEAD /api/hello, so everything not under /v1 is the Anthropic side too.
         api = "anthropic" if "/messages" in rest or not rest.startswith("/v1/") else "openai"
+        if rest.startswith(("/api/oauth/", "/backend-api/")):
+            api = "accounts"  # usage and account services (standin/accounts.py)
         body: Any
         try:
             body = orjson.loads(raw) if raw else None
@@ -266,7 +269,7 @@ def _load_api_handlers() -> None:
     # Import for the side effect of registration; each module calls register_api().
     import importlib
 
-    for module in ("anthropic", "openai"):
+    for module in ("anthropic", "openai", "accounts"):
         try:
             importlib.import_module(f"segue_testbed.standin.{module}")
         except ModuleNotFoundError as exc:

@@ -492,7 +492,7 @@ class _Reader:
                     if isinstance(used, int | float) and type(used) is not bool
                     else None,
                     from_epoch(window.get("resets_at")),
-                    _limit_scope(limit_id),
+                    limit_scope(limit_id),
                     f"{limit_id}.{slot}",
                     observed,
                     f"{prov.file}:{prov.line}",
@@ -504,7 +504,7 @@ class _Reader:
             self.limits = kept + fresh
 
 
-def _limit_scope(limit_id: str) -> str:
+def limit_scope(limit_id: str) -> str:
     """``codex`` limits every model; another id (``codex_other``, ``codex_<model>``) names the
     models it covers."""
     if limit_id == "codex":

@@ -12,9 +12,10 @@ from segue.formats.atomic import NativeSession, publish
 from segue.formats.claude import paths, reader, writer
 from segue.formats.claude.outline import outline
 from segue.formats.claude.peek import peek
-from segue.providers.base import Env, ProviderEntry
+from segue.providers.base import Env, ProviderEntry, UsageReading
 from segue.providers.claude.compact import compact
 from segue.providers.claude.profile import target_profile
+from segue.providers.claude.usage import read_usage
 
 __all__ = ["ClaudeCode"]
 
@@ -59,3 +60,6 @@ class ClaudeCode(ProviderEntry):
         if executable is None:
             return False, "claude is not installed (not on PATH; set SEGUE_CLAUDE_BIN)"
         return compact(executable, path, session_id, cwd, env)
+
+    def usage(self, env: Env, *, remote: bool, now: datetime) -> UsageReading:
+        return read_usage(env, remote=remote, now=now)

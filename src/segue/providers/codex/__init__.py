@@ -12,8 +12,9 @@ from segue.formats.atomic import NativeSession, publish
 from segue.formats.codex import paths, reader, writer
 from segue.formats.codex.outline import outline
 from segue.formats.codex.peek import peek
-from segue.providers.base import Env, ProviderEntry
+from segue.providers.base import Env, ProviderEntry, UsageReading
 from segue.providers.codex.profile import target_profile
+from segue.providers.codex.usage import read_usage
 
 __all__ = ["Codex"]
 
@@ -56,3 +57,6 @@ class Codex(ProviderEntry):
 
     def resume_argv(self, session_id: str) -> list[str]:
         return ["codex", "resume", session_id]
+
+    def usage(self, env: Env, *, remote: bool, now: datetime) -> UsageReading:
+        return read_usage(env, remote=remote, now=now)

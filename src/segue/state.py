@@ -1,0 +1,60 @@
+"""Where segue keeps its own state (switch locks, the usage cache), and small private files in it.
+
+``$SEGUE_STATE_DIR`` or the platform's place (platformdirs). Folders are created 0700 and files
+0600, never through a symbolic link: the usage cache holds what a provider said about the
+user's account.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import orjson
+from platformdirs import user_state_dir
+
+__all__ = ["read_private_json", "state_dir", "write_private_json"]
+
+
+def state_dir(env: Mapping[str, str] | None = None) -> Path:
+    """Where segue keeps its own state: ``$SEGUE_STATE_DIR`` or the platform's place."""
+    env = os.environ if env is None else env
+    override = env.get("SEGUE_STATE_DIR")
+    return Path(override) if override else Path(user_state_dir("segue"))
+
+
+def read_private_json(path: Path) -> Any:
+    """The JSON value in ``path``, or None when it is missing, unreadable or not JSON."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        with os.fdopen(fd, "rb") as f:
+            return orjson.loads(f.read(1 << 20))
+    except (OSError, orjson.JSONDecodeError):
+        return None
+
+
+def write_private_json(path: Path, value: Any) -> bool:
+    """Replace ``path`` with ``value`` as JSON (mode 0600, folder 0700), atomically. False when
+    it cannot be written: a cache is never worth an error."""
+    try:
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=".segue-", suffix=".tmp", dir=path.parent)
+    except OSError:
+        return False
+    try:
+        os.fchmod(fd, 0o600)
+        with os.fdopen(fd, "wb") as f:
+            f.write(orjson.dumps(value))
+        os.replace(tmp, path)
+        return True
+    except (OSError, TypeError):
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        return False
