@@ -251,6 +251,7 @@ def batches(
         print_batch(_console(), found)
 
 
+@app.command()
 def usage(
     as_json: JsonOption = False,
     offline: Annotated[
