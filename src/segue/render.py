@@ -28,6 +28,7 @@ from segue.conversation import (
 from segue.providers import entry
 from segue.session_info import SessionInfo
 from segue.times import utc_minutes
+from segue.transforms.effective import active_prompts
 from segue.transforms.plan import Label
 from segue.transforms.turns import group_turns
 from segue.units import format_bytes
@@ -119,10 +120,14 @@ def print_conversation(console: Console, conversation: Conversation, verbose: bo
         header.append(f"\n  title   {meta.title}")
     console.print(header)
     number = 0
+    counted = {id(prompt) for prompt in active_prompts(conversation.items)}
     for turn in group_turns(conversation.items):
         if turn.prompt is not None:
-            number += 1
-            console.print(Text(f"\n── turn {number}", style="bold blue"))
+            if id(turn.prompt) in counted:
+                number += 1
+                console.print(Text(f"\n── turn {number}", style="bold blue"))
+            else:
+                console.print(Text("\n── turn (rolled back later)", style="bold dim"))
             prompt = _clip(turn.prompt.text, 8).replace("\n", "\n  ")
             console.print(Text("> " + prompt, style="bold"))
         for item in turn.items:

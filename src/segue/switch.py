@@ -25,7 +25,7 @@ from platformdirs import user_state_dir
 from segue.budget import TargetProfile
 from segue.conversation import Conversation, Provider
 from segue.errors import SessionError, SwitchError, SwitchLocked
-from segue.formats.atomic import NativeSession
+from segue.formats.atomic import NativeSession, make_private_dirs
 from segue.providers import default_target, entry
 from segue.sessions import find_session, read_session
 from segue.transforms.plan import Plan, make_plan
@@ -77,16 +77,24 @@ def session_lock(
 ) -> Iterator[None]:
     """Hold the switch lock of one source session, or raise :class:`SwitchLocked`.
 
-    The lock file is created 0600 in a folder created 0700, and never through a symbolic link.
+    The lock file is created 0600 in segue's own folders (created 0700), and never through a
+    symbolic link: neither the file nor its folder may be one. Only a real switch takes it; a
+    dry run creates nothing.
     """
     folder = state_dir(env) / "locks"
     safe_id = "".join(c if c.isalnum() or c in "-_." else "_" for c in session_id)
-    path = folder / f"{provider.value}-{safe_id}.lock"
+    name = f"{provider.value}-{safe_id}.lock"
+    dir_fd = _private_folder(folder)
     try:
-        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        fd = os.open(
+            name, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=dir_fd
+        )
     except OSError as exc:
-        raise SwitchError(f"{path}: cannot create the switch lock: {exc.strerror}") from None
+        raise SwitchError(
+            f"{folder / name}: cannot create the switch lock: {exc.strerror}"
+        ) from None
+    finally:
+        os.close(dir_fd)
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -101,6 +109,24 @@ def session_lock(
         yield
     finally:
         os.close(fd)  # closing releases the lock; the file stays, harmless and reusable
+
+
+def _private_folder(folder: Path) -> int:
+    """An open descriptor of segue's own ``folder``, created 0700 (with its missing parents) and
+    never a symbolic link; an existing one is made 0700 too."""
+    try:
+        make_private_dirs(folder)
+        dir_fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError as exc:
+        raise SwitchError(
+            f"{folder}: cannot use the folder for switch locks: {exc.strerror}"
+        ) from None
+    try:
+        if os.fstat(dir_fd).st_mode & 0o077:
+            os.fchmod(dir_fd, 0o700)
+    except OSError:
+        pass
+    return dir_fd
 
 
 def switch_session(

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from segue.conversation import Conversation, Provider
 from segue.session_info import SessionInfo
-from segue.transforms.effective import apply_rollbacks
+from segue.transforms.effective import active_prompts
 from segue.transforms.state import session_state
 from segue.transforms.turns import prompts
 
@@ -29,7 +29,7 @@ def session_info(
 ) -> SessionInfo:
     """The row for ``path``: ``head`` and ``tail`` are its first and last lines read as a
     session, ``scanned`` the lines that can be prompts (and titles)."""
-    typed = prompts(apply_rollbacks(scanned.items))
+    typed = active_prompts(scanned.items)
     state, reset_at = session_state(tail.items)
     first = _first_prompt(head) or (typed[0].text if typed else None)
     return SessionInfo(

@@ -23,11 +23,13 @@ class ClaudeCode(ProviderEntry):
     label: ClassVar[str] = "Claude Code"
     command: ClassVar[str] = "claude"
 
-    def session_files(self, env: Env) -> Iterator[Path]:
-        return paths.iter_session_files(env)
+    def session_files(self, env: Env, problems: list[str] | None = None) -> Iterator[Path]:
+        return paths.iter_session_files(env, problems)
 
-    def session_files_for(self, cwd: str, env: Env) -> Iterator[Path]:
-        return paths.session_files_for(cwd, env)
+    def session_files_for(
+        self, cwd: str, env: Env, problems: list[str] | None = None
+    ) -> Iterator[Path]:
+        return paths.session_files_for(cwd, env, problems)
 
     def recognises(self, path: Path, head: bytes) -> bool:
         if not head.strip():
@@ -36,6 +38,10 @@ class ClaudeCode(ProviderEntry):
 
     def session_id(self, path: Path) -> str:
         return path.stem
+
+    def recorded_id(self, path: Path) -> str | None:
+        recorded = paths.recorded_session_id(path)
+        return recorded if recorded != path.stem else None
 
     read = staticmethod(reader.read_session)
     peek = staticmethod(peek)

@@ -12,6 +12,7 @@ from segue.budget import TargetProfile
 from segue.conversation import Provider
 from segue.errors import ConfigError
 from segue.formats.claude.paths import config_dir
+from segue.formats.files import read_config
 
 # Claude Code 2.1.328 (research claude-format.md §3).
 CLAUDE_DEFAULT_MODEL = "claude-opus-5-5"
@@ -96,16 +97,13 @@ def target_profile(env: Mapping[str, str]) -> TargetProfile:
 
 
 def _settings_model(path: Path) -> str | None:
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
+    raw = read_config(path, "Claude Code settings")
+    if raw is None:
         return None
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read the Claude Code settings: {exc}") from exc
     try:
         data = json.loads(raw)
     except ValueError as exc:
-        raise ConfigError(f"{path}: not valid JSON Claude Code settings: {exc}") from exc
+        raise ConfigError(f"{path}: not valid JSON Claude Code settings: {exc}") from None
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: Claude Code settings must be a JSON object")
     model = data.get("model")
