@@ -119,6 +119,8 @@ def switch_to_json(switch: Switch) -> dict[str, Any]:
         "chars_after": plan.chars_after,
         "shrink": None if plan.shrink is None else _value(plan.shrink),
         "notes": list(plan.notes),
+        "secrets": dict(plan.secrets),
+        "secrets_redacted": plan.secrets_redacted,
         "items": len(plan.items),
         "dry_run": switch.path is None,
         "session_id": switch.session_id,

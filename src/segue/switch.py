@@ -29,6 +29,8 @@ from segue.formats.atomic import NativeSession, make_private_dirs
 from segue.providers import default_target, entry
 from segue.sessions import find_session, read_session
 from segue.transforms.plan import Plan, make_plan
+from segue.transforms.redact import redact_items, redact_own_summaries, scan_items
+from segue.transforms.shrink import MARKER_TRIGGER
 from segue.transforms.state import SessionState, session_state
 
 __all__ = [
@@ -138,10 +140,12 @@ def switch_session(
     profile: TargetProfile | None = None,
     now: datetime | None = None,
     need_cwd: bool = False,
+    redact_secrets: bool = False,
 ) -> Switch:
     """Switch the session ``ref`` (an id, a unique id prefix or a path) to provider ``to``
     (default: another provider). ``need_cwd`` refuses before writing when the session's working
-    directory does not exist (for a caller that will start the target CLI there)."""
+    directory does not exist (for a caller that will start the target CLI there);
+    ``redact_secrets`` replaces the secrets the plan finds by markers naming their kind."""
     env = dict(os.environ) if env is None else dict(env)
     try:
         provider, path = find_session(ref, env)
@@ -151,11 +155,12 @@ def switch_session(
     if provider is to:
         raise SwitchError(f"{path} is already a {to.value} session")
     source_id = entry(provider).session_id(path)
+    options = _Options(profile, now, need_cwd, redact_secrets)
     if dry_run:
-        return _switch(read_session(path, provider), path, to, True, env, profile, now, need_cwd)
+        return _switch(read_session(path, provider), path, to, True, env, options)
     with session_lock(provider, source_id, env):
         source = read_session(path, provider)
-        return _switch(source, path, to, False, env, profile, now, need_cwd)
+        return _switch(source, path, to, False, env, options)
 
 
 def switch_conversation(
@@ -166,12 +171,22 @@ def switch_conversation(
     env: Mapping[str, str] | None = None,
     profile: TargetProfile | None = None,
     now: datetime | None = None,
+    redact_secrets: bool = False,
 ) -> Switch:
     """Switch a conversation held in memory (read from anywhere, or built by a program) to
     provider ``to``. Its ``meta.cwd`` is the working directory of the new session."""
     env = dict(os.environ) if env is None else dict(env)
     source_path = Path(conversation.meta.path) if conversation.meta.path else None
-    return _switch(conversation, source_path, to, dry_run, env, profile, now, False)
+    options = _Options(profile, now, False, redact_secrets)
+    return _switch(conversation, source_path, to, dry_run, env, options)
+
+
+@dataclass(frozen=True, slots=True)
+class _Options:
+    profile: TargetProfile | None
+    now: datetime | None
+    need_cwd: bool
+    redact_secrets: bool
 
 
 def _switch(
@@ -180,14 +195,14 @@ def _switch(
     to: Provider,
     dry_run: bool,
     env: Mapping[str, str],
-    profile: TargetProfile | None,
-    now: datetime | None,
-    need_cwd: bool,
+    options: _Options,
 ) -> Switch:
     where = path or source.meta.id
-    cwd = _checked_cwd(source.meta.cwd, where, need_cwd)
+    cwd = _checked_cwd(source.meta.cwd, where, options.need_cwd)
     target = entry(to)
-    plan = plan_switch(source, to, profile=profile, env=env)
+    plan = plan_switch(
+        source, to, profile=options.profile, env=env, redact_secrets=options.redact_secrets
+    )
     if not plan.items:
         raise SwitchError(f"{where}: nothing in this session can be carried to {to.value}")
     state, _ = session_state(source.items)
@@ -197,7 +212,7 @@ def _switch(
             "what is on disk so far is carried"
         )
     native: NativeSession = target.prepare(
-        plan.items, cwd=cwd, env=env, now=now or datetime.now(UTC)
+        plan.items, cwd=cwd, env=env, now=options.now or datetime.now(UTC)
     )
     switch = Switch(source, path, to, plan, cwd)
     if dry_run:
@@ -213,13 +228,27 @@ def plan_switch(
     *,
     profile: TargetProfile | None = None,
     env: Mapping[str, str] | None = None,
+    redact_secrets: bool = False,
 ) -> Plan:
     """What a switch of ``conversation`` to ``to`` would carry and lose, for the target as the
-    user has it configured (or for ``profile``). Pure apart from reading the target's config."""
+    user has it configured (or for ``profile``). Pure apart from reading the target's config.
+
+    Secrets in what it carries are counted by kind (``plan.secrets``). They are replaced by
+    markers in the summaries segue writes itself (the index of dropped turns) always, and
+    everywhere with ``redact_secrets``. Only the carried items are scanned: after the shrink
+    ladder, a few MB at most, whatever the size of the source."""
     target = entry(to)
     if profile is None:
         profile = target.target_profile(os.environ if env is None else env)
-    return make_plan(conversation, profile, target.select)
+    plan = make_plan(conversation, profile, target.select)
+    found = scan_items(plan.items)
+    plan.secrets = found.counts
+    plan.secrets_redacted = redact_secrets
+    if redact_secrets:
+        plan.items = redact_items(plan.items, found)
+    else:
+        plan.items = redact_own_summaries(plan.items, found, MARKER_TRIGGER)
+    return plan
 
 
 def _checked_cwd(cwd: object, where: object, need_cwd: bool) -> str:

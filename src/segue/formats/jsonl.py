@@ -160,33 +160,6 @@ def tail_lines(path: Path, limit: int = 256 * 1024) -> list[bytes]:
     return split_lines(data)
 
 
-def matching_lines(
-    path: Path, needles: tuple[bytes, ...], reject: tuple[bytes, ...] = ()
-) -> list[bytes]:
-    """Lines, in file order, that contain any of ``needles`` and none of ``reject``, found by a
-    byte scan (no JSON parsing), so counting prompts in a 100 MB file stays cheap."""
-    found: dict[int, bytes] = {}
-    with open_regular(path, what="session file") as f:
-        try:
-            mm = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
-        except ValueError:  # empty file
-            return []
-        with mm:
-            size = len(mm)
-            for needle in needles:
-                pos = mm.find(needle)
-                while pos != -1:
-                    start = mm.rfind(b"\n", 0, pos) + 1
-                    end = mm.find(b"\n", pos)
-                    end = size if end == -1 else end + 1
-                    if start not in found:
-                        line = mm[start:end]
-                        if not any(r in line for r in reject):
-                            found[start] = line
-                    pos = mm.find(needle, end)
-    return [found[k] for k in sorted(found)]
-
-
 @contextmanager
 def collector_paused() -> Iterator[None]:
     """Pause the cyclic garbage collector while a reader builds many objects that form no

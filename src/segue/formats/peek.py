@@ -60,4 +60,10 @@ def one_line(text: str | None, limit: int = 200) -> str | None:
     if text is None:
         return None
     flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+    if len(flat) <= limit:
+        return flat
+    cut = flat[: limit - 1]
+    space = cut.rfind(" ")
+    # at a word boundary when there is one: a key or token is then shown whole (and masked by a
+    # renderer that masks secrets) or not at all, never a recognisable part of it
+    return (cut[:space] if space > 0 else cut) + "…"

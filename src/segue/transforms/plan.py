@@ -50,6 +50,22 @@ class Plan:
     chars_after: int
     shrink: ShrinkReport | None = None
     notes: list[str] = field(default_factory=list)
+    secrets: dict[str, int] = field(default_factory=dict)  # kind -> occurrences in ``items``
+    secrets_redacted: bool = False  # replaced by markers everywhere (else only in segue's own)
+
+    @property
+    def secrets_line(self) -> str | None:
+        """What the plan carries of secrets, for a person; None when it carries none."""
+        if not self.secrets:
+            return None
+        total = sum(self.secrets.values())
+        kinds = ", ".join(f"{n} {kind}" for kind, n in self.secrets.items())
+        if self.secrets_redacted:
+            return f"{total} found ({kinds}): replaced by markers"
+        return (
+            f"{total} found ({kinds}): carried as they are, except in segue's own summary "
+            "(--redact-secrets replaces them by markers)"
+        )
 
     @property
     def loss_line(self) -> str:

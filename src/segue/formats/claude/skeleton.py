@@ -5,8 +5,8 @@ The listing must count the prompts ``segue show`` numbers: the typed prompts of 
 ``parentUuid`` chain, not every prompt line in the file (a rewound branch stays in the file). That
 needs the links of every record. ``msgspec`` decodes each line into a small struct of just the
 fields the chain uses and skips the rest (message texts, tool output) without creating them,
-faster than parsing the line; a line whose fields have unexpected types is parsed with ``orjson``
-instead, so the index is the one the reader builds. Only the lines that can be prompts are kept.
+faster than parsing the line (:mod:`segue.formats.skim`), and the index is the one the reader
+builds. Only the lines that can be prompts are kept.
 """
 
 from __future__ import annotations
@@ -16,11 +16,9 @@ from pathlib import Path
 from typing import Any
 
 import msgspec
-import orjson
 
 from segue.formats.claude.chain import Entry, TranscriptIndex, index_records
-from segue.formats.files import open_regular
-from segue.formats.jsonl import OVERLONG, READ_BUFFER, bounded_lines
+from segue.formats.skim import skim
 
 
 class _Block(msgspec.Struct):
@@ -75,31 +73,19 @@ def _may_be_prompt(record: dict[str, Any]) -> bool:
     return any(type(b) is not dict or b.get("type") != "tool_result" for b in content)
 
 
+def _decode(line: bytes) -> dict[str, Any]:
+    return _as_record(_DECODER.decode(line))
+
+
 def skeleton_index(path: Path) -> tuple[TranscriptIndex, dict[int, bytes]]:
     """The transcript's index (as :func:`~segue.formats.claude.chain.index_records` builds it
     from whole records) and the lines that can be prompts, by line number."""
     candidates: dict[int, bytes] = {}
 
     def records() -> Iterator[Entry]:
-        decode = _DECODER.decode
-        with open_regular(path, READ_BUFFER, "session file") as f:
-            for lineno, line in enumerate(bounded_lines(f), 1):
-                if line is OVERLONG:
-                    continue
-                try:
-                    record = _as_record(decode(line))
-                except msgspec.ValidationError:  # valid JSON, unexpected types
-                    try:
-                        parsed = orjson.loads(line)
-                    except orjson.JSONDecodeError:
-                        continue
-                    if type(parsed) is not dict:
-                        continue
-                    record = parsed
-                except msgspec.DecodeError:  # not JSON, or not an object
-                    continue
-                if _may_be_prompt(record):
-                    candidates[lineno] = line
-                yield lineno, record
+        for lineno, line, record in skim(path, _decode):
+            if _may_be_prompt(record):
+                candidates[lineno] = line
+            yield lineno, record
 
     return index_records(records()), candidates
