@@ -32,7 +32,10 @@ class ClaudeCode(ProviderEntry):
         return paths.session_files_for(cwd, env, problems)
 
     def recognises(self, path: Path, head: bytes) -> bool:
-        if not head.strip():
+        # where Claude Code keeps transcripts (``projects/<encoded cwd>/<uuid>.jsonl``), whatever
+        # the records (one holding only metadata has none of the markers)
+        where = path.parent.parent.name == "projects" and paths.looks_like_session_id(path.stem)
+        if not head.strip() or where:
             return path.suffix == ".jsonl" and paths.looks_like_session_id(path.stem)
         return any(marker in head for marker in paths.TRANSCRIPT_MARKERS)
 
