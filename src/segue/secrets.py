@@ -105,6 +105,8 @@ _PRIVATE_BLOCK = re.compile(
     r"|PuTTY-User-Key-File-\d.*?(?:Private-MAC: *\S+|\Z)",
     re.DOTALL,
 )
+CUT = "…"  # how segue marks a text it cut short
+MIN_CUT = 8  # the shortest start of a secret, before a cut, that is still masked
 _SEPARATOR = "\n\n"  # between texts scanned together: no detector matches across it
 
 
@@ -148,6 +150,13 @@ class SecretScan:
         for value in self._ordered():
             if value in text:
                 text = text.replace(value, marker(self.values[value]))
+        if CUT in text:  # a text cut short for display (an index line): the part of a secret
+            for value in self._ordered():
+                for keep in range(len(value) - 1, MIN_CUT - 1, -1):
+                    part = value[:keep] + CUT
+                    if part in text:
+                        text = text.replace(part, marker(self.values[value]) + CUT)
+                        break
         return text
 
     def _ordered(self) -> list[str]:

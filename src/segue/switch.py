@@ -23,7 +23,7 @@ from pathlib import Path
 from platformdirs import user_state_dir
 
 from segue.budget import TargetProfile
-from segue.conversation import Conversation, Provider
+from segue.conversation import Compaction, Conversation, Provider
 from segue.errors import SessionError, SwitchError, SwitchLocked
 from segue.formats.atomic import NativeSession, make_private_dirs
 from segue.providers import default_target, entry
@@ -32,6 +32,7 @@ from segue.transforms.plan import Plan, make_plan
 from segue.transforms.redact import redact_items, redact_own_summaries, scan_items
 from segue.transforms.shrink import MARKER_TRIGGER
 from segue.transforms.state import SessionState, session_state
+from segue.transforms.turns import prompts
 
 __all__ = [
     "Switch",
@@ -246,8 +247,10 @@ def plan_switch(
     plan.secrets_redacted = redact_secrets
     if redact_secrets:
         plan.items = redact_items(plan.items, found)
-    else:
-        plan.items = redact_own_summaries(plan.items, found, MARKER_TRIGGER)
+    own = [i for i in plan.items if isinstance(i, Compaction) and i.trigger == MARKER_TRIGGER]
+    if own:  # its index quotes dropped prompts, maybe cut short: look for theirs too
+        quoted = scan_items([*own, *prompts(conversation.items)])
+        plan.items = redact_own_summaries(plan.items, quoted, MARKER_TRIGGER)
     return plan
 
 
