@@ -140,7 +140,7 @@ def test_swapping_field_types_finds_no_crash(
 def test_every_top_level_field_of_every_record_swapped(fixture: Fixture, tmp_path: Path) -> None:
     """The systematic sweep: each top-level field of each record, in turn, as each other JSON
     type (one representative value per type)."""
-    samples = {
+    samples: dict[str, Any] = {
         "null": None,
         "bool": True,
         "int": 5,

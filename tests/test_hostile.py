@@ -61,7 +61,7 @@ def records(path: Path) -> list[dict[str, Any]]:
     return [orjson.loads(line) for line in path.read_bytes().splitlines() if line.strip()]
 
 
-def rewrite(path: Path, edit: Callable[[list[dict[str, Any]]], None]) -> None:
+def rewrite(path: Path, edit: Callable[[list[dict[str, Any]]], object]) -> None:
     recs = records(path)
     edit(recs)
     path.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in recs))
@@ -173,7 +173,7 @@ def _first(recs: list[dict[str, Any]], test: Callable[[dict[str, Any]], bool]) -
     return next(r for r in recs if test(r))
 
 
-WRONG_TYPES: dict[str, tuple[str, Callable[[list[dict[str, Any]]], None]]] = {
+WRONG_TYPES: dict[str, tuple[str, Callable[[list[dict[str, Any]]], object]]] = {
     "claude type is a list": (
         "claude-tool_cycle",
         lambda rs: _first(rs, lambda r: r.get("type") == "assistant").update(type=[]),
