@@ -24,7 +24,10 @@ from typing import Any
 import orjson
 
 from segue.conversation import Provider
+from segue.secrets import scan
+from segue.sessions import read_session
 from segue.switch import switch_session
+from segue.transforms.redact import item_texts
 from segue_testbed.floor import bare_parse, bare_parse_buffered, best_of
 from segue_testbed.generate import write_large_session
 
@@ -87,6 +90,12 @@ def bench(source: Provider, size_mb: float, runs: int) -> dict[str, Any]:
         )
         memory = orjson.loads(probe.stdout)
         plan = last["plan"]
+        # detect-secrets' speed: on what the plan carries (what a switch scans) and, for scale,
+        # on every text of the whole session
+        carried = [t for item in plan.items for t in item_texts(item)]
+        every = [t for item in read_session(path).items for t in item_texts(item)]
+        scan_plan_s = best_of(runs, lambda: scan(carried))
+        scan_all_s = best_of(1, lambda: scan(every))
         peak = (memory["after_kb"] - memory["before_kb"]) * 1024
         return {
             "direction": f"{source.value} → {target.value}",
@@ -103,6 +112,10 @@ def bench(source: Provider, size_mb: float, runs: int) -> dict[str, Any]:
             "peak_x_file": peak / size,
             "strategy": plan.label.value,
             "summary": plan.loss_line,
+            "scan_plan_chars": sum(map(len, carried)),
+            "scan_plan_s": scan_plan_s,
+            "scan_all_chars": sum(map(len, every)),
+            "scan_all_s": scan_all_s,
         }
 
 
@@ -137,6 +150,12 @@ def main(argv: list[str] | None = None) -> None:
             f"({r['bare_buffered_s']:.3f} s): {r['ratio_buffered']:.2f}x"
         )
         print(f"    {r['copies']} copies of the large fixture; plan {r['summary']}")
+        print(
+            f"    secrets scan (inside the switch): the plan's {r['scan_plan_chars'] / 1e6:.2f}M "
+            f"chars in {r['scan_plan_s']:.3f} s; for scale, every text of the session "
+            f"({r['scan_all_chars'] / 1e6:.1f}M chars) in {r['scan_all_s']:.2f} s "
+            f"({r['scan_all_chars'] / 1e6 / r['scan_all_s']:.0f}M chars/s)"
+        )
 
 
 if __name__ == "__main__":

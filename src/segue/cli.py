@@ -25,6 +25,13 @@ app = typer.Typer(
 )
 
 JsonOption = Annotated[bool, typer.Option("--json", help="Machine-readable output.")]
+ShowSecrets = Annotated[
+    bool,
+    typer.Option(
+        "--show-secrets",
+        help="Print detected secrets (API keys, tokens, private keys) instead of masking them.",
+    ),
+]
 
 
 def _out(obj: object) -> None:
@@ -57,6 +64,7 @@ def sessions(
         bool, typer.Option("--all", "-a", help="Sessions of every directory.")
     ] = False,
     as_json: JsonOption = False,
+    show_secrets: ShowSecrets = False,
 ) -> None:
     """List Claude Code and Codex sessions, newest first."""
     from segue.render import print_sessions
@@ -76,7 +84,7 @@ def sessions(
         scope = "anywhere" if where is None else f"for {where} (try --all)"
         console.print(f"No sessions found {scope}.", markup=False)
     else:
-        print_sessions(console, listing.sessions)
+        print_sessions(console, listing.sessions, show_secrets)
     for problem in listing.problems:
         _stderr().print(f"skipped {problem}", style="yellow", markup=False)
 
@@ -88,6 +96,7 @@ def show(
     verbose: Annotated[
         bool, typer.Option("--verbose", "-v", help="Also show injected context and records.")
     ] = False,
+    show_secrets: ShowSecrets = False,
 ) -> None:
     """Print one session's decoded conversation."""
     from segue.sessions import find_session, read_session
@@ -104,7 +113,7 @@ def show(
         return
     from segue.render import print_conversation
 
-    print_conversation(_console(), conversation, verbose)
+    print_conversation(_console(), conversation, verbose, show_secrets)
 
 
 @app.command()
@@ -152,6 +161,13 @@ def switch(
     return_: Annotated[
         bool, typer.Option("--return", help="Move a batch's agents back (default: the latest).")
     ] = False,
+    redact_secrets: Annotated[
+        bool,
+        typer.Option(
+            "--redact-secrets",
+            help="Replace detected secrets in the new session by markers naming their kind.",
+        ),
+    ] = False,
 ) -> None:
     """Move a session, or a whole fleet of agents, to the other provider as native sessions.
 
@@ -159,7 +175,7 @@ def switch(
     are never written."""
     fleet = bool(from_ or all_ or cwd or return_ or relaunch or len(sessions or []) != 1)
     if not fleet:
-        _switch_one((sessions or [""])[0], to, dry_run, as_json, exec_)
+        _switch_one((sessions or [""])[0], to, dry_run, as_json, exec_, redact_secrets)
         return
     if exec_:
         raise UsageError("--exec switches one session; a fleet is relaunched with --relaunch")
@@ -177,6 +193,7 @@ def switch(
         dry_run=dry_run,
         as_json=as_json,
         relaunch=relaunch,
+        redact_secrets=redact_secrets,
         arrival_compact=arrival_compact,
         source_compact=source_compact,
         return_batch=return_,
@@ -186,11 +203,18 @@ def switch(
 
 
 def _switch_one(
-    session: str, to: Provider | None, dry_run: bool, as_json: bool, exec_: bool
+    session: str,
+    to: Provider | None,
+    dry_run: bool,
+    as_json: bool,
+    exec_: bool,
+    redact_secrets: bool,
 ) -> None:
     from segue.switch import switch_session
 
-    result = switch_session(session, to, dry_run=dry_run, need_cwd=exec_)
+    result = switch_session(
+        session, to, dry_run=dry_run, need_cwd=exec_, redact_secrets=redact_secrets
+    )
     if as_json:
         from segue.serialize import switch_to_json
 

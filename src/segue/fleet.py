@@ -89,6 +89,7 @@ class FleetPlan:
     selection: Selection
     candidates: list[Candidate]
     reason: str  # why this direction
+    redact_secrets: bool = False
 
     @property
     def to_switch(self) -> list[Candidate]:
@@ -157,6 +158,7 @@ def plan_fleet(
     now: datetime | None = None,
     exhausted: Sequence[Provider] | None = None,
     agents: Sequence[object] | None = None,
+    redact_secrets: bool = False,
 ) -> FleetPlan:
     """Which sessions a fleet switch takes, and what each one's switch would do.
 
@@ -181,8 +183,8 @@ def plan_fleet(
     candidates = _select(source, selection, sessions, cwd, env, now, running)
     for candidate in candidates:
         if candidate.skip is None:
-            _preview(candidate, target, env)
-    return FleetPlan(source, target, selection, candidates, reason)
+            _preview(candidate, target, env, redact_secrets)
+    return FleetPlan(source, target, selection, candidates, reason, redact_secrets)
 
 
 def _direction(
@@ -299,9 +301,13 @@ def _candidate(row: object, agent: object | None) -> Candidate:
     )
 
 
-def _preview(candidate: Candidate, target: Provider, env: Mapping[str, str]) -> None:
+def _preview(
+    candidate: Candidate, target: Provider, env: Mapping[str, str], redact_secrets: bool
+) -> None:
     try:
-        candidate.preview = switch_session(str(candidate.path), target, dry_run=True, env=env)
+        candidate.preview = switch_session(
+            str(candidate.path), target, dry_run=True, env=env, redact_secrets=redact_secrets
+        )
     except SegueError as exc:
         candidate.error = str(exc)
 
@@ -350,7 +356,9 @@ def run_fleet(
             )
             outcome.notes.append(f"source compaction: {note}")
         try:
-            outcome.switch = switch_session(str(candidate.path), plan.target, env=env)
+            outcome.switch = switch_session(
+                str(candidate.path), plan.target, env=env, redact_secrets=plan.redact_secrets
+            )
         except SegueError as exc:
             outcome.error = str(exc)
         else:
@@ -409,6 +417,7 @@ def return_plan(
     *,
     target: Provider | None = None,
     env: Mapping[str, str] | None = None,
+    redact_secrets: bool = False,
 ) -> FleetPlan:
     """The plan that moves a recorded batch's agents back to their first provider, carrying the
     work each did since (its session on the provider it was moved to)."""

@@ -30,6 +30,7 @@ def run_fleet_command(
     dry_run: bool,
     as_json: bool,
     relaunch: bool,
+    redact_secrets: bool,
     arrival_compact: str,
     source_compact: bool,
     return_batch: bool,
@@ -42,9 +43,18 @@ def run_fleet_command(
     if return_batch:
         from segue.fleet import return_plan
 
-        plan = return_plan(sessions[0] if sessions else None, target=target)
+        plan = return_plan(
+            sessions[0] if sessions else None, target=target, redact_secrets=redact_secrets
+        )
     else:
-        plan = plan_fleet(source, target, sessions=sessions, cwd=cwd, all_sessions=all_sessions)
+        plan = plan_fleet(
+            source,
+            target,
+            sessions=sessions,
+            cwd=cwd,
+            all_sessions=all_sessions,
+            redact_secrets=redact_secrets,
+        )
     if source_compact:
         from segue.fleet import check_source_compact
 

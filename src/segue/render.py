@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import shlex
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, assert_never
 
@@ -29,8 +29,10 @@ from segue.conversation import (
     UserMessage,
 )
 from segue.providers import entry
+from segue.secrets import mask as mask_secrets
 from segue.session_info import SessionInfo
 from segue.times import ago, in_time, local_clock, utc_minutes
+from segue.transforms.effective import active_prompts
 from segue.transforms.plan import Label
 from segue.transforms.turns import group_turns
 from segue.units import format_bytes
@@ -42,9 +44,19 @@ if TYPE_CHECKING:
     from segue.usage import ProviderUsage
 
 
-def _clip(text: str, lines: int = 6, width: int = 160) -> str:
+Mask = Callable[[str], str]
+
+
+def _shown(text: str) -> str:
+    return text
+
+
+def _clip(text: str, lines: int = 6, width: int = 160, mask: Mask = mask_secrets) -> str:
+    """The first ``lines`` lines of ``text``, each cut at ``width``, with secrets masked (masked
+    before cutting, so no part of one shows)."""
     rows = text.splitlines() or [""]
-    out = [r if len(r) <= width else r[: width - 1] + "…" for r in rows[:lines]]
+    shown = mask("\n".join(rows[:lines])).splitlines() or [""]
+    out = [r if len(r) <= width else r[: width - 1] + "…" for r in shown]
     if len(rows) > lines:
         out.append(f"… ({len(rows) - lines} more lines, {len(text):,} chars)")
     return "\n".join(out)
@@ -65,7 +77,9 @@ def _tool_input(call: ToolCall) -> str:
     return str(value)
 
 
-def render_item(item: Item, verbose: bool = False) -> Text | None:
+def render_item(item: Item, verbose: bool = False, mask: Mask = mask_secrets) -> Text | None:
+    """One item for the terminal (None for what is hidden unless ``verbose``); secrets in its
+    texts are masked unless ``mask`` says otherwise."""
     match item:
         case UserMessage():
             if item.origin is Origin.TYPED:
@@ -73,32 +87,36 @@ def render_item(item: Item, verbose: bool = False) -> Text | None:
             label = "context" if item.origin is Origin.INJECTED else "command"
             if not verbose and item.origin is Origin.INJECTED:
                 return Text(f"  · {label}: {len(item.text):,} chars", style="dim")
-            return Text(f"  · {label}:\n" + _indent(_clip(item.text, 4), "      "), style="dim")
+            return Text(
+                f"  · {label}:\n" + _indent(_clip(item.text, 4, mask=mask), "      "), style="dim"
+            )
         case AssistantMessage():
-            return Text(_indent(_clip(item.text, 12), "  "))
+            return Text(_indent(_clip(item.text, 12, mask=mask), "  "))
         case Reasoning():
             note = " (+ provider-private payload)" if item.private else ""
-            body = _clip(item.text, 3) if item.text else "(no readable text)"
+            body = _clip(item.text, 3, mask=mask) if item.text else "(no readable text)"
             return Text(f"  ~ reasoning{note}: " + body, style="italic dim")
         case ToolCall():
-            shown = _clip(_tool_input(item), 3)
+            shown = _clip(_tool_input(item), 3, mask=mask)
             return Text(f"  $ {item.name} [{item.tool.value}] {shown}", style="cyan")
         case ToolResult():
             status = "error" if item.error else "ok" if item.error is False else "?"
             if item.exit_code is not None:
                 status += f", exit {item.exit_code}"
             head = f"    → {status}, {len(item.output):,} chars"
-            return Text(head + "\n" + _indent(_clip(item.output, 4), "      "), style="green")
+            return Text(
+                head + "\n" + _indent(_clip(item.output, 4, mask=mask), "      "), style="green"
+            )
         case Compaction():
             trig = f", {item.trigger}" if item.trigger else ""
             kept = f", keeps {len(item.replacement)} items" if item.replacement else ""
             text = f"  ⟳ compaction ({item.state.value}{trig}{kept})"
             if item.summary:
-                text += "\n" + _indent(_clip(item.summary, 4), "      ")
+                text += "\n" + _indent(_clip(item.summary, 4, mask=mask), "      ")
             return Text(text, style="magenta")
         case ErrorNotice():
             reset = f" (resets {utc_minutes(item.reset_at)})" if item.reset_at else ""
-            message = _clip(item.message, 2)
+            message = _clip(item.message, 2, mask=mask)
             return Text(f"  ⚠ {item.error_kind.value}: {message}{reset}", style="red")
         case Rollback():
             return Text(f"  ↶ rolled back {item.turns} turn(s)", style="yellow")
@@ -111,7 +129,11 @@ def render_item(item: Item, verbose: bool = False) -> Text | None:
             assert_never(item)
 
 
-def print_conversation(console: Console, conversation: Conversation, verbose: bool = False) -> None:
+def print_conversation(
+    console: Console, conversation: Conversation, verbose: bool = False, show_secrets: bool = False
+) -> None:
+    """The conversation, turn by turn; detected secrets are masked unless ``show_secrets``."""
+    mask: Mask = _shown if show_secrets else mask_secrets
     meta = conversation.meta
     header = Text()
     header.append(f"{meta.provider.value} session {meta.id}\n", style="bold")
@@ -121,23 +143,27 @@ def print_conversation(console: Console, conversation: Conversation, verbose: bo
         header.append(f"   branch {meta.git_branch}")
     header.append(f"\n  updated {meta.updated or 'unknown'}")
     if meta.title:
-        header.append(f"\n  title   {meta.title}")
+        header.append(f"\n  title   {mask(meta.title)}")
     console.print(header)
     number = 0
+    counted = {id(prompt) for prompt in active_prompts(conversation.items)}
     for turn in group_turns(conversation.items):
         if turn.prompt is not None:
-            number += 1
-            console.print(Text(f"\n── turn {number}", style="bold blue"))
-            prompt = _clip(turn.prompt.text, 8).replace("\n", "\n  ")
+            if id(turn.prompt) in counted:
+                number += 1
+                console.print(Text(f"\n── turn {number}", style="bold blue"))
+            else:
+                console.print(Text("\n── turn (rolled back later)", style="bold dim"))
+            prompt = _clip(turn.prompt.text, 8, mask=mask).replace("\n", "\n  ")
             console.print(Text("> " + prompt, style="bold"))
         for item in turn.items:
-            rendered = render_item(item, verbose)
+            rendered = render_item(item, verbose, mask)
             if rendered is not None:
                 console.print(rendered)
     for side in conversation.sidechains:
         console.print(Text(f"\n══ subagent transcript {side.meta.path}", style="bold"))
         for item in side.items:
-            rendered = render_item(item, verbose)
+            rendered = render_item(item, verbose, mask)
             if rendered is not None:
                 console.print(rendered)
     if conversation.skipped or conversation.notes:
@@ -148,8 +174,12 @@ def print_conversation(console: Console, conversation: Conversation, verbose: bo
             console.print(Text(f"  {note}", style="yellow"))
 
 
-def print_sessions(console: Console, sessions: Sequence[SessionInfo]) -> None:
-    """One line per session, full ids (they are what ``show`` and ``switch`` take)."""
+def print_sessions(
+    console: Console, sessions: Sequence[SessionInfo], show_secrets: bool = False
+) -> None:
+    """One line per session, full ids (they are what ``show`` and ``switch`` take); detected
+    secrets in titles and prompts are masked unless ``show_secrets``."""
+    mask: Mask = _shown if show_secrets else mask_secrets
     rows = [("PROVIDER", "ID", "STATE", "TURNS", "UPDATED", "SIZE", "TITLE / FIRST PROMPT")]
     for s in sessions:
         state = s.state.value
@@ -157,7 +187,15 @@ def print_sessions(console: Console, sessions: Sequence[SessionInfo]) -> None:
             state += f" until {utc_minutes(s.reset_at)}"
         updated = (s.updated or "")[:16].replace("T", " ")
         rows.append(
-            (s.provider.value, s.id, state, str(s.turns), updated, format_bytes(s.size), s.label)
+            (
+                s.provider.value,
+                s.id,
+                state,
+                str(s.turns),
+                updated,
+                format_bytes(s.size),
+                mask(s.label),
+            )
         )
     widths = [max(len(row[c]) for row in rows) for c in range(6)]
     for n, row in enumerate(rows):
@@ -189,6 +227,10 @@ def print_switch(console: Console, switch: Switch) -> None:
     if plan.not_carried:
         kinds = ", ".join(f"{n} {kind}" for kind, n in plan.not_carried.items())
         out.append(f"  not carried (the target cannot take these): {kinds}\n", style="dim")
+    secrets = plan.secrets_line
+    if secrets is not None:
+        style = "yellow" if plan.secrets_redacted else "bold red"
+        out.append(f"  secrets  {secrets}\n", style=style)
     for note in plan.notes:
         out.append(f"  note     {note}\n", style="yellow")
     for skip in switch.source.skipped:

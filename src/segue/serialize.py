@@ -127,6 +127,8 @@ def switch_to_json(switch: Switch) -> dict[str, Any]:
         "trimmed_results": plan.trimmed_results,
         "trimmed_chars": plan.trimmed_chars,
         "notes": list(plan.notes),
+        "secrets": dict(plan.secrets),
+        "secrets_redacted": plan.secrets_redacted,
         "items": len(plan.items),
         "dry_run": switch.path is None,
         "session_id": switch.session_id,

@@ -7,12 +7,12 @@ knows a provider's file layout.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from segue.conversation import Conversation, Provider
-from segue.errors import SessionError
+from segue.errors import SegueError, SessionError
 from segue.providers import Env, ProviderEntry, all_entries, entry, entry_for_file
 from segue.session_info import SessionInfo
 
@@ -34,19 +34,19 @@ def _env(env: Env | None) -> Env:
 
 
 def session_files(
-    provider: Provider | None = None, env: Env | None = None
+    provider: Provider | None = None, env: Env | None = None, problems: list[str] | None = None
 ) -> Iterator[tuple[Provider, Path]]:
-    """Every session file of one provider (or of all), as ``(provider, path)``."""
+    """Every session file of one provider (or of all), as ``(provider, path)``; folders that
+    cannot be listed are reported in ``problems``."""
     for e in _entries(provider):
-        for path in e.session_files(_env(env)):
+        for path in e.session_files(_env(env), problems):
             yield e.provider, path
 
 
 def read_session(path: Path, provider: Provider | None = None) -> Conversation:
     """Read a session file into the neutral model (the provider is recognised when not given).
-    Never writes to it. Raises :class:`SessionError` when it cannot be read."""
-    if not path.is_file():
-        raise SessionError(f"{path}: no such session file")
+    Never writes to it. Raises :class:`SessionError` when it cannot be read (missing, not a
+    regular file, unreadable)."""
     reader = entry(provider) if provider is not None else entry_for_file(path)
     return reader.read(path)
 
@@ -57,23 +57,37 @@ def list_sessions(
     env: Env | None = None,
 ) -> Listing:
     """Every session (``cwd=None``) or those whose working directory is ``cwd``, newest first.
-    A file that cannot be listed is reported in ``problems`` and the rest are still listed."""
+    A file or folder that cannot be listed is reported in ``problems`` and the rest are still
+    listed: nothing in one file stops the listing."""
     want = os.path.realpath(cwd) if cwd is not None else None
     listing = Listing()
     rows: list[SessionInfo] = []
+    problems = listing.problems
     for e in _entries(provider):
-        files = e.session_files(_env(env)) if want is None else e.session_files_for(want, _env(env))
+        files = (
+            e.session_files(_env(env), problems)
+            if want is None
+            else e.session_files_for(want, _env(env), problems)
+        )
         for path in files:
-            try:
-                row = e.peek(path)
-            except (OSError, ValueError) as exc:
-                listing.problems.append(f"{path}: {exc}")
-                continue
-            if want is None or _same_dir(row.cwd, want):
+            row = _peek(e, path, problems)
+            if row is not None and (want is None or _same_dir(row.cwd, want)):
                 rows.append(row)
     listing.sessions = _latest_file_per_session(rows)
     listing.sessions.sort(key=lambda s: s.updated or "", reverse=True)
     return listing
+
+
+def _peek(e: ProviderEntry, path: Path, problems: list[str]) -> SessionInfo | None:
+    try:
+        return e.peek(path)
+    except SegueError as exc:
+        problems.append(str(exc))
+    except (OSError, ValueError) as exc:
+        problems.append(f"{path}: {exc}")
+    except Exception as exc:  # a bug in segue: reported, and the listing goes on
+        problems.append(f"{path}: internal error ({type(exc).__name__}: {exc}); please report it")
+    return None
 
 
 def _latest_file_per_session(rows: list[SessionInfo]) -> list[SessionInfo]:
@@ -89,27 +103,67 @@ def _latest_file_per_session(rows: list[SessionInfo]) -> list[SessionInfo]:
 
 
 def _same_dir(cwd: str | None, want: str) -> bool:
-    return cwd is not None and (cwd == want or os.path.realpath(cwd) == want)
+    if cwd is None:
+        return False
+    try:
+        return cwd == want or os.path.realpath(cwd) == want
+    except (OSError, ValueError):
+        return False
+
+
+def _as_path(ref: str) -> Path | None:
+    """``ref`` as a file to read, when something (not a folder) is there."""
+    try:
+        path = Path(ref).expanduser()
+        return path if os.path.lexists(path) and not os.path.isdir(path) else None
+    except (RuntimeError, ValueError, OSError):  # ~nosuchuser, a NUL byte
+        return None
 
 
 def find_session(ref: str, env: Env | None = None) -> tuple[Provider, Path]:
-    """Resolve a session id, a unique id prefix, or a path to its file."""
-    as_path = Path(ref).expanduser()
-    if as_path.is_file():
+    """Resolve a session id, a unique id prefix, or a path to its file.
+
+    A session is known by the id in its file name (what ``segue sessions`` prints and its CLI
+    resumes); the id its records give, when a copied or renamed file differs, is accepted
+    too. A thread kept in several files (Codex generations) is its newest file."""
+    if not ref.strip():
+        raise SessionError("give a session id, a unique id prefix or a path (got an empty one)")
+    as_path = _as_path(ref)
+    if as_path is not None:
         return entry_for_file(as_path).provider, as_path
-    matches: list[tuple[Provider, Path, str]] = []
-    for e in all_entries():
-        for path in e.session_files(_env(env)):
-            sid = e.session_id(path)
-            if sid == ref:
-                return e.provider, path
-            if sid.startswith(ref):
-                matches.append((e.provider, path, sid))
-    if not matches:
-        raise SessionError(f"no session matches {ref!r} (give an id, a unique id prefix or a path)")
-    if len(matches) > 1:
-        names = ", ".join(f"{p.value}:{sid}" for p, _, sid in matches[:5])
-        more = f" and {len(matches) - 5} more" if len(matches) > 5 else ""
+    problems: list[str] = []
+    files = [(e, path) for e in all_entries() for path in e.session_files(_env(env), problems)]
+    by_name = _matches(ref, ((e, path, e.session_id(path)) for e, path in files))
+    if not by_name:
+        by_name = _matches(
+            ref, ((e, path, e.recorded_id(path)) for e, path in files), recorded=True
+        )
+    if not by_name:
+        unread = f" ({len(problems)} folders could not be read: {problems[0]})" if problems else ""
+        raise SessionError(
+            f"no session matches {ref!r} (give an id, a unique id prefix or a path){unread}"
+        )
+    sessions = sorted({(p, sid) for p, _, sid in by_name})
+    if len(sessions) > 1:
+        names = ", ".join(f"{p.value}:{sid}" for p, sid in sessions[:5])
+        more = f" and {len(sessions) - 5} more" if len(sessions) > 5 else ""
         raise SessionError(f"{ref!r} matches several sessions: {names}{more}")
-    provider, path, _ = matches[0]
+    provider, path, _ = max(by_name, key=lambda m: m[1].name)  # the newest generation file
     return provider, path
+
+
+def _matches(
+    ref: str, candidates: Iterable[tuple[ProviderEntry, Path, str | None]], recorded: bool = False
+) -> list[tuple[Provider, Path, str]]:
+    """The candidates whose id is ``ref`` (all of them, if any is), else those it prefixes."""
+    exact: list[tuple[Provider, Path, str]] = []
+    prefixed: list[tuple[Provider, Path, str]] = []
+    for e, path, sid in candidates:
+        if sid is None:
+            continue
+        listed = e.session_id(path) if recorded else sid
+        if sid == ref:
+            exact.append((e.provider, path, listed))
+        elif sid.startswith(ref):
+            prefixed.append((e.provider, path, listed))
+    return exact or prefixed

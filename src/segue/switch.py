@@ -21,14 +21,17 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from segue.budget import TargetProfile
-from segue.conversation import Conversation, Provider
+from segue.conversation import Compaction, Conversation, Provider
 from segue.errors import SessionError, SwitchError, SwitchLocked
-from segue.formats.atomic import NativeSession
+from segue.formats.atomic import NativeSession, make_private_dirs
 from segue.providers import default_target, entry
 from segue.sessions import find_session, read_session
 from segue.state import state_dir
 from segue.transforms.plan import Plan, make_plan
+from segue.transforms.redact import redact_items, redact_own_summaries, scan_items
+from segue.transforms.shrink import MARKER_TRIGGER
 from segue.transforms.state import SessionState, session_state
+from segue.transforms.turns import prompts
 
 __all__ = [
     "Switch",
@@ -69,16 +72,24 @@ def session_lock(
 ) -> Iterator[None]:
     """Hold the switch lock of one source session, or raise :class:`SwitchLocked`.
 
-    The lock file is created 0600 in a folder created 0700, and never through a symbolic link.
+    The lock file is created 0600 in segue's own folders (created 0700), and never through a
+    symbolic link: neither the file nor its folder may be one. Only a real switch takes it; a
+    dry run creates nothing.
     """
     folder = state_dir(env) / "locks"
     safe_id = "".join(c if c.isalnum() or c in "-_." else "_" for c in session_id)
-    path = folder / f"{provider.value}-{safe_id}.lock"
+    name = f"{provider.value}-{safe_id}.lock"
+    dir_fd = _private_folder(folder)
     try:
-        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        fd = os.open(
+            name, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=dir_fd
+        )
     except OSError as exc:
-        raise SwitchError(f"{path}: cannot create the switch lock: {exc.strerror}") from None
+        raise SwitchError(
+            f"{folder / name}: cannot create the switch lock: {exc.strerror}"
+        ) from None
+    finally:
+        os.close(dir_fd)
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -95,6 +106,24 @@ def session_lock(
         os.close(fd)  # closing releases the lock; the file stays, harmless and reusable
 
 
+def _private_folder(folder: Path) -> int:
+    """An open descriptor of segue's own ``folder``, created 0700 (with its missing parents) and
+    never a symbolic link; an existing one is made 0700 too."""
+    try:
+        make_private_dirs(folder)
+        dir_fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError as exc:
+        raise SwitchError(
+            f"{folder}: cannot use the folder for switch locks: {exc.strerror}"
+        ) from None
+    try:
+        if os.fstat(dir_fd).st_mode & 0o077:
+            os.fchmod(dir_fd, 0o700)
+    except OSError:
+        pass
+    return dir_fd
+
+
 def switch_session(
     ref: str,
     to: Provider | None = None,
@@ -104,10 +133,12 @@ def switch_session(
     profile: TargetProfile | None = None,
     now: datetime | None = None,
     need_cwd: bool = False,
+    redact_secrets: bool = False,
 ) -> Switch:
     """Switch the session ``ref`` (an id, a unique id prefix or a path) to provider ``to``
     (default: another provider). ``need_cwd`` refuses before writing when the session's working
-    directory does not exist (for a caller that will start the target CLI there)."""
+    directory does not exist (for a caller that will start the target CLI there);
+    ``redact_secrets`` replaces the secrets the plan finds by markers naming their kind."""
     env = dict(os.environ) if env is None else dict(env)
     try:
         provider, path = find_session(ref, env)
@@ -117,11 +148,12 @@ def switch_session(
     if provider is to:
         raise SwitchError(f"{path} is already a {to.value} session")
     source_id = entry(provider).session_id(path)
+    options = _Options(profile, now, need_cwd, redact_secrets)
     if dry_run:
-        return _switch(read_session(path, provider), path, to, True, env, profile, now, need_cwd)
+        return _switch(read_session(path, provider), path, to, True, env, options)
     with session_lock(provider, source_id, env):
         source = read_session(path, provider)
-        return _switch(source, path, to, False, env, profile, now, need_cwd)
+        return _switch(source, path, to, False, env, options)
 
 
 def switch_conversation(
@@ -132,12 +164,22 @@ def switch_conversation(
     env: Mapping[str, str] | None = None,
     profile: TargetProfile | None = None,
     now: datetime | None = None,
+    redact_secrets: bool = False,
 ) -> Switch:
     """Switch a conversation held in memory (read from anywhere, or built by a program) to
     provider ``to``. Its ``meta.cwd`` is the working directory of the new session."""
     env = dict(os.environ) if env is None else dict(env)
     source_path = Path(conversation.meta.path) if conversation.meta.path else None
-    return _switch(conversation, source_path, to, dry_run, env, profile, now, False)
+    options = _Options(profile, now, False, redact_secrets)
+    return _switch(conversation, source_path, to, dry_run, env, options)
+
+
+@dataclass(frozen=True, slots=True)
+class _Options:
+    profile: TargetProfile | None
+    now: datetime | None
+    need_cwd: bool
+    redact_secrets: bool
 
 
 def _switch(
@@ -146,14 +188,19 @@ def _switch(
     to: Provider,
     dry_run: bool,
     env: Mapping[str, str],
-    profile: TargetProfile | None,
-    now: datetime | None,
-    need_cwd: bool,
+    options: _Options,
 ) -> Switch:
     where = path or source.meta.id
-    cwd = _checked_cwd(source.meta.cwd, where, need_cwd)
+    cwd = _checked_cwd(source.meta.cwd, where, options.need_cwd)
     target = entry(to)
-    plan = plan_switch(source, to, profile=profile, env=env, cwd=cwd)
+    plan = plan_switch(
+        source,
+        to,
+        profile=options.profile,
+        env=env,
+        cwd=cwd,
+        redact_secrets=options.redact_secrets,
+    )
     if not plan.items:
         raise SwitchError(f"{where}: nothing in this session can be carried to {to.value}")
     state, _ = session_state(source.items)
@@ -163,7 +210,7 @@ def _switch(
             "what is on disk so far is carried"
         )
     native: NativeSession = target.prepare(
-        plan.items, cwd=cwd, env=env, now=now or datetime.now(UTC)
+        plan.items, cwd=cwd, env=env, now=options.now or datetime.now(UTC)
     )
     switch = Switch(source, path, to, plan, cwd)
     if dry_run:
@@ -180,15 +227,31 @@ def plan_switch(
     profile: TargetProfile | None = None,
     env: Mapping[str, str] | None = None,
     cwd: str | None = None,
+    redact_secrets: bool = False,
 ) -> Plan:
     """What a switch of ``conversation`` to ``to`` would carry and lose, for the target as the
     user has it configured for ``cwd`` (default: the conversation's own), or for ``profile``.
-    Pure apart from reading the target's config."""
+    Pure apart from reading the target's config.
+
+    Secrets in what it carries are counted by kind (``plan.secrets``). They are replaced by
+    markers in the summaries segue writes itself (the index of dropped turns) always, and
+    everywhere with ``redact_secrets``. Only the carried items are scanned: after the shrink
+    ladder, a few MB at most, whatever the size of the source."""
     target = entry(to)
     if profile is None:
         where = cwd or conversation.meta.cwd
         profile = target.target_profile(os.environ if env is None else env, where)
-    return make_plan(conversation, profile, target.select)
+    plan = make_plan(conversation, profile, target.select)
+    found = scan_items(plan.items)
+    plan.secrets = found.counts
+    plan.secrets_redacted = redact_secrets
+    if redact_secrets:
+        plan.items = redact_items(plan.items, found)
+    own = [i for i in plan.items if isinstance(i, Compaction) and i.trigger == MARKER_TRIGGER]
+    if own:  # its index quotes dropped prompts, maybe cut short: look for theirs too
+        quoted = scan_items([*own, *prompts(conversation.items)])
+        plan.items = redact_own_summaries(plan.items, quoted, MARKER_TRIGGER)
+    return plan
 
 
 def _checked_cwd(cwd: object, where: object, need_cwd: bool) -> str:

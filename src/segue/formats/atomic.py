@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
 from collections.abc import Iterable
@@ -9,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from segue.conversation import Provider
-from segue.errors import TargetExists
+from segue.errors import SwitchError, TargetExists
 
 __all__ = ["NativeSession", "TargetExists", "publish", "remove_stale_partials"]
 
@@ -38,31 +39,63 @@ def publish(path: Path, lines: Iterable[bytes], mode: int = 0o600) -> Path:
     A crash at any point leaves either no file under ``path`` or the complete one: never a
     truncated session under a name a CLI would pick up. Temporary files are named
     ``.segue-<pid>-….partial``, which no CLI's session glob matches, and the next publish into
-    the same folder removes those whose process is gone.
+    the same folder removes those whose process is gone. Any failure (a full disk, a read-only
+    or unwritable folder, a file size limit) raises :class:`SwitchError` naming the path, and
+    leaves neither the file nor a temporary one.
     """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if path.exists():
+    try:
+        make_private_dirs(path.parent)
+    except OSError as exc:
+        raise SwitchError(f"{path.parent}: cannot create the folder: {exc.strerror}") from None
+    if os.path.lexists(path):
         raise TargetExists(f"{path}: already exists; refusing to overwrite it")
     remove_stale_partials(path.parent)
-    fd, tmp_name = tempfile.mkstemp(
-        prefix=f"{PARTIAL_PREFIX}{os.getpid()}-", suffix=PARTIAL_SUFFIX, dir=path.parent
-    )
+    try:
+        fd, tmp_name = tempfile.mkstemp(
+            prefix=f"{PARTIAL_PREFIX}{os.getpid()}-", suffix=PARTIAL_SUFFIX, dir=path.parent
+        )
+    except OSError as exc:
+        raise SwitchError(f"{path.parent}: cannot write the new session: {exc.strerror}") from None
     tmp = Path(tmp_name)
     try:
-        os.fchmod(fd, mode)
-        with os.fdopen(fd, "wb") as f:
-            for line in lines:
-                f.write(line)
-            f.flush()
-            os.fsync(f.fileno())
+        try:
+            os.fchmod(fd, mode)
+            with os.fdopen(fd, "wb") as f:
+                for line in lines:
+                    f.write(line)
+                f.flush()
+                os.fsync(f.fileno())
+        except OSError as exc:
+            raise SwitchError(f"{path}: cannot write the new session: {exc.strerror}") from None
         try:
             os.link(tmp, path)
         except FileExistsError:
             raise TargetExists(f"{path}: already exists; refusing to overwrite it") from None
+        except OSError as exc:
+            raise SwitchError(
+                f"{path}: cannot put the new session in place: {exc.strerror}"
+            ) from None
         _fsync_dir(path.parent)
     finally:
-        tmp.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)
     return path
+
+
+def make_private_dirs(folder: Path) -> None:
+    """Create ``folder`` and its missing parents, each new one 0700 (what sessions hold is
+    private); existing folders are left as they are."""
+    missing: list[Path] = []
+    current = folder
+    while not os.path.isdir(current) and current != current.parent:
+        missing.append(current)
+        current = current.parent
+    for new in reversed(missing):
+        try:
+            os.mkdir(new, 0o700)
+        except FileExistsError:
+            if not os.path.isdir(new):
+                raise
 
 
 PARTIAL_PREFIX = ".segue-"
@@ -71,11 +104,18 @@ PARTIAL_SUFFIX = ".partial"
 
 def remove_stale_partials(folder: Path) -> list[Path]:
     """Remove temporary files that a killed writer left behind (their process is gone)."""
-    removed = []
-    for candidate in folder.glob(f"{PARTIAL_PREFIX}*{PARTIAL_SUFFIX}"):
+    removed: list[Path] = []
+    try:
+        candidates = list(folder.glob(f"{PARTIAL_PREFIX}*{PARTIAL_SUFFIX}"))
+    except OSError:
+        return removed
+    for candidate in candidates:
         pid_text = candidate.name[len(PARTIAL_PREFIX) :].split("-", 1)[0]
         if pid_text.isdigit() and not _alive(int(pid_text)):
-            candidate.unlink(missing_ok=True)
+            try:
+                candidate.unlink(missing_ok=True)
+            except OSError:
+                continue
             removed.append(candidate)
     return removed
 

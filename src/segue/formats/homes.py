@@ -12,6 +12,9 @@ def cli_home(env: Mapping[str, str] | None, variable: str, default: str) -> Path
     env = os.environ if env is None else env
     configured = env.get(variable)
     if configured:
-        return Path(configured).expanduser()
+        try:
+            return Path(configured).expanduser()
+        except RuntimeError:  # ~user of a user that does not exist: taken as written
+            return Path(configured)
     home = env.get("HOME")
     return (Path(home) if home else Path.home()) / default

@@ -9,15 +9,18 @@ from __future__ import annotations
 
 import gc
 import mmap
+import os
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import orjson
 
 from segue.conversation import Skip
+from segue.errors import SessionError
+from segue.formats.files import MAX_LINE, open_regular
 
 # Session lines run to tens of kilobytes (tool output); a 1 MiB buffer makes line iteration
 # about five times faster than the default 8 KiB one.
@@ -36,10 +39,37 @@ def iter_records(path: Path, report: LineReport) -> Iterator[tuple[int, dict[str
     """Yield ``(line_number, record)`` for every well-formed JSON object line of ``path``.
 
     Line numbers are 1-based. Blank lines are ignored silently. The file is streamed, so memory
-    holds one line at a time plus what the caller keeps.
+    holds one line at a time plus what the caller keeps; a line longer than
+    :data:`~segue.formats.files.MAX_LINE` is skipped (and reported) without being held. Raises
+    :class:`SessionError` for a file that is not a regular file or cannot be read.
     """
-    with path.open("rb", buffering=READ_BUFFER) as f:
-        yield from iter_records_in(f, str(path), report)
+    with open_regular(path, READ_BUFFER, "session file") as f:
+        try:
+            yield from iter_records_in(bounded_lines(f), str(path), report)
+        except OSError as exc:
+            raise SessionError(f"{path}: reading failed: {exc.strerror}") from None
+
+
+# Stands for a line longer than MAX_LINE (never valid JSON, so it costs nothing on the fast path).
+OVERLONG = b"\x00 overlong line"
+
+
+def bounded_lines(f: BinaryIO, limit: int = MAX_LINE) -> Iterator[bytes]:
+    """The lines of ``f``, each at most ``limit`` bytes: a longer one is read past in chunks and
+    yielded as :data:`OVERLONG`, so no line can exhaust memory."""
+    readline = f.readline
+    while True:
+        line = readline(limit)
+        if not line:
+            return
+        if len(line) == limit and not line.endswith(b"\n"):
+            while True:
+                rest = readline(READ_BUFFER)
+                if not rest or rest.endswith(b"\n"):
+                    break
+            yield OVERLONG
+            continue
+        yield line
 
 
 def iter_records_in(
@@ -55,6 +85,11 @@ def iter_records_in(
         try:
             record = loads(line)
         except decode_error as exc:
+            if line is OVERLONG:
+                report.skipped.append(
+                    Skip(name, lineno, f"longer than {MAX_LINE >> 20} MiB; not read")
+                )
+                continue
             if not line.strip():
                 continue
             if not line.endswith(b"\n"):
@@ -79,62 +114,50 @@ def as_str(value: Any, default: str = "") -> str:
     return value if type(value) is str else default
 
 
+def split_lines(data: bytes) -> list[bytes]:
+    """Lines as JSON Lines defines them: ended by ``\\n`` only (a ``\\r`` is whitespace)."""
+    lines = data.split(b"\n")
+    last = lines.pop()
+    out = [line + b"\n" for line in lines]
+    if last:
+        out.append(last)
+    return out
+
+
 def head_lines(path: Path, limit: int = 64 * 1024) -> list[bytes]:
-    """The complete lines within the first ``limit`` bytes (the first line even if longer)."""
-    with path.open("rb") as f:
+    """The complete lines within the first ``limit`` bytes (the first line even if longer, up to
+    :data:`MAX_LINE`)."""
+    with open_regular(path, what="session file") as f:
         data = f.read(limit)
         if len(data) == limit and not data.endswith(b"\n"):
             cut = data.rfind(b"\n")
-            if cut == -1:  # one huge first line: read it whole
-                data += f.readline()
+            if cut == -1:  # one long first line: read the rest of it, within the bound
+                data += f.readline(MAX_LINE - limit)
+                if len(data) >= MAX_LINE and not data.endswith(b"\n"):
+                    return []
             else:
                 data = data[: cut + 1]
-    return data.splitlines(keepends=True)
+    return split_lines(data)
 
 
 def tail_lines(path: Path, limit: int = 256 * 1024) -> list[bytes]:
-    """The complete lines within the last ``limit`` bytes (at least the last line)."""
-    with path.open("rb") as f:
-        size = f.seek(0, 2)
-        start = max(0, size - limit)
-        f.seek(start)
-        data = f.read()
-        while start > 0 and data.find(b"\n", 0, len(data) - 1) == -1:
-            # the last line alone is longer than the window: widen it
-            step = min(start, limit)
-            start -= step
-            f.seek(start)
-            data = f.read(step) + data
-    if start > 0:
-        data = data[data.find(b"\n") + 1 :]
-    return data.splitlines(keepends=True)
-
-
-def matching_lines(
-    path: Path, needles: tuple[bytes, ...], reject: tuple[bytes, ...] = ()
-) -> list[bytes]:
-    """Lines, in file order, that contain any of ``needles`` and none of ``reject``, found by a
-    byte scan (no JSON parsing), so counting prompts in a 100 MB file stays cheap."""
-    found: dict[int, bytes] = {}
-    with path.open("rb") as f:
-        try:
-            mm = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
-        except ValueError:  # empty file
+    """The complete lines within the last ``limit`` bytes (at least the last line, unless it is
+    longer than :data:`MAX_LINE`). Linear in the length of the last line, whatever it is."""
+    with open_regular(path, what="session file") as f:
+        size = os.fstat(f.fileno()).st_size
+        if size == 0:
             return []
-        with mm:
+        with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mm:
             size = len(mm)
-            for needle in needles:
-                pos = mm.find(needle)
-                while pos != -1:
-                    start = mm.rfind(b"\n", 0, pos) + 1
-                    end = mm.find(b"\n", pos)
-                    end = size if end == -1 else end + 1
-                    if start not in found:
-                        line = mm[start:end]
-                        if not any(r in line for r in reject):
-                            found[start] = line
-                    pos = mm.find(needle, end)
-    return [found[k] for k in sorted(found)]
+            floor = max(0, size - 1 - MAX_LINE)
+            last_start = mm.rfind(b"\n", floor, size - 1) + 1
+            if last_start == 0 and floor > 0:  # the last line alone is over the bound
+                return []
+            start = min(max(0, size - limit), last_start)
+            if start > 0 and mm[start - 1] != 0x0A:
+                start = mm.find(b"\n", start) + 1
+            data = mm[start:size]
+    return split_lines(data)
 
 
 @contextmanager

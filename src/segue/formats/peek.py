@@ -11,7 +11,7 @@ from pathlib import Path
 
 from segue.conversation import Conversation, Provider
 from segue.session_info import SessionInfo
-from segue.transforms.effective import apply_rollbacks
+from segue.transforms.effective import active_prompts
 from segue.transforms.state import session_state
 from segue.transforms.turns import prompts
 
@@ -29,7 +29,7 @@ def session_info(
 ) -> SessionInfo:
     """The row for ``path``: ``head`` and ``tail`` are its first and last lines read as a
     session, ``scanned`` the lines that can be prompts (and titles)."""
-    typed = prompts(apply_rollbacks(scanned.items))
+    typed = active_prompts(scanned.items)
     state, reset_at = session_state(tail.items)
     first = _first_prompt(head) or (typed[0].text if typed else None)
     return SessionInfo(
@@ -60,4 +60,10 @@ def one_line(text: str | None, limit: int = 200) -> str | None:
     if text is None:
         return None
     flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+    if len(flat) <= limit:
+        return flat
+    cut = flat[: limit - 1]
+    space = cut.rfind(" ")
+    # at a word boundary when there is one: a key or token is then shown whole (and masked by a
+    # renderer that masks secrets) or not at all, never a recognisable part of it
+    return (cut[:space] if space > 0 else cut) + "…"

@@ -13,6 +13,7 @@ from pathlib import Path
 from segue.budget import TargetProfile
 from segue.conversation import Provider
 from segue.errors import SessionError
+from segue.formats.files import open_regular
 from segue.providers.base import Env, ProviderEntry
 from segue.providers.claude import ClaudeCode
 from segue.providers.codex import Codex
@@ -51,11 +52,11 @@ HEAD_BYTES = 4096
 
 def entry_for_file(path: Path) -> ProviderEntry:
     """The provider that wrote ``path``, judged by its name and first bytes."""
-    try:
-        with path.open("rb") as f:
+    with open_regular(path, what="session file") as f:
+        try:
             head = f.read(HEAD_BYTES)
-    except OSError as exc:
-        raise SessionError(f"{path}: cannot read: {exc.strerror}") from exc
+        except OSError as exc:
+            raise SessionError(f"{path}: cannot read: {exc.strerror}") from None
     for candidate in _ENTRIES.values():
         if candidate.recognises(path, head):
             return candidate

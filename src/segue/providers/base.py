@@ -66,12 +66,16 @@ class ProviderEntry(ABC):
     # -- finding ------------------------------------------------------------------------------
 
     @abstractmethod
-    def session_files(self, env: Env) -> Iterator[Path]:
+    def session_files(self, env: Env, problems: list[str] | None = None) -> Iterator[Path]:
         """Every session file of this provider on the machine (subagent transcripts and other
-        files that belong to a session are not listed on their own)."""
+        files that belong to a session are not listed on their own): whatever is named like
+        one, regular or not. A folder that cannot be listed is reported in ``problems``
+        ("<folder>: <why>"), never raised."""
 
     @abstractmethod
-    def session_files_for(self, cwd: str, env: Env) -> Iterator[Path]:
+    def session_files_for(
+        self, cwd: str, env: Env, problems: list[str] | None = None
+    ) -> Iterator[Path]:
         """The files that may be sessions of working directory ``cwd`` (a real path). A superset
         is fine: the listing checks each file's own cwd."""
 
@@ -81,7 +85,13 @@ class ProviderEntry(ABC):
 
     @abstractmethod
     def session_id(self, path: Path) -> str:
-        """The session id a file is known by (what ``--resume`` takes)."""
+        """The session id a file is known by (what ``--resume`` takes), from its name alone:
+        the one id segue prints, finds, locks and resumes it by."""
+
+    @abstractmethod
+    def recorded_id(self, path: Path) -> str | None:
+        """The id the file's own records give, when it differs from :meth:`session_id`
+        (a copied or renamed file): ``find`` accepts it too."""
 
     # -- reading ------------------------------------------------------------------------------
 

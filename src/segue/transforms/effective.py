@@ -23,8 +23,9 @@ from segue.conversation import (
     Opaque,
     Rollback,
     TurnMarker,
+    UserMessage,
 )
-from segue.transforms.turns import is_prompt
+from segue.transforms.turns import is_prompt, prompts
 
 
 def apply_rollbacks(items: Sequence[Item]) -> list[Item]:
@@ -46,6 +47,12 @@ def apply_rollbacks(items: Sequence[Item]) -> list[Item]:
             continue
         out.append(item)
     return out
+
+
+def active_prompts(items: Sequence[Item]) -> list[UserMessage]:
+    """The typed prompts that still count once rollbacks are applied: the turns ``segue show``
+    numbers and ``segue sessions`` counts."""
+    return prompts(apply_rollbacks(items))
 
 
 def _first_prompt_index(items: Sequence[Item]) -> int:

@@ -58,6 +58,22 @@ class Plan:
     capped_chars: int = 0
     trimmed_results: int = 0  # outputs carried with their middle cut, for either reason
     trimmed_chars: int = 0  # characters cut from them
+    secrets: dict[str, int] = field(default_factory=dict)  # kind -> occurrences in ``items``
+    secrets_redacted: bool = False  # replaced by markers everywhere (else only in segue's own)
+
+    @property
+    def secrets_line(self) -> str | None:
+        """What the plan carries of secrets, for a person; None when it carries none."""
+        if not self.secrets:
+            return None
+        total = sum(self.secrets.values())
+        kinds = ", ".join(f"{n} {kind}" for kind, n in self.secrets.items())
+        if self.secrets_redacted:
+            return f"{total} found ({kinds}): replaced by markers"
+        return (
+            f"{total} found ({kinds}): carried as they are, except in segue's own summary "
+            "(--redact-secrets replaces them by markers)"
+        )
 
     @property
     def loss_line(self) -> str:

@@ -35,6 +35,7 @@ class TranscriptIndex:
     answers: dict[str, list[str]] = field(default_factory=dict)  # tool_use record -> results
     first_timestamp: str | None = None
     last_timestamp: str | None = None
+    session_id: str | None = None  # the first ``sessionId`` a record gives
 
 
 def index_records(records: Iterable[Entry], *, sidechain: bool = False) -> TranscriptIndex:
@@ -53,6 +54,8 @@ def index_records(records: Iterable[Entry], *, sidechain: bool = False) -> Trans
                 first_ts = ts
             if last_ts is None or ts > last_ts:
                 last_ts = ts
+        if index.session_id is None and type(rec.get("sessionId")) is str:
+            index.session_id = rec["sessionId"]
         uuid = rec.get("uuid")
         if type(kind) is str and kind in CHAIN_TYPES and type(uuid) is str:
             if rec.get("isSidechain") and not sidechain:

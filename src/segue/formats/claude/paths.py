@@ -7,7 +7,11 @@ import re
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
+import orjson
+
+from segue.errors import SegueError
 from segue.formats.homes import cli_home
+from segue.formats.jsonl import head_lines
 
 _NON_ALNUM = re.compile(r"[^A-Za-z0-9]")
 _MAX_ENCODED = 200
@@ -63,31 +67,72 @@ def project_dir_for(cwd: str | Path, env: Mapping[str, str] | None = None) -> Pa
     return projects_dir(env) / encode_cwd(os.path.realpath(cwd))
 
 
-def iter_session_files(env: Mapping[str, str] | None = None) -> Iterator[Path]:
-    """Every main-session transcript (``projects/<enc>/<id>.jsonl``); subagent files excluded."""
-    root = projects_dir(env)
-    if not root.is_dir():
-        return
-    for project in root.iterdir():
-        if not project.is_dir():
-            continue
-        for entry in project.iterdir():
-            if entry.suffix == ".jsonl" and entry.is_file():
-                yield entry
+def _entries(folder: Path, problems: list[str] | None) -> list[Path]:
+    """The entries of a folder; one that cannot be listed is reported, not raised."""
+    try:
+        return sorted(folder.iterdir())
+    except FileNotFoundError:
+        return []
+    except OSError as exc:
+        if problems is not None:
+            problems.append(f"{folder}: cannot list the folder: {exc.strerror}")
+        return []
 
 
-def session_files_for(cwd: str, env: Mapping[str, str] | None = None) -> Iterator[Path]:
+def _transcripts(folder: Path, problems: list[str] | None) -> Iterator[Path]:
+    for entry in _entries(folder, problems):
+        if entry.suffix == ".jsonl" and not entry.name.startswith("."):
+            yield entry
+
+
+def iter_session_files(
+    env: Mapping[str, str] | None = None, problems: list[str] | None = None
+) -> Iterator[Path]:
+    """Every main-session transcript (``projects/<enc>/<id>.jsonl``); subagent files excluded.
+    Anything named like one is yielded (reading it refuses what is not a regular file); a
+    folder that cannot be listed is reported in ``problems``."""
+    for project in _entries(projects_dir(env), problems):
+        if is_dir(project):
+            yield from _transcripts(project, problems)
+
+
+def session_files_for(
+    cwd: str, env: Mapping[str, str] | None = None, problems: list[str] | None = None
+) -> Iterator[Path]:
     """The transcripts in the project folder of working directory ``cwd`` (a real path)."""
-    folder = projects_dir(env) / encode_cwd(cwd)
-    if folder.is_dir():
-        for entry in folder.iterdir():
-            if entry.suffix == ".jsonl" and entry.is_file():
-                yield entry
+    yield from _transcripts(projects_dir(env) / encode_cwd(cwd), problems)
+
+
+def is_dir(path: Path) -> bool:
+    try:
+        return path.is_dir()
+    except OSError:
+        return False
 
 
 def subagent_files(transcript: Path) -> list[Path]:
-    """The subagent transcripts that belong to a session file, if any."""
+    """The subagent transcripts that belong to a session file, if any (whatever is named like
+    one: the reader refuses, with a note, what is not a regular file)."""
     folder = transcript.with_suffix("") / "subagents"
-    if not folder.is_dir():
+    if not is_dir(folder):
         return []
-    return sorted(folder.glob("agent-*.jsonl"))
+    return [
+        p for p in _entries(folder, None) if p.name.startswith("agent-") and p.suffix == ".jsonl"
+    ]
+
+
+def recorded_session_id(path: Path) -> str | None:
+    """The ``sessionId`` a transcript's first records give (normally its file name)."""
+    try:
+        lines = head_lines(path)
+    except (SegueError, OSError, ValueError):
+        return None
+    for line in lines:
+        try:
+            record = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            continue
+        value = record.get("sessionId") if type(record) is dict else None
+        if type(value) is str and value:
+            return value
+    return None

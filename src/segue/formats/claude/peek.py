@@ -1,25 +1,27 @@
-"""A listing row for a Claude Code transcript, from its head, its tail and a byte scan."""
+"""A listing row for a Claude Code transcript: its head, its tail, and one skeleton pass for
+the active chain's prompts."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from segue.conversation import Provider
+from segue.formats.claude.chain import active_chain
 from segue.formats.claude.reader import read_lines
-from segue.formats.jsonl import head_lines, matching_lines, tail_lines
+from segue.formats.claude.skeleton import skeleton_index
+from segue.formats.jsonl import head_lines, tail_lines
 from segue.formats.peek import session_info
 from segue.session_info import SessionInfo
 
-# Lines that can hold a typed prompt, and lines that cannot although they match.
-PROMPT_LINES = (b'"type":"user"',)
-NOT_PROMPT_LINES = (b'"tool_use_id"', b'"isCompactSummary":true', b'"isSidechain":true')
-TITLE_LINES = (b'"type":"custom-title"', b'"type":"ai-title"', b'"type":"summary"')
-
 
 def peek(path: Path) -> SessionInfo:
-    size = path.stat().st_size
+    size = os.stat(path).st_size
     head = read_lines(path, head_lines(path))
     tail = read_lines(path, tail_lines(path))
-    found = matching_lines(path, PROMPT_LINES, NOT_PROMPT_LINES) + matching_lines(path, TITLE_LINES)
-    scanned = read_lines(path, found, follow_chain=False)
+    index, candidates = skeleton_index(path)
+    prompt_lines = [candidates[n] for n, _ in active_chain(index) if n in candidates]
+    scanned = read_lines(path, prompt_lines, follow_chain=False)
+    titles = index.titles
+    scanned.meta.title = titles.get("custom") or titles.get("ai") or titles.get("summary")
     return session_info(path, Provider.CLAUDE, size=size, head=head, tail=tail, scanned=scanned)

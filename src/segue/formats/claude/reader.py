@@ -40,6 +40,7 @@ from segue.conversation import (
     TurnStatus,
     UserMessage,
 )
+from segue.errors import SegueError
 from segue.formats.claude.chain import (
     Entry,
     TranscriptIndex,
@@ -90,7 +91,12 @@ def read_session(path: Path, *, with_subagents: bool = True) -> Conversation:
         conversation = _read(path, None, sidechain=False, follow_chain=True)
     if with_subagents:
         for sub in subagent_files(path):
-            conversation.sidechains.append(_read(sub, None, sidechain=True, follow_chain=True))
+            try:
+                side = _read(sub, None, sidechain=True, follow_chain=True)
+            except SegueError as exc:  # a FIFO, a dangling link, a folder named like one
+                conversation.notes.append(f"subagent transcript skipped: {exc}")
+                continue
+            conversation.sidechains.append(side)
     return conversation
 
 
@@ -158,6 +164,9 @@ class _Decoder:
             for _, rec in self.index.metadata:
                 cwd = _str_or_none(rec.get("cwd")) or cwd
         titles = self.index.titles
+        extra: dict[str, JSON] = {}
+        if self.index.session_id not in (None, path.stem):
+            extra["recorded_id"] = self.index.session_id
         return SessionMeta(
             provider=Provider.CLAUDE,
             id=path.stem,
@@ -169,6 +178,7 @@ class _Decoder:
             title=titles.get("custom") or titles.get("ai") or titles.get("summary"),
             created=self.index.first_timestamp,
             updated=self.index.last_timestamp,
+            extra=extra,
         )
 
     # -- items ------------------------------------------------------------------------------

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import orjson
 
+from segue.errors import SegueError
+from segue.formats.files import open_regular
 from segue.formats.homes import cli_home
 
 
@@ -21,13 +23,23 @@ def sessions_dir(env: Mapping[str, str] | None = None) -> Path:
     return codex_home(env) / "sessions"
 
 
-def iter_session_files(env: Mapping[str, str] | None = None) -> Iterator[Path]:
-    """Every rollout file under ``sessions/`` (any depth, as Codex's own lookup does)."""
-    root = sessions_dir(env)
-    if not root.is_dir():
-        return
-    for dirpath, _dirs, files in os.walk(root):
-        for name in files:
+def iter_session_files(
+    env: Mapping[str, str] | None = None, problems: list[str] | None = None
+) -> Iterator[Path]:
+    """Every file named like a rollout under ``sessions/`` (any depth, as Codex's own lookup
+    does; reading one refuses what is not a regular file). A folder that cannot be listed is
+    reported in ``problems``."""
+    yield from _walk(sessions_dir(env), problems)
+
+
+def _walk(root: Path, problems: list[str] | None) -> Iterator[Path]:
+    def report(exc: OSError) -> None:
+        if problems is not None and not isinstance(exc, FileNotFoundError):
+            problems.append(f"{exc.filename}: cannot list the folder: {exc.strerror}")
+
+    for dirpath, dirs, files in os.walk(root, onerror=report):
+        dirs.sort()
+        for name in sorted(files):
             if name.startswith("rollout-") and name.endswith(".jsonl"):
                 yield Path(dirpath) / name
 
@@ -66,26 +78,37 @@ def sessions_root_of(path: Path) -> Path | None:
 def thread_files(root: Path, thread_id: str) -> list[Path]:
     """Every file (base and generations) of one thread under ``root``, oldest name first."""
     found = []
-    for dirpath, _dirs, files in os.walk(root):
-        for name in files:
-            if thread_id in name and name.startswith("rollout-") and name.endswith(".jsonl"):
-                path = Path(dirpath) / name
-                parsed = parse_name(path)
-                if parsed and parsed[0] == thread_id:
-                    found.append(path)
+    for path in _walk(root, None):
+        if thread_id in path.name:
+            parsed = parse_name(path)
+            if parsed and parsed[0] == thread_id:
+                found.append(path)
     return sorted(found, key=lambda p: p.name)
+
+
+def _first_meta(path: Path) -> dict[str, object]:
+    """The payload of a rollout's first line (its ``session_meta``), reading nothing further;
+    empty when it cannot be told."""
+    try:
+        with open_regular(path) as f:
+            first = f.readline(1 << 20)
+        record = orjson.loads(first)
+    except (SegueError, OSError, ValueError):
+        return {}
+    payload = record.get("payload") if type(record) is dict else None
+    return payload if type(payload) is dict else {}
+
+
+def recorded_session_id(path: Path) -> str | None:
+    """The thread id a rollout's ``session_meta`` records (normally the one in its name)."""
+    value = _first_meta(path).get("id")
+    return value if type(value) is str and value else None
 
 
 def recorded_cwd(path: Path) -> str | None:
     """The working directory a rollout's first line records (as a real path), reading nothing
     further; None when it cannot be told."""
-    try:
-        with path.open("rb") as f:
-            first = f.readline(1 << 20)
-        payload = orjson.loads(first).get("payload")
-    except (OSError, ValueError, AttributeError):
-        return None
-    cwd = payload.get("cwd") if type(payload) is dict else None
+    cwd = _first_meta(path).get("cwd")
     if type(cwd) is not str:
         return None
     try:

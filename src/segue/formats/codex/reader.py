@@ -40,9 +40,11 @@ from segue.conversation import (
     TurnStatus,
     UserMessage,
 )
+from segue.errors import SegueError
 from segue.formats.codex.paths import session_id_from_name, sessions_root_of, thread_files
 from segue.formats.codex.records import Record
 from segue.formats.codex.tools import tool_kind
+from segue.formats.files import open_regular
 from segue.formats.jsonl import (
     LineReport,
     as_dict,
@@ -117,9 +119,13 @@ def _with_history_base(
         )
         return conversation
     base_path = earlier[-1]
-    previous = read_session(base_path) if depth == 0 else _Reader(base_path).read()
-    with base_path.open("rb") as f:
-        kept_lines = f.read(offset).count(b"\n")
+    try:
+        previous = read_session(base_path) if depth == 0 else _Reader(base_path).read()
+        with open_regular(base_path, what="session file") as f:
+            kept_lines = f.read(max(0, offset)).count(b"\n")
+    except SegueError as exc:
+        conversation.notes.append(f"{exc}; only {path} was read")
+        return conversation
     rolled_back = [
         item
         for item in previous.items
@@ -216,8 +222,11 @@ class _Reader:
 
     def _session_meta(self, p: Record) -> None:
         meta = self.meta
-        if isinstance(p.get("id"), str):
-            meta.id = p["id"]
+        recorded = p.get("id")
+        if type(recorded) is str and recorded != meta.id:
+            # the file is known (listed, found, resumed) by the id in its name; a copied or
+            # renamed rollout records another one, which ``find`` also accepts
+            meta.extra["recorded_id"] = recorded
         meta.cwd = p.get("cwd") if isinstance(p.get("cwd"), str) else None
         meta.cli_version = p.get("cli_version") if isinstance(p.get("cli_version"), str) else None
         meta.created = p.get("timestamp") if isinstance(p.get("timestamp"), str) else None

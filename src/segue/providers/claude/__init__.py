@@ -25,19 +25,28 @@ class ClaudeCode(ProviderEntry):
     label: ClassVar[str] = "Claude Code"
     command: ClassVar[str] = "claude"
 
-    def session_files(self, env: Env) -> Iterator[Path]:
-        return paths.iter_session_files(env)
+    def session_files(self, env: Env, problems: list[str] | None = None) -> Iterator[Path]:
+        return paths.iter_session_files(env, problems)
 
-    def session_files_for(self, cwd: str, env: Env) -> Iterator[Path]:
-        return paths.session_files_for(cwd, env)
+    def session_files_for(
+        self, cwd: str, env: Env, problems: list[str] | None = None
+    ) -> Iterator[Path]:
+        return paths.session_files_for(cwd, env, problems)
 
     def recognises(self, path: Path, head: bytes) -> bool:
-        if not head.strip():
+        # where Claude Code keeps transcripts (``projects/<encoded cwd>/<uuid>.jsonl``), whatever
+        # the records (one holding only metadata has none of the markers)
+        where = path.parent.parent.name == "projects" and paths.looks_like_session_id(path.stem)
+        if not head.strip() or where:
             return path.suffix == ".jsonl" and paths.looks_like_session_id(path.stem)
         return any(marker in head for marker in paths.TRANSCRIPT_MARKERS)
 
     def session_id(self, path: Path) -> str:
         return path.stem
+
+    def recorded_id(self, path: Path) -> str | None:
+        recorded = paths.recorded_session_id(path)
+        return recorded if recorded != path.stem else None
 
     read = staticmethod(reader.read_session)
     peek = staticmethod(peek)

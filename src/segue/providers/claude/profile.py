@@ -32,6 +32,7 @@ from segue.budget import TargetProfile
 from segue.conversation import Provider
 from segue.errors import ConfigError
 from segue.formats.claude.paths import config_dir
+from segue.formats.files import read_config
 
 CLAUDE_VERSION = "2.1.328"
 WINDOW_1M = 1_000_000
@@ -285,13 +286,8 @@ def _pct_override(environ: Mapping[str, str], notes: list[str]) -> float | None:
 
 
 def _read_settings(path: Path) -> dict[str, Any]:
-    try:
-        raw = path.read_bytes()
-    except (FileNotFoundError, NotADirectoryError):
-        return {}
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read the Claude Code settings: {exc.strerror}") from None
-    if not raw.strip():
+    raw = read_config(path, "Claude Code settings")
+    if raw is None or not raw.strip():
         return {}
     try:
         data = json.loads(raw)

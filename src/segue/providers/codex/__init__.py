@@ -25,11 +25,13 @@ class Codex(ProviderEntry):
     command: ClassVar[str] = "codex"
     compacts_on_arrival: ClassVar[bool] = True  # from the token count segue seeds
 
-    def session_files(self, env: Env) -> Iterator[Path]:
-        return paths.iter_session_files(env)
+    def session_files(self, env: Env, problems: list[str] | None = None) -> Iterator[Path]:
+        return paths.iter_session_files(env, problems)
 
-    def session_files_for(self, cwd: str, env: Env) -> Iterator[Path]:
-        for path in paths.iter_session_files(env):
+    def session_files_for(
+        self, cwd: str, env: Env, problems: list[str] | None = None
+    ) -> Iterator[Path]:
+        for path in paths.iter_session_files(env, problems):
             if paths.recorded_cwd(path) in (cwd, None):
                 yield path
 
@@ -40,6 +42,10 @@ class Codex(ProviderEntry):
 
     def session_id(self, path: Path) -> str:
         return paths.session_id_from_name(path) or path.stem
+
+    def recorded_id(self, path: Path) -> str | None:
+        recorded = paths.recorded_session_id(path)
+        return recorded if recorded != self.session_id(path) else None
 
     read = staticmethod(reader.read_session)
     peek = staticmethod(peek)

@@ -19,6 +19,7 @@ from segue.conversation import Provider
 from segue.errors import ConfigError
 from segue.formats.codex.paths import codex_home
 from segue.formats.codex.writer import BYTES_PER_TOKEN
+from segue.formats.files import read_config
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,7 +110,7 @@ def target_profile(env: Mapping[str, str], cwd: str | None = None) -> TargetProf
     info: CodexModelInfo | None = None
     catalog_setting = _opt_str(config, "model_catalog_json", config_path)
     if catalog_setting is not None:
-        catalog_path = (home / Path(catalog_setting).expanduser()).resolve()
+        catalog_path = _config_path(home, catalog_setting, config_path)
         info = _catalog_lookup(catalog_path, model)
         if info is not None:
             notes.append(f"model_catalog_json {catalog_path}")
@@ -162,25 +163,23 @@ def target_profile(env: Mapping[str, str], cwd: str | None = None) -> TargetProf
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
+    raw = read_config(path, "Codex config")
+    if raw is None:
         return {}
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read the Codex config: {exc}") from exc
     try:
         return tomllib.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise ConfigError(f"{path}: not a valid TOML Codex config: {exc}") from exc
+        raise ConfigError(f"{path}: not a valid TOML Codex config: {exc}") from None
 
 
 def _catalog_lookup(path: Path, slug: str) -> CodexModelInfo | None:
+    raw = read_config(path, "model catalog")
+    if raw is None:
+        raise ConfigError(f"{path}: model_catalog_json names a missing file")
     try:
-        data = json.loads(path.read_bytes())
-    except FileNotFoundError as exc:
-        raise ConfigError(f"{path}: model_catalog_json names a missing file") from exc
-    except (OSError, ValueError) as exc:
-        raise ConfigError(f"{path}: not a valid model catalog JSON: {exc}") from exc
+        data = json.loads(raw)
+    except ValueError as exc:
+        raise ConfigError(f"{path}: not a valid model catalog JSON: {exc}") from None
     models = data.get("models") if isinstance(data, dict) else None
     if not isinstance(models, list):
         raise ConfigError(f'{path}: a model catalog must be {{"models": [...]}}')
@@ -211,6 +210,14 @@ def _entry_truncation(entry: Mapping[str, Any], path: Path) -> TruncationPolicy 
             '{"mode": "tokens"|"bytes", "limit": <positive integer>}'
         )
     return TruncationPolicy(mode, limit)
+
+
+def _config_path(home: Path, setting: str, config_path: Path) -> Path:
+    """A path a config setting names, relative to the Codex home."""
+    try:
+        return (home / Path(setting).expanduser()).resolve()
+    except (RuntimeError, OSError, ValueError) as exc:  # ~nosuchuser, a loop of links, NUL
+        raise ConfigError(f"{config_path}: `model_catalog_json` {setting!r}: {exc}") from None
 
 
 def _entry_int(entry: Mapping[str, Any], key: str, path: Path) -> int | None:

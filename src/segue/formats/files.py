@@ -1,0 +1,107 @@
+"""Opening the files segue reads: regular files only, never a hang, every read bounded.
+
+Anything named like a session can be something else: a FIFO (opening it for reading would wait
+for a writer forever), a link to ``/dev/zero`` (an endless line), a directory, a dangling link.
+Every session, config and database file segue reads is opened here: without blocking, then
+checked to be a regular file, else refused with a one-line :class:`SessionError` naming it.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+from typing import BinaryIO
+
+from segue.errors import ConfigError, SegueError, SessionError
+
+__all__ = ["MAX_LINE", "is_regular", "open_regular", "read_config", "read_regular"]
+
+# The longest line a reader takes (a Claude message with several images runs to tens of MB);
+# a longer one is skipped with a report, so memory stays bounded whatever a file holds.
+MAX_LINE = 128 << 20
+
+_KINDS = (
+    (stat.S_ISDIR, "a directory"),
+    (stat.S_ISFIFO, "a FIFO"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+def _kind(mode: int) -> str:
+    for test, name in _KINDS:
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
+def open_regular(
+    path: Path,
+    buffering: int = -1,
+    what: str = "file",
+    error: type[SegueError] = SessionError,
+) -> BinaryIO:
+    """``path`` opened for reading in binary mode, if it is (or links to) a regular file.
+
+    Raises ``error`` (":class:`SessionError`": "<path>: cannot read the …: <reason>" /
+    "<path>: is a FIFO, not a regular …") otherwise. Opening never blocks: a FIFO is opened
+    non-blocking, seen for what it is, and closed.
+    """
+    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY
+    try:
+        fd = os.open(path, flags)
+    except OSError as exc:
+        raise error(f"{path}: cannot read the {what}: {exc.strerror}") from None
+    except ValueError:  # a NUL byte in the name
+        raise error(f"{path!r}: not a usable file name") from None
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise error(f"{path}: is {_kind(mode)}, not a regular {what}; not read")
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb", buffering=buffering)
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def read_regular(
+    path: Path, limit: int, what: str = "file", error: type[SegueError] = SessionError
+) -> bytes:
+    """The whole of a small regular file, refused (``error``) when larger than ``limit``."""
+    with open_regular(path, what=what, error=error) as f:
+        try:
+            data = f.read(limit + 1)
+        except OSError as exc:
+            raise error(f"{path}: reading the {what} failed: {exc.strerror}") from None
+    if len(data) > limit:
+        raise error(f"{path}: larger than {limit:,} bytes; not a {what} segue reads")
+    return data
+
+
+CONFIG_LIMIT = 16 << 20
+
+
+def read_config(path: Path, what: str) -> bytes | None:
+    """A configuration file's bytes, or None when there is none; :class:`ConfigError` when it
+    exists but cannot be read (not a regular file, no permission, absurdly large)."""
+    try:
+        os.stat(path)
+    except FileNotFoundError:
+        return None
+    except OSError:
+        pass  # let opening it say what is wrong
+    except ValueError:
+        raise ConfigError(f"{path!r}: not a usable file name") from None
+    return read_regular(path, CONFIG_LIMIT, what, ConfigError)
+
+
+def is_regular(path: Path) -> bool:
+    """Whether ``path`` is (or links to) a regular file; False for anything that cannot be
+    looked at (a dangling link, no permission)."""
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except (OSError, ValueError):
+        return False

@@ -1,0 +1,227 @@
+"""Secrets in conversation text: found with detect-secrets' detectors, counted by kind, masked.
+
+A switch sends a whole history to another company, and a transcript often holds a key the user
+pasted or a tool printed. segue uses the regex detectors of Yelp's ``detect-secrets`` (the
+well-kept scanner behind many pre-commit setups) for the kinds of credential with a recognisable
+shape, plus two shapes it does not know yet (Anthropic API keys, GitHub fine-grained tokens).
+Its entropy and keyword detectors are left out: every transcript is full of hashes, ids and
+``password = …`` code, and a count that cries wolf is ignored. Detectors are only asked for
+matches (``analyze_string``); nothing is ever sent anywhere to "verify" a secret.
+
+A private key is masked as a whole block, from its ``BEGIN`` line to its ``END`` line (or to the
+end of the text), not just the header line the detector reports.
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from functools import cache
+from typing import Any
+
+__all__ = ["SecretScan", "marker", "mask", "scan"]
+
+
+# The detectors segue uses: (detect-secrets module, class) and the kind segue names it by (in
+# counts, in JSON, in markers), and the literals that every match contains: a tuple of
+# alternatives, each a tuple of literals that must all occur (in any case, when marked so). A
+# detector whose literals are absent from a text is not run, and detect-secrets is only imported
+# when one is present: a scan of text without candidates costs a few milliseconds per MB, and
+# ``segue sessions`` does not pay for importing the scanner. (detect-secrets' Discord and
+# Telegram detectors are left out: their patterns have no literal to look for first and cost
+# more than all the others together, for kinds rarely seen here.)
+Gate = tuple[tuple[str, ...], ...]
+DETECTORS: tuple[tuple[str, str, str, Gate, bool], ...] = (
+    ("segue.secrets", "AnthropicKeyDetector", "anthropic_api_key", (("sk-ant-",),), False),
+    ("openai", "OpenAIDetector", "openai_api_key", (("T3BlbkFJ",),), False),
+    (
+        "aws",
+        "AWSKeyDetector",
+        "aws_key",
+        (("A3T",), ("ABIA",), ("ACCA",), ("AKIA",), ("ASIA",), ("aws",)),
+        True,
+    ),
+    (
+        "github_token",
+        "GitHubTokenDetector",
+        "github_token",
+        (("ghp_",), ("gho_",), ("ghu_",), ("ghs_",), ("ghr_",)),
+        False,
+    ),
+    ("segue.secrets", "GitHubFineGrainedTokenDetector", "github_token", (("github_pat_",),), False),
+    (
+        "gitlab_token",
+        "GitLabTokenDetector",
+        "gitlab_token",
+        tuple(
+            (prefix,)
+            for prefix in (
+                "glpat-",
+                "gldt-",
+                "glft-",
+                "glsoat-",
+                "glrt-",
+                "GR1348941",
+                "glcbt-",
+                "glimt-",
+                "glptt-",
+                "glagent-",
+                "gloas-",
+            )
+        ),
+        False,
+    ),
+    (
+        "private_key",
+        "PrivateKeyDetector",
+        "private_key",
+        (("PRIVATE KEY",), ("PuTTY-User-Key-File",)),
+        False,
+    ),
+    ("slack", "SlackDetector", "slack_token", (("xox",), ("hooks.slack.com",)), True),
+    ("stripe", "StripeDetector", "stripe_key", (("k_live_",),), False),
+    ("jwt", "JwtTokenDetector", "jwt", (("eyJ",),), False),
+    ("npm", "NpmDetector", "npm_token", (("_authToken=",),), False),
+    ("pypi_token", "PypiTokenDetector", "pypi_token", (("pypi-AgE",),), False),
+    ("sendgrid", "SendGridDetector", "sendgrid_key", (("SG.",),), False),
+    ("square_oauth", "SquareOAuthDetector", "square_oauth_secret", (("sq0csp-",),), False),
+    (
+        "azure_storage_key",
+        "AzureStorageKeyDetector",
+        "azure_storage_key",
+        (("AccountKey=",),),
+        False,
+    ),
+    ("basic_auth", "BasicAuthDetector", "url_password", (("://", "@"),), False),
+)
+
+
+_PRIVATE_BLOCK = re.compile(
+    r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY[A-Z ]*-----.*?"
+    r"(?:-----END[A-Z0-9 ]*PRIVATE KEY[A-Z ]*-----|\Z)"
+    r"|PuTTY-User-Key-File-\d.*?(?:Private-MAC: *\S+|\Z)",
+    re.DOTALL,
+)
+CUT = "…"  # how segue marks a text it cut short
+MIN_CUT = 8  # the shortest start of a secret, before a cut, that is still masked
+_SEPARATOR = "\n\n"  # between texts scanned together: no detector matches across it
+
+
+def marker(kind: str) -> str:
+    """What a redacted secret becomes."""
+    return f"[secret redacted by segue: {kind}]"
+
+
+@cache
+def _detector(module: str, name: str) -> Any:
+    """An instance of one detector (detect-secrets is imported on first use)."""
+    if module == "segue.secrets":
+        from segue import secret_detectors
+
+        return getattr(secret_detectors, name)()
+    plugins = importlib.import_module(f"detect_secrets.plugins.{module}")
+    return getattr(plugins, name)()
+
+
+def _gate_open(gate: Gate, haystack: bytes, fold: bool) -> bool:
+    return any(
+        all((g.lower() if fold else g).encode() in haystack for g in literals) for literals in gate
+    )
+
+
+@dataclass(slots=True)
+class SecretScan:
+    """The secrets found in some texts: each distinct value with its kind, and how many times
+    each kind occurs."""
+
+    values: dict[str, str] = field(default_factory=dict)  # secret text -> kind
+    counts: dict[str, int] = field(default_factory=dict)  # kind -> occurrences
+
+    def __bool__(self) -> bool:
+        return bool(self.values)
+
+    def redact(self, text: str) -> str:
+        """``text`` with every secret of this scan replaced by its kind's marker."""
+        if not self.values or not text:
+            return text
+        for value in self._ordered():
+            if value in text:
+                text = text.replace(value, marker(self.values[value]))
+        if CUT in text:  # a text cut short for display (an index line): the part of a secret
+            for value in self._ordered():
+                for keep in range(len(value) - 1, MIN_CUT - 1, -1):
+                    part = value[:keep] + CUT
+                    if part in text:
+                        text = text.replace(part, marker(self.values[value]) + CUT)
+                        break
+        return text
+
+    def _ordered(self) -> list[str]:
+        return sorted(self.values, key=len, reverse=True)  # a longer secret before its parts
+
+
+def scan(texts: Iterable[str]) -> SecretScan:
+    """Every secret in ``texts``, scanned together in one pass per detector."""
+    texts = [t for t in texts if t]
+    if not texts:
+        return SecretScan()
+    blob = _SEPARATOR.join(texts)
+    values: dict[str, str] = {}
+    private_key = False
+    raw = blob.encode("utf-8", "surrogatepass")  # bytes search beats str search on non-ASCII
+    folded: bytes | None = None  # ASCII-lowered, for the gates of case-blind patterns
+    for module, name, kind, gate, fold in DETECTORS:
+        if fold:
+            folded = raw.lower() if folded is None else folded
+        if not _gate_open(gate, folded if fold and folded is not None else raw, fold):
+            continue
+        for found in _detector(module, name).analyze_string(blob):
+            if kind == "private_key":
+                private_key = True  # the detector names the header; the block is taken below
+            elif found and found not in values:
+                values[found] = kind
+    if private_key:
+        for block in _PRIVATE_BLOCK.findall(blob):
+            values[block] = "private_key"
+    counts: Counter[str] = Counter()
+    for value, kind in values.items():
+        counts[kind] += blob.count(value)
+    return SecretScan(values, dict(sorted(counts.items())))
+
+
+def mask(text: str) -> str:
+    """``text`` with every secret in it replaced by its kind's marker."""
+    return scan([text]).redact(text) if text else text
+
+
+def strings_in(value: Any) -> Iterable[str]:
+    """Every string inside a JSON value (keys included)."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for key, inner in value.items():
+            if isinstance(key, str):
+                yield key
+            yield from strings_in(inner)
+    elif isinstance(value, list | tuple):
+        for inner in value:
+            yield from strings_in(inner)
+
+
+def redact_value(value: Any, found: SecretScan) -> Any:
+    """A JSON value with every secret in its strings replaced (keys included)."""
+    if isinstance(value, str):
+        return found.redact(value)
+    if isinstance(value, dict):
+        return {
+            (found.redact(k) if isinstance(k, str) else k): redact_value(v, found)
+            for k, v in value.items()
+        }
+    if isinstance(value, list):
+        return [redact_value(v, found) for v in value]
+    if isinstance(value, tuple):
+        return tuple(redact_value(v, found) for v in value)
+    return value

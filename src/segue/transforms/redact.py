@@ -1,0 +1,96 @@
+"""Secrets in what a switch carries: found in the items' texts, and replaced by markers (pure
+apart from the detector it calls)."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator, Sequence
+from typing import assert_never
+
+from segue.conversation import (
+    AssistantMessage,
+    Compaction,
+    ErrorNotice,
+    Item,
+    Opaque,
+    Reasoning,
+    Rollback,
+    ToolCall,
+    ToolResult,
+    TurnMarker,
+    UserMessage,
+)
+from segue.secrets import SecretScan, redact_value, scan, strings_in
+
+__all__ = ["item_texts", "redact_items", "redact_own_summaries", "scan_items"]
+
+
+def item_texts(item: Item) -> Iterator[str]:
+    """Every text of an item that a target would receive or a person would read."""
+    match item:
+        case UserMessage() | AssistantMessage() | Reasoning():
+            yield item.text
+        case ToolCall():
+            yield item.name
+            yield from strings_in(item.input)
+        case ToolResult():
+            yield item.output
+        case Compaction():
+            yield item.summary
+            for kept in item.replacement or ():
+                yield from item_texts(kept)
+        case ErrorNotice():
+            yield item.message
+        case TurnMarker() | Rollback() | Opaque():
+            pass
+        case _:
+            assert_never(item)
+
+
+def scan_items(items: Sequence[Item]) -> SecretScan:
+    return scan(text for item in items for text in item_texts(item))
+
+
+def redact_item(item: Item, found: SecretScan) -> Item:
+    """``item`` with every secret of ``found`` in its texts replaced by a marker."""
+    match item:
+        case UserMessage() | AssistantMessage() | Reasoning():
+            return dataclasses.replace(item, text=found.redact(item.text))
+        case ToolCall():
+            return dataclasses.replace(
+                item, name=found.redact(item.name), input=redact_value(item.input, found)
+            )
+        case ToolResult():
+            return dataclasses.replace(item, output=found.redact(item.output))
+        case Compaction():
+            replacement = item.replacement
+            if replacement is not None:
+                replacement = tuple(redact_item(kept, found) for kept in replacement)
+            return dataclasses.replace(
+                item, summary=found.redact(item.summary), replacement=replacement
+            )
+        case ErrorNotice():
+            return dataclasses.replace(item, message=found.redact(item.message))
+        case TurnMarker() | Rollback() | Opaque():
+            return item
+        case _:
+            assert_never(item)
+
+
+def redact_items(items: Sequence[Item], found: SecretScan) -> list[Item]:
+    """``items`` with every secret of ``found`` replaced by a marker."""
+    if not found:
+        return list(items)
+    return [redact_item(item, found) for item in items]
+
+
+def redact_own_summaries(items: Sequence[Item], found: SecretScan, trigger: str) -> list[Item]:
+    """``items`` with secrets replaced only in the compactions segue wrote (``trigger``)."""
+    if not found:
+        return list(items)
+    return [
+        redact_item(item, found)
+        if isinstance(item, Compaction) and item.trigger == trigger
+        else item
+        for item in items
+    ]
