@@ -155,3 +155,25 @@ def test_cli_preview_confirmation_and_json(home: dict[str, str]) -> None:
     listed = _segue(["batches", "--json"], home)
     assert listed.returncode == 0, listed.stderr
     assert result["batch"] in listed.stdout
+
+
+def test_a_confirmed_preview_is_published_as_shown_unless_the_source_changed(
+    home: dict[str, str],
+) -> None:
+    from segue.switch import apply_switch, switch_session
+
+    fixture = next(f for f in FIXTURES if f.name == "codex-multi_turn")
+    sid = fixture.spec["session_id"]
+    preview = switch_session(sid, Provider.CLAUDE, dry_run=True, env=home)
+    assert preview.path is None and preview.prepared is not None
+    done = apply_switch(preview, home)
+    assert done.session_id == preview.prepared.session_id  # exactly what was shown
+    assert done.path is not None and done.path.read_bytes() == b"".join(preview.prepared.lines)
+
+    # the agent wrote on after the preview: the switch is planned afresh from the file
+    stale = switch_session(sid, Provider.CLAUDE, dry_run=True, env=home)
+    assert stale.source_path is not None and stale.prepared is not None
+    with stale.source_path.open("ab") as f:  # a scratch copy of a fixture, never the fixture
+        f.write(fixture.transcript.read_bytes().splitlines(keepends=True)[-1])
+    again = apply_switch(stale, home)
+    assert again.session_id != stale.prepared.session_id

@@ -25,7 +25,7 @@ from segue.errors import SegueError
 from segue.providers import default_target, entry
 from segue.serialize import switch_to_json
 from segue.sessions import find_session, list_sessions
-from segue.switch import Switch, switch_session
+from segue.switch import Switch, apply_switch, switch_session
 from segue.transforms.plan import Label
 from segue.transforms.state import SessionState
 
@@ -356,9 +356,12 @@ def run_fleet(
             )
             outcome.notes.append(f"source compaction: {note}")
         try:
-            outcome.switch = switch_session(
-                str(candidate.path), plan.target, env=env, redact_secrets=plan.redact_secrets
-            )
+            if candidate.preview is not None and not source_compact:
+                outcome.switch = apply_switch(candidate.preview, env)
+            else:
+                outcome.switch = switch_session(
+                    str(candidate.path), plan.target, env=env, redact_secrets=plan.redact_secrets
+                )
         except SegueError as exc:
             outcome.error = str(exc)
         else:

@@ -35,6 +35,7 @@ from segue.transforms.turns import prompts
 
 __all__ = [
     "Switch",
+    "apply_switch",
     "plan_switch",
     "session_lock",
     "state_dir",
@@ -55,6 +56,11 @@ class Switch:
     session_id: str | None = None  # the new session (None for a dry run)
     path: Path | None = None
     warnings: list[str] = field(default_factory=list)  # steps after publishing that failed
+    # A dry run keeps what it prepared, and what the source file was when read, so that
+    # apply_switch() can publish exactly the plan that was shown if the file has not changed.
+    prepared: NativeSession | None = field(default=None, repr=False)
+    source_stamp: tuple[int, int] | None = field(default=None, repr=False)
+    options: _Options | None = field(default=None, repr=False)
 
     @property
     def resume_argv(self) -> list[str]:
@@ -150,10 +156,40 @@ def switch_session(
     source_id = entry(provider).session_id(path)
     options = _Options(profile, now, need_cwd, redact_secrets)
     if dry_run:
-        return _switch(read_session(path, provider), path, to, True, env, options)
+        stamp = _stamp(path)
+        preview = _switch(read_session(path, provider), path, to, True, env, options)
+        preview.source_stamp, preview.options = stamp, options
+        return preview
     with session_lock(provider, source_id, env):
         source = read_session(path, provider)
         return _switch(source, path, to, False, env, options)
+
+
+def apply_switch(preview: Switch, env: Mapping[str, str] | None = None) -> Switch:
+    """Carry out a dry run: publish exactly the session it prepared (the plan the user saw) if
+    the source file is as it was when the dry run read it; otherwise switch it afresh."""
+    env = dict(os.environ) if env is None else dict(env)
+    path, options = preview.source_path, preview.options or _Options(None, None, False, False)
+    if path is None:
+        raise SwitchError("only a dry run of a session file can be applied")
+    provider = preview.source.meta.provider
+    with session_lock(provider, entry(provider).session_id(path), env):
+        prepared = preview.prepared
+        if prepared is None or preview.source_stamp is None or _stamp(path) != preview.source_stamp:
+            source = read_session(path, provider)
+            return _switch(source, path, preview.target, False, env, options)
+        switch = Switch(preview.source, path, preview.target, preview.plan, preview.cwd)
+        switch.warnings = entry(preview.target).publish(prepared, env)
+        switch.session_id, switch.path = prepared.session_id, prepared.path
+        return switch
+
+
+def _stamp(path: Path) -> tuple[int, int] | None:
+    try:
+        info = path.stat()
+    except OSError:
+        return None
+    return info.st_size, info.st_mtime_ns
 
 
 def switch_conversation(
@@ -214,6 +250,7 @@ def _switch(
     )
     switch = Switch(source, path, to, plan, cwd)
     if dry_run:
+        switch.prepared = native
         return switch
     switch.warnings = target.publish(native, env)
     switch.session_id, switch.path = native.session_id, native.path
