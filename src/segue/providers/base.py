@@ -11,18 +11,33 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from segue.budget import TargetProfile
 from segue.conversation import Conversation, Item, Provider
 from segue.formats.atomic import NativeSession
 from segue.session_info import SessionInfo
 
-__all__ = ["Env", "NativeSession", "ProviderEntry"]
+if TYPE_CHECKING:
+    import psutil
+
+__all__ = ["Env", "NativeSession", "ProviderEntry", "RunningSession"]
 
 Env = Mapping[str, str]
+
+
+@dataclass(frozen=True, slots=True)
+class RunningSession:
+    """What a running CLI process is working on, as its provider tells it."""
+
+    session_id: str | None  # None: the CLI has not chosen one yet
+    path: Path | None  # the session file, None while it does not exist (no prompt sent yet)
+    env_home: dict[str, str]  # the variables that chose the CLI's home (HOME, ...)
+    busy: bool = False  # the CLI itself says a turn is running
+    launcher_pid: int | None = None  # a launcher that exits with it (Codex's node wrapper)
 
 
 class ProviderEntry(ABC):
@@ -92,3 +107,12 @@ class ProviderEntry(ABC):
     @abstractmethod
     def resume_argv(self, session_id: str) -> list[str]:
         """The command that continues a session interactively."""
+
+    # -- running agents -----------------------------------------------------------------------
+
+    @abstractmethod
+    def running_session(self, process: psutil.Process) -> RunningSession | None:
+        """The session a running process of this provider's CLI works on, read from the files
+        the process itself uses (its own environment chooses them); None when the process is
+        not this provider's agent. May raise :class:`psutil.Error` (a process gone or not
+        ours), which the caller treats as "not an agent"."""

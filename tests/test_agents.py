@@ -1,0 +1,234 @@
+"""``segue agents``: the real CLIs running in the panes of a private tmux server, each found with
+its session file, its pane and its state (the sessions are the ones the CLIs wrote here), and
+ended and respawned in its pane the way the fleet switch does it.
+
+The TUIs start offline as in ``test_interactive_resume.py``; the Codex homes also hide the
+"switch to a cheaper model" dialog that follows a usage limit (``hide_rate_limit_model_nudge``).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import orjson
+import psutil
+import pytest
+
+from segue.agents import Agent, AgentState, list_agents
+from segue.conversation import Provider
+from segue_testbed.claude_cli import API_KEY, ClaudeHome, claude_bin
+from segue_testbed.codex_cli import CodexHome, codex_bin
+from segue_testbed.standin import anthropic as A
+from segue_testbed.standin import openai as O
+from segue_testbed.standin.server import Lane, StandIn
+from segue_testbed.tmux_lab import TmuxLab
+
+pytestmark = pytest.mark.realcli
+
+START = 30.0  # seconds for a TUI to come up
+SETTLE = 20.0  # seconds for a turn to end and its records to land
+CLAUDE_READY = "bypass permissions on"
+CODEX_READY = "? for shortcuts"
+RESET = int(time.time()) // 60 * 60 + 3 * 3600  # a usage window that resets in about 3 hours
+
+
+@pytest.fixture
+def lab() -> Iterator[TmuxLab]:
+    with TmuxLab() as lab:
+        yield lab
+
+
+def claude_home(root: Path, lane: Lane, cwd: Path, *, oauth: bool = False) -> dict[str, str]:
+    home = ClaudeHome(root, lane, oauth=oauth)
+    home.trust(cwd)
+    path = home.config_dir / ".claude.json"
+    config = orjson.loads(path.read_bytes())
+    config["customApiKeyResponses"] = {"approved": [API_KEY[-20:]], "rejected": []}
+    path.write_bytes(orjson.dumps(config))
+    env = home.env({"TERM": "tmux-256color"})
+    env.pop("NO_COLOR", None)
+    return env
+
+
+def codex_home(root: Path, lane: Lane, cwd: Path) -> dict[str, str]:
+    home = CodexHome(root, lane)
+    config = home.codex_home / "config.toml"
+    config.write_text(
+        config.read_text()
+        + f'\n[projects.{orjson.dumps(str(cwd)).decode()}]\ntrust_level = "trusted"\n'
+        + "\n[tui]\nscreen_reader_detection_done = true\n"
+        + f'\n[notice.model_migrations]\n"{home.model}" = "gpt-6-sol"\n'
+        + "\n[notice]\nhide_rate_limit_model_nudge = true\n"
+    )
+    env = home.env({"TERM": "tmux-256color"})
+    env.pop("NO_COLOR", None)
+    return env
+
+
+def project(tmp_path: Path, name: str) -> Path:
+    cwd = tmp_path / name
+    cwd.mkdir()
+    return Path(os.path.realpath(cwd))
+
+
+def mine(lab: TmuxLab) -> list[Agent]:
+    """The agents in this test's tmux server (other tests' agents run on the machine too)."""
+    socket = lab.socket
+    return [a for a in list_agents(tmux_sockets=[socket]) if a.pane and a.pane.server == socket]
+
+
+def wait_agents(
+    lab: TmuxLab, ok: Callable[[dict[str, Agent]], bool], timeout: float = SETTLE
+) -> dict[str, Agent]:
+    """Poll until the agents by pane id satisfy ``ok``."""
+    deadline = time.monotonic() + timeout
+    while True:
+        found = {a.pane.id: a for a in mine(lab) if a.pane}
+        if ok(found):
+            return found
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"agents now: {found}")
+        time.sleep(0.2)
+
+
+def start_claude(lab: TmuxLab, name: str, env: dict[str, str], cwd: Path, **kw: Any) -> str:
+    pane = lab.window(name, [str(claude_bin()), "--dangerously-skip-permissions"], cwd=cwd,
+                      env=env, **kw)  # fmt: skip
+    lab.wait_for(pane, CLAUDE_READY, START)
+    time.sleep(0.5)  # let the input box take focus
+    return pane
+
+
+def start_codex(lab: TmuxLab, name: str, env: dict[str, str], cwd: Path, **kw: Any) -> str:
+    pane = lab.window(name, [str(codex_bin()), "--no-daemon"], cwd=cwd, env=env, **kw)
+    lab.wait_for(pane, CODEX_READY, START)
+    time.sleep(0.5)
+    return pane
+
+
+def transcripts(env: dict[str, str]) -> list[Path]:
+    return sorted(Path(env["CLAUDE_CONFIG_DIR"], "projects").glob("*/*.jsonl"))
+
+
+def rollouts(env: dict[str, str]) -> list[Path]:
+    return sorted(Path(env["CODEX_HOME"], "sessions").rglob("rollout-*.jsonl"))
+
+
+def test_claude_agents_idle_parked_working_and_new(
+    standin: StandIn, lab: TmuxLab, tmp_path: Path
+) -> None:
+    envs: dict[str, dict[str, str]] = {}
+    panes: dict[str, str] = {}
+    for name, oauth, reply in (
+        ("idle", False, A.Text("IDLE-REPLY")),
+        ("parked", True, A.RateLimited(subscriber=True, reset_at=RESET)),
+        ("working", False, A.Stall()),
+        ("new", False, None),
+    ):
+        lane = standin.lane()
+        if reply is not None:
+            lane.script("anthropic", reply)
+        cwd = project(tmp_path, name)
+        envs[name] = claude_home(tmp_path / f"home-{name}", lane, cwd, oauth=oauth)
+        panes[name] = start_claude(lab, name, envs[name], cwd, via_shell=name == "idle")
+    for name in ("idle", "parked", "working"):
+        lab.type(panes[name], f"Prompt for the {name} agent.")
+    lab.wait_for(panes["idle"], "IDLE-REPLY", SETTLE)
+    lab.wait_for(panes["parked"], "Usage limit reached", SETTLE)
+    found = wait_agents(
+        lab,
+        lambda f: (
+            len(f) == 4
+            and f[panes["idle"]].state is AgentState.IDLE
+            and f[panes["parked"]].state is AgentState.PARKED
+            and f[panes["working"]].state is AgentState.WORKING
+        ),
+    )
+    # the parked agent's pane still shows Claude's wait banner, and it counts as parked
+    assert "Continuing automatically" in lab.screen(panes["parked"])
+    assert found[panes["parked"]].reset_at == datetime.fromtimestamp(RESET, UTC)
+    for name, pane in panes.items():
+        agent = found[pane]
+        assert agent.provider is Provider.CLAUDE
+        assert agent.cwd == str(project_path(tmp_path, name))
+        assert agent.env_home["CLAUDE_CONFIG_DIR"] == envs[name]["CLAUDE_CONFIG_DIR"]
+        if name == "new":  # no prompt yet: no file
+            assert agent.session_path is None and agent.state is AgentState.IDLE
+        else:
+            assert agent.session_path is not None
+            assert [agent.session_path] == transcripts(envs[name])
+            assert agent.session_id == agent.session_path.stem
+    # the idle one runs under a shell: the pane is found through its parent
+    assert psutil.Process(found[panes["idle"]].pid).ppid() == lab.pane_pids()[panes["idle"]]
+
+    # a CLI killed outright leaves its pid file behind: that is no agent
+    killed = found[panes["new"]]
+    os.kill(killed.pid, signal.SIGKILL)
+    psutil.wait_procs([psutil.Process(killed.pid)], timeout=5)
+    pid_file = Path(envs["new"]["CLAUDE_CONFIG_DIR"], "sessions", f"{killed.pid}.json")
+    assert pid_file.exists()
+    assert killed.pid not in {a.pid for a in list_agents()}
+
+
+def test_codex_agents_idle_parked_working_and_new(
+    standin: StandIn, lab: TmuxLab, tmp_path: Path
+) -> None:
+    limits = O.RateLimits(
+        primary_used_percent=100.0, primary_window_minutes=300, primary_reset_at=RESET
+    )
+    envs: dict[str, dict[str, str]] = {}
+    panes: dict[str, str] = {}
+    lanes: dict[str, Lane] = {}
+    for name, reply in (
+        ("idle", O.Text("IDLE-REPLY")),
+        ("parked", O.UsageLimit(RESET, rate_limits=limits)),
+        ("working", O.Stall()),
+        ("new", None),
+    ):
+        lane = lanes[name] = standin.lane()
+        if reply is not None:
+            lane.script("openai", reply)
+        cwd = project(tmp_path, name)
+        envs[name] = codex_home(tmp_path / f"home-{name}", lane, cwd)
+        panes[name] = start_codex(lab, name, envs[name], cwd)
+    for name in ("idle", "parked", "working"):
+        lab.type(panes[name], f"Prompt for the {name} agent.")
+    lab.wait_for(panes["idle"], "IDLE-REPLY", SETTLE)
+    lab.wait_for(panes["parked"], "hit your usage limit", SETTLE)
+    found = wait_agents(
+        lab,
+        lambda f: (
+            len(f) == 4
+            and f[panes["idle"]].state is AgentState.IDLE
+            and f[panes["parked"]].state is AgentState.PARKED
+            and f[panes["working"]].state is AgentState.WORKING
+        ),
+    )
+    assert found[panes["parked"]].reset_at == datetime.fromtimestamp(RESET, UTC)
+    for name, pane in panes.items():
+        agent = found[pane]
+        assert agent.provider is Provider.CODEX
+        assert agent.cwd == str(project_path(tmp_path, name))
+        assert agent.env_home["CODEX_HOME"] == envs[name]["CODEX_HOME"]
+        assert agent.launcher_pid == lab.pane_pids()[pane]  # the npm package's node script
+        assert agent.session_id is not None
+        if name == "new":  # the thread exists, its rollout not yet
+            assert agent.session_path is None and agent.state is AgentState.IDLE
+            assert rollouts(envs[name]) == []
+        else:
+            assert agent.session_path is not None
+            assert [agent.session_path] == rollouts(envs[name])
+            assert agent.session_id in agent.session_path.name
+    # the TUI's title request was answered aside, not with the scripted reply
+    kinds = [O.request_kind(r) for r in lanes["idle"].requests_for("openai")]
+    assert kinds.count("title") == 1 and O.defaults_served(lanes["idle"]) == []
+
+
+def project_path(tmp_path: Path, name: str) -> Path:
+    return Path(os.path.realpath(tmp_path / name))
