@@ -20,8 +20,10 @@ import orjson
 import psutil
 import pytest
 
-from segue.agents import Agent, AgentState, list_agents
+from segue.agents import Agent, AgentState, end_agent, list_agents
 from segue.conversation import Provider
+from segue.providers import entry
+from segue.tmux import capture, keep_on_exit, pane_dead, respawn
 from segue_testbed.claude_cli import API_KEY, ClaudeHome, claude_bin
 from segue_testbed.codex_cli import CodexHome, codex_bin
 from segue_testbed.standin import anthropic as A
@@ -232,3 +234,77 @@ def test_codex_agents_idle_parked_working_and_new(
 
 def project_path(tmp_path: Path, name: str) -> Path:
     return Path(os.path.realpath(tmp_path / name))
+
+
+def agent_in(lab: TmuxLab, pane: str, ok: Callable[[Agent], bool] = lambda a: True) -> Agent:
+    return wait_agents(lab, lambda f: pane in f and ok(f[pane]))[pane]
+
+
+def claude_request_with(lane: Lane, text: str) -> dict[str, Any] | None:
+    for request in lane.requests_for("anthropic"):
+        body = orjson.dumps(request.body).decode()
+        if A.side_request_kind(request) is None and text in body:
+            found: dict[str, Any] = request.body
+            return found
+    return None
+
+
+def codex_request_with(lane: Lane, text: str) -> dict[str, Any] | None:
+    for request in lane.requests_for("openai"):
+        if O.request_kind(request) == "turn" and text in orjson.dumps(request.body).decode():
+            found: dict[str, Any] = request.body
+            return found
+    return None
+
+
+@pytest.mark.parametrize("provider", [Provider.CLAUDE, Provider.CODEX])
+def test_end_an_idle_agent_and_resume_it_in_its_pane(
+    provider: Provider, standin: StandIn, lab: TmuxLab, tmp_path: Path
+) -> None:
+    first, second = "Remember the word lantern.", "Which word did I ask you to remember?"
+    lane = standin.lane()
+    cwd = project(tmp_path, "proj")
+    if provider is Provider.CLAUDE:
+        lane.script("anthropic", A.Text("NOTED-1"), A.Text("LANTERN-2"))
+        env = claude_home(tmp_path, lane, cwd)
+        pane_id = start_claude(lab, "agent", env, cwd)
+        ready, request_with = CLAUDE_READY, claude_request_with
+    else:
+        lane.script("openai", O.Text("NOTED-1"), O.Text("LANTERN-2"))
+        env = codex_home(tmp_path, lane, cwd)
+        pane_id = start_codex(lab, "agent", env, cwd)
+        ready, request_with = CODEX_READY, codex_request_with
+    lab.type(pane_id, first)
+    lab.wait_for(pane_id, "NOTED-1", SETTLE)
+    agent = agent_in(lab, pane_id, lambda a: a.state is AgentState.IDLE)
+    assert agent.pane is not None and agent.session_id is not None and agent.cwd is not None
+    pane = agent.pane
+    old = [p for p in (agent.pid, agent.launcher_pid) if p]
+
+    keep_on_exit(pane)
+    started = time.monotonic()
+    assert end_agent(agent, timeout=5.0)
+    ended_in = time.monotonic() - started
+    assert not any(psutil.pid_exists(p) for p in old)
+    lab.wait_for(pane_id, lambda: pane_dead(pane), 5)  # kept, showing how the CLI ended
+    if provider is Provider.CLAUDE:  # it ended the way it ends on its own, with its hint
+        assert f"--resume {agent.session_id}" in " ".join(capture(pane).split())
+    assert pane_id not in {a.pane.id for a in mine(lab) if a.pane}
+    assert ended_in < 3.0
+
+    argv = [str(claude_bin() if provider is Provider.CLAUDE else codex_bin())]
+    argv += entry(provider).resume_argv(agent.session_id)[1:]
+    if provider is Provider.CLAUDE:
+        argv.append("--dangerously-skip-permissions")
+    else:
+        argv.insert(2, "--no-daemon")
+    respawn(pane, agent.cwd, argv, env)
+    lab.wait_for(pane_id, lambda: ready in capture(pane) and first in capture(pane), START)
+    time.sleep(0.5)
+    lab.type(pane_id, second)
+    lab.wait_for(pane_id, "LANTERN-2", SETTLE)
+    body = request_with(lane, second)
+    assert body is not None and first in orjson.dumps(body).decode()  # the history went along
+    resumed = agent_in(lab, pane_id, lambda a: a.state is AgentState.IDLE)
+    assert resumed.pid not in old
+    assert (resumed.session_id, resumed.session_path) == (agent.session_id, agent.session_path)

@@ -26,7 +26,9 @@ __all__ = [
     "capture",
     "default_sockets",
     "display_message",
+    "keep_on_exit",
     "list_panes",
+    "pane_dead",
     "respawn",
 ]
 
@@ -103,6 +105,18 @@ def _panes_of(socket: str) -> Iterator[PaneProcess]:
         yield PaneProcess(Pane(socket, pane_id, target), int(pid), dead == "1")
 
 
+def keep_on_exit(pane: Pane) -> None:
+    """Keep ``pane`` open when its command exits (``remain-on-exit on``): it shows how the
+    command ended, and :func:`respawn` can start the next one in it."""
+    _run(pane.server, "set-option", "-p", "-t", pane.id, "remain-on-exit", "on")
+
+
+def pane_dead(pane: Pane) -> bool:
+    """Whether the command in a kept pane has exited."""
+    out = _run(pane.server, "display-message", "-p", "-t", pane.id, "#{pane_dead}")
+    return out.strip() == "1"
+
+
 def respawn(
     pane: Pane, cwd: str, argv: Sequence[str], env: Mapping[str, str] | None = None
 ) -> None:
@@ -112,7 +126,7 @@ def respawn(
     (:func:`segue.agents.end_agent`): ``-k`` only hangs up its terminal and does not wait."""
     if not argv:
         raise TmuxError("respawn: no command to run")
-    _run(pane.server, "set-option", "-p", "-t", pane.id, "remain-on-exit", "on")
+    keep_on_exit(pane)
     extra: list[str] = []
     for name, value in (env or {}).items():
         extra += ["-e", f"{name}={value}"]
