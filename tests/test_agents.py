@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
+import sys
 import time
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
@@ -23,6 +25,7 @@ import pytest
 from segue.agents import Agent, AgentState, end_agent, list_agents
 from segue.conversation import Provider
 from segue.providers import entry
+from segue.serialize import agent_to_json
 from segue.tmux import capture, keep_on_exit, pane_dead, respawn
 from segue_testbed.claude_cli import API_KEY, ClaudeHome, claude_bin
 from segue_testbed.codex_cli import CodexHome, codex_bin
@@ -166,6 +169,26 @@ def test_claude_agents_idle_parked_working_and_new(
             assert agent.session_path is not None
             assert [agent.session_path] == transcripts(envs[name])
             assert agent.session_id == agent.session_path.stem
+    # the command line prints the same
+    socket = lab.socket
+    out = subprocess.run(
+        [sys.executable, "-m", "segue", "agents", "--json", "--socket", socket],
+        capture_output=True,
+        check=True,
+        timeout=60,
+    ).stdout
+    printed = {
+        a["pane"]["id"]: a
+        for a in orjson.loads(out)["agents"]
+        if a["pane"] and a["pane"]["server"] == socket
+    }
+    assert printed == {pane: agent_to_json(found[pane]) for pane in panes.values()}
+    assert printed[panes["parked"]]["state"] == "parked"
+    assert printed[panes["parked"]]["reset_at"] == datetime.fromtimestamp(
+        RESET, UTC
+    ).isoformat().replace("+00:00", "Z")
+    assert printed[panes["new"]]["path"] is None
+
     # the idle one runs under a shell: the pane is found through its parent
     assert psutil.Process(found[panes["idle"]].pid).ppid() == lab.pane_pids()[panes["idle"]]
 
