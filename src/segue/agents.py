@@ -72,7 +72,7 @@ def list_agents(
             found.append((match[0], process, match[1]))
     if not found:
         return []
-    sockets = [*default_sockets(env), *(tmux_sockets or ())]
+    sockets = [*default_sockets(env), *(tmux_sockets or ()), *sorted(_own_servers(found))]
     panes = {p.pid: p for p in list_panes(sockets) if not p.dead}
     agents = []
     for entry, process, running in found:
@@ -81,6 +81,20 @@ def list_agents(
             agents.append(agent)
     agents.sort(key=lambda a: (a.pane.target if a.pane else "~", a.pid))
     return agents
+
+
+def _own_servers(found: Sequence[tuple[ProviderEntry, psutil.Process, RunningSession]]) -> set[str]:
+    """The tmux servers the agents were started under (``$TMUX``: socket,pid,session), which
+    may live outside the default folder (``tmux -S <path>``)."""
+    sockets: set[str] = set()
+    for _, process, _ in found:
+        try:
+            socket = process.environ().get("TMUX", "").split(",", 1)[0]
+        except psutil.Error:
+            continue
+        if socket:
+            sockets.add(socket)
+    return sockets
 
 
 def _running(
