@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import socket
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -54,6 +55,11 @@ def test_no_tmux_or_no_server_means_no_panes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     assert list_panes([str(tmp_path / "no-such-socket")]) == []
+    assert default_sockets({"TMUX_TMPDIR": str(tmp_path)}) == []
+    folder = tmp_path / f"tmux-{os.getuid()}"
+    folder.mkdir()
+    with socket.socket(socket.AF_UNIX) as stale:  # a killed server's socket file stays
+        stale.bind(str(folder / "default"))
     assert default_sockets({"TMUX_TMPDIR": str(tmp_path)}) == []
     monkeypatch.setenv("PATH", str(tmp_path))  # no tmux at all
     assert list_panes(default_sockets()) == []

@@ -12,6 +12,7 @@ first prompt, when there is no file yet).
 from __future__ import annotations
 
 import signal
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -162,7 +163,10 @@ def _pane_of(pid: int, parents: Mapping[int, int], panes: Mapping[int, PaneProce
 def end_agent(agent: Agent, timeout: float = 5.0) -> bool:
     """End an agent's CLI: SIGTERM, wait up to ``timeout`` seconds for it (and its launcher) to
     exit, then SIGKILL. True when the processes are gone (also when they already were). Meant
-    for an idle or parked agent: a turn in flight is cut where it is."""
+    for an idle or parked agent: a turn in flight is cut where it is.
+
+    A process that exited but was not yet reaped by its parent (a zombie: tmux can leave a
+    pane's process so for seconds) counts as gone: it holds no file and no lock."""
     processes = [p for p in (_same(agent.pid, agent.started), _same(agent.launcher_pid)) if p]
     if not processes:
         return True
@@ -172,7 +176,7 @@ def end_agent(agent: Agent, timeout: float = 5.0) -> bool:
         pass
     except psutil.AccessDenied:
         return False
-    _, alive = psutil.wait_procs(processes, timeout=timeout)
+    alive = _wait_gone(processes, timeout)
     for process in alive:
         try:
             process.kill()
@@ -180,8 +184,26 @@ def end_agent(agent: Agent, timeout: float = 5.0) -> bool:
             pass
         except psutil.AccessDenied:
             return False
-    _, alive = psutil.wait_procs(alive, timeout=max(1.0, timeout / 5))
-    return not alive
+    return not _wait_gone(alive, max(1.0, timeout / 5))
+
+
+def _wait_gone(processes: list[psutil.Process], timeout: float) -> list[psutil.Process]:
+    """Wait until every process has exited; the ones still running after ``timeout``."""
+    deadline = time.monotonic() + timeout
+    while True:
+        alive = [p for p in processes if not _gone(p)]
+        if not alive or time.monotonic() >= deadline:
+            return alive
+        time.sleep(0.02)
+
+
+def _gone(process: psutil.Process) -> bool:
+    try:
+        return process.status() == psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return True
+    except psutil.Error:
+        return False
 
 
 def _same(pid: int | None, started: float | None = None) -> psutil.Process | None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import shlex
 import shutil
+import socket
 import stat
 import subprocess
 from collections.abc import Iterator, Mapping, Sequence
@@ -69,11 +70,22 @@ def default_sockets(env: Mapping[str, str] | None = None) -> list[str]:
         entries = []
     for entry in entries:
         try:
-            if stat.S_ISSOCK(entry.stat().st_mode):
+            if stat.S_ISSOCK(entry.stat().st_mode) and _answers(entry):
                 found.append(str(entry))
         except OSError:
             continue
     return found
+
+
+def _answers(path: Path) -> bool:
+    """Whether a server listens on the socket (a dead server's socket file stays behind)."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
+        probe.settimeout(1.0)
+        try:
+            probe.connect(str(path))
+        except OSError:
+            return False
+    return True
 
 
 def list_panes(sockets: Sequence[str]) -> list[PaneProcess]:
@@ -83,18 +95,18 @@ def list_panes(sockets: Sequence[str]) -> list[PaneProcess]:
         return []
     panes: list[PaneProcess] = []
     seen: set[str] = set()
-    for socket in sockets:
-        key = os.path.realpath(socket)
+    for path in sockets:
+        key = os.path.realpath(path)
         if key in seen:
             continue
         seen.add(key)
-        panes.extend(_panes_of(socket))
+        panes.extend(_panes_of(path))
     return panes
 
 
-def _panes_of(socket: str) -> Iterator[PaneProcess]:
+def _panes_of(server: str) -> Iterator[PaneProcess]:
     try:
-        out = _run(socket, "list-panes", "-a", "-F", _FORMAT)
+        out = _run(server, "list-panes", "-a", "-F", _FORMAT)
     except TmuxError:
         return
     for line in out.splitlines():
@@ -102,7 +114,7 @@ def _panes_of(socket: str) -> Iterator[PaneProcess]:
         if len(parts) != 4 or not parts[1].isdigit():
             continue
         pane_id, pid, dead, target = parts
-        yield PaneProcess(Pane(socket, pane_id, target), int(pid), dead == "1")
+        yield PaneProcess(Pane(server, pane_id, target), int(pid), dead == "1")
 
 
 def keep_on_exit(pane: Pane) -> None:

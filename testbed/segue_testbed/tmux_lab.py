@@ -109,9 +109,13 @@ class TmuxLab:
 
     def close(self) -> None:
         if self._started:
+            socket = None
             with contextlib.suppress(Exception):
                 self._remember()
+                socket = self.socket
             self.tmux("kill-server", check=False)
+            if socket:  # tmux 3.3 leaves the socket file behind
+                Path(socket).unlink(missing_ok=True)
         for process in self._procs.values():  # psutil checks the pid was not reused
             with contextlib.suppress(psutil.Error):
                 process.kill()
