@@ -8,6 +8,7 @@ The TUIs start offline as in ``test_interactive_resume.py``; the Codex homes als
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -341,3 +342,47 @@ def test_end_an_idle_agent_and_resume_it_in_its_pane(
     resumed = agent_in(lab, pane_id, lambda a: a.state is AgentState.IDLE)
     assert resumed.pid not in old
     assert (resumed.session_id, resumed.session_path) == (agent.session_id, agent.session_path)
+
+
+def test_headless_runs_are_working_agents_outside_tmux(standin: StandIn, tmp_path: Path) -> None:
+    """``claude -p`` and ``codex exec`` are agents too: working, and in no pane."""
+    claude_lane, codex_lane = standin.lane(), standin.lane()
+    claude_lane.script("anthropic", A.Stall())
+    codex_lane.script("openai", O.Stall())
+    cwd = project(tmp_path, "proj")
+    claude = ClaudeHome(tmp_path / "c", claude_lane)
+    codex = CodexHome(tmp_path / "x", codex_lane)
+    runs = [
+        subprocess.Popen(claude.args("Headless Claude."), cwd=cwd, env=claude.env(),
+                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL, start_new_session=True),
+        subprocess.Popen(codex.exec_command("Headless Codex."), cwd=cwd, env=codex.env(),
+                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL, start_new_session=True),
+    ]  # fmt: skip
+    try:
+        homes = {str(claude.config_dir), str(codex.codex_home)}
+
+        def ours() -> dict[Provider, Agent]:
+            return {
+                a.provider: a
+                for a in list_agents()
+                if homes & set(a.env_home.values()) and a.session_path is not None
+            }
+
+        deadline = time.monotonic() + SETTLE
+        while len(found := ours()) < 2 or any(
+            a.state is not AgentState.WORKING for a in found.values()
+        ):
+            assert time.monotonic() < deadline, found
+            time.sleep(0.2)
+        assert all(a.pane is None for a in found.values())
+        assert [found[Provider.CLAUDE].session_path] == sorted(
+            claude.config_dir.glob("projects/*/*.jsonl")
+        )
+        assert [found[Provider.CODEX].session_path] == codex.rollouts()
+    finally:
+        for run in runs:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(run.pid, signal.SIGKILL)
+            run.wait(10)
