@@ -90,6 +90,32 @@ def sessions(
 
 
 @app.command()
+def agents(
+    sockets: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--socket", "-S", help="Also look in this tmux server's panes (a socket path)."
+        ),
+    ] = None,
+    as_json: JsonOption = False,
+) -> None:
+    """List the Claude Code and Codex processes running now: session, tmux pane and state."""
+    from segue.agents import list_agents
+    from segue.render import print_agents
+    from segue.serialize import agent_to_json
+
+    found = list_agents(tmux_sockets=sockets or ())
+    if as_json:
+        _out({"agents": [agent_to_json(a) for a in found]})
+        return
+    console = _console()
+    if not found:
+        console.print("No Claude Code or Codex agents are running.", markup=False)
+    else:
+        print_agents(console, found)
+
+
+@app.command()
 def show(
     session: Annotated[str, typer.Argument(help="A session id, a unique id prefix, or a path.")],
     as_json: Annotated[bool, typer.Option("--json", help="The neutral model as JSON.")] = False,

@@ -38,6 +38,7 @@ from segue.transforms.turns import group_turns
 from segue.units import format_bytes
 
 if TYPE_CHECKING:
+    from segue.agents import Agent
     from segue.demo import Demo
     from segue.fleet import FleetPlan, FleetResult
     from segue.switch import Switch
@@ -180,7 +181,9 @@ def print_sessions(
     """One line per session, full ids (they are what ``show`` and ``switch`` take); detected
     secrets in titles and prompts are masked unless ``show_secrets``."""
     mask: Mask = _shown if show_secrets else mask_secrets
-    rows = [("PROVIDER", "ID", "STATE", "TURNS", "UPDATED", "SIZE", "TITLE / FIRST PROMPT")]
+    rows: list[tuple[str, ...]] = [
+        ("PROVIDER", "ID", "STATE", "TURNS", "UPDATED", "SIZE", "TITLE / FIRST PROMPT")
+    ]
     for s in sessions:
         state = s.state.value
         if s.reset_at:
@@ -197,12 +200,34 @@ def print_sessions(
                 mask(s.label),
             )
         )
-    widths = [max(len(row[c]) for row in rows) for c in range(6)]
+    _print_table(console, rows, right={3, 5})
+
+
+def print_agents(console: Console, agents: Sequence[Agent]) -> None:
+    """One line per running agent; the session id last (it is what ``switch`` takes)."""
+    rows: list[tuple[str, ...]] = [("PROVIDER", "PID", "PANE", "STATE", "CWD", "SESSION")]
+    for a in agents:
+        state = a.state.value
+        if a.reset_at:
+            state += f" until {utc_minutes(a.reset_at)}"
+        pane = f"{a.pane.target} {a.pane.id}" if a.pane else "-"
+        session = a.session_id or "-"
+        if a.session_id and a.session_path is None:
+            session += " (no prompt yet)"
+        rows.append((a.provider.value, str(a.pid), pane, state, a.cwd or "?", session))
+    _print_table(console, rows, right={1})
+
+
+def _print_table(console: Console, rows: list[tuple[str, ...]], right: set[int]) -> None:
+    """Columns padded to their widest cell (the last one left free)."""
+    columns = len(rows[0]) - 1
+    widths = [max(len(row[c]) for row in rows) for c in range(columns)]
     for n, row in enumerate(rows):
         cells = [
-            row[c].rjust(widths[c]) if c in (3, 5) else row[c].ljust(widths[c]) for c in range(6)
+            row[c].rjust(widths[c]) if c in right else row[c].ljust(widths[c])
+            for c in range(columns)
         ]
-        line = "  ".join(cells) + "  " + row[6]
+        line = "  ".join([*cells, row[-1]])
         if console.is_terminal and len(line) > console.width:
             line = line[: console.width - 1] + "…"
         console.print(Text(line, style="bold" if n == 0 else ""), soft_wrap=True)

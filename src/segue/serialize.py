@@ -17,6 +17,7 @@ from segue.session_info import SessionInfo
 from segue.times import iso_z
 
 if TYPE_CHECKING:
+    from segue.agents import Agent
     from segue.fleet import Candidate, FleetPlan, FleetResult, Outcome
     from segue.switch import Switch
     from segue.usage import ProviderUsage
@@ -136,6 +137,24 @@ def switch_to_json(switch: Switch) -> dict[str, Any]:
         "cwd": switch.cwd,
         "resume_command": None if switch.session_id is None else switch.resume_command,
         "warnings": list(switch.warnings),
+    }
+
+
+def agent_to_json(agent: Agent) -> dict[str, Any]:
+    """A running agent as the stable ``segue agents --json`` object."""
+    pane = agent.pane
+    return {
+        "provider": agent.provider.value,
+        "pid": agent.pid,
+        "pane": None
+        if pane is None
+        else {"server": pane.server, "id": pane.id, "target": pane.target},
+        "session": agent.session_id,
+        "path": None if agent.session_path is None else str(agent.session_path),
+        "cwd": agent.cwd,
+        "state": agent.state.value,
+        "reset_at": None if agent.reset_at is None else iso_z(agent.reset_at),
+        "command": agent.command,
     }
 
 

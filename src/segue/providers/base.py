@@ -15,14 +15,17 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from segue.budget import TargetProfile
 from segue.conversation import Conversation, Item, LimitSignal, LimitWindow, Provider
 from segue.formats.atomic import NativeSession
 from segue.session_info import SessionInfo
 
-__all__ = ["Env", "NativeSession", "ProviderEntry", "UsageReading"]
+if TYPE_CHECKING:
+    import psutil
+
+__all__ = ["Env", "NativeSession", "ProviderEntry", "RunningSession", "UsageReading"]
 
 Env = Mapping[str, str]
 
@@ -38,6 +41,17 @@ class UsageReading:
     notes: list[str] = field(default_factory=list)
     signal: LimitSignal | None = None
     model_switch: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class RunningSession:
+    """What a running CLI process is working on, as its provider tells it."""
+
+    session_id: str | None  # None: the CLI has not chosen one yet
+    path: Path | None  # the session file, None while it does not exist (no prompt sent yet)
+    env_home: dict[str, str]  # the variables that chose the CLI's home (HOME, ...)
+    busy: bool = False  # the CLI itself says a turn is running
+    launcher_pid: int | None = None  # a launcher that exits with it (Codex's node wrapper)
 
 
 class ProviderEntry(ABC):
@@ -141,3 +155,12 @@ class ProviderEntry(ABC):
         """The usage windows of the user's account: from the newest session files and, with
         ``remote``, from the provider's own usage service. Never raises for a source that cannot
         answer (offline, not signed in): that is a note."""
+
+    # -- running agents -----------------------------------------------------------------------
+
+    @abstractmethod
+    def running_session(self, process: psutil.Process) -> RunningSession | None:
+        """The session a running process of this provider's CLI works on, read from the files
+        the process itself uses (its own environment chooses them); None when the process is
+        not this provider's agent. May raise :class:`psutil.Error` (a process gone or not
+        ours), which the caller treats as "not an agent"."""

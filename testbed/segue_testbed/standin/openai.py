@@ -7,7 +7,8 @@ compaction v2 ends with a ``{"type": "compaction_trigger"}`` item. They take the
 when it is a :class:`LocalSummary` / :class:`RemoteCompaction`, and otherwise get a default answer
 that leaves the script alone. Everything that is not a model request (``/models``, the websocket
 attempt of the built-in ``openai`` provider, anything unknown) gets a harmless answer and never
-consumes the script.
+consumes the script. Nor does the TUI's task-title request ("Generate a concise, single-line task
+title ..."), which gets :data:`TITLE_REPLY`: a test scripts the turns a person sees.
 
 Streaming follows the real API: ``response.created``, then per output item
 ``response.output_item.added`` / deltas / ``response.output_item.done``, then
@@ -28,6 +29,9 @@ import orjson
 from segue_testbed.standin.server import Lane, LoggedRequest, Response, register_api, sse_event
 
 LOCAL_COMPACTION_MARKER = "CONTEXT CHECKPOINT COMPACTION"
+# The Codex TUI asks for a title after the first prompt of a thread (``codex exec`` does not).
+TITLE_MARKER = "Generate a concise, single-line task title"
+TITLE_REPLY = "Stand-in task title"
 REMOTE_COMPACTION_TRIGGER = "compaction_trigger"
 
 # --------------------------------------------------------------------------- scripted replies
@@ -207,8 +211,8 @@ DEFAULT_TEXT = "(stand-in: nothing scripted)"
 
 
 def request_kind(request: LoggedRequest) -> str:
-    """One of ``turn``, ``local_compaction``, ``remote_compaction``, ``models``, ``websocket``,
-    ``other``."""
+    """One of ``turn``, ``title``, ``local_compaction``, ``remote_compaction``, ``models``,
+    ``websocket``, ``other``."""
     path = request.path.split("?", 1)[0].rstrip("/")
     if request.headers.get("upgrade", "").lower() == "websocket":
         return "websocket"
@@ -226,7 +230,16 @@ def request_kind(request: LoggedRequest) -> str:
     is_user = isinstance(last, dict) and last.get("role") == "user"
     if is_user and LOCAL_COMPACTION_MARKER in _message_text(last):
         return "local_compaction"
+    if _asks_for_title(body, items):
+        return "title"
     return "turn"
+
+
+def _asks_for_title(body: dict[str, Any], items: list[Any]) -> bool:
+    instructions = body.get("instructions")
+    if isinstance(instructions, str) and TITLE_MARKER in instructions:
+        return True
+    return any(isinstance(i, dict) and TITLE_MARKER in _message_text(i) for i in items[-2:])
 
 
 def _message_text(item: dict[str, Any]) -> str:
@@ -251,6 +264,8 @@ def handle(lane: Lane, request: LoggedRequest) -> Response:
     if kind == "other":
         return Response.json({"error": {"message": f"not served: {request.path}"}}, status=404)
     body = request.body if isinstance(request.body, dict) else {}
+    if kind == "title":
+        return Response.sse(_stream_turn(lane, body, Turn((Text(TITLE_REPLY),))))
     reply = _take_reply(lane, kind)
     if isinstance(reply, UsageLimit):
         return _usage_limit(reply)

@@ -13,6 +13,7 @@ from segue.formats.claude import paths, reader, writer
 from segue.formats.claude.outline import outline
 from segue.formats.claude.peek import peek
 from segue.providers.base import Env, ProviderEntry, UsageReading
+from segue.providers.claude.agents import running_session
 from segue.providers.claude.compact import compact
 from segue.providers.claude.profile import target_profile
 from segue.providers.claude.usage import read_usage
@@ -53,6 +54,7 @@ class ClaudeCode(ProviderEntry):
     outline = staticmethod(outline)
     target_profile = staticmethod(target_profile)
     select = staticmethod(writer.select)
+    running_session = staticmethod(running_session)
 
     def prepare(self, items: Sequence[Item], *, cwd: str, env: Env, now: datetime) -> NativeSession:
         return writer.prepare_session(items, cwd=cwd, env=env, now=now)

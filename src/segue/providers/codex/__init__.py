@@ -13,6 +13,7 @@ from segue.formats.codex import paths, reader, writer
 from segue.formats.codex.outline import outline
 from segue.formats.codex.peek import peek
 from segue.providers.base import Env, ProviderEntry, UsageReading
+from segue.providers.codex.agents import running_session
 from segue.providers.codex.profile import target_profile
 from segue.providers.codex.usage import read_usage
 
@@ -52,6 +53,7 @@ class Codex(ProviderEntry):
     outline = staticmethod(outline)
     target_profile = staticmethod(target_profile)
     select = staticmethod(writer.select)
+    running_session = staticmethod(running_session)
 
     def prepare(self, items: Sequence[Item], *, cwd: str, env: Env, now: datetime) -> NativeSession:
         return writer.prepare_session(items, cwd=cwd, codex_home=paths.codex_home(env), now=now)

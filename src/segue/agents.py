@@ -1,0 +1,219 @@
+"""The coding agents running now: each CLI process, the session it works on, its tmux pane and
+what it is doing.
+
+Every process is offered to each provider's entry (``running_session``), which reads the files
+the process itself uses (its own environment picks its home), so nothing here knows a provider.
+State comes from the session file, the live process and what the CLI says of itself: *parked*
+when the session's last word is a usage-limit or rate-limit error (even while the CLI waits for
+the reset on screen), *working* while a turn is unfinished, *idle* otherwise (also before the
+first prompt, when there is no file yet).
+"""
+
+from __future__ import annotations
+
+import signal
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from enum import StrEnum
+from pathlib import Path
+
+import psutil
+
+from segue.conversation import Provider
+from segue.providers import ProviderEntry, all_entries
+from segue.providers.base import RunningSession
+from segue.tmux import Pane, PaneProcess, default_sockets, list_panes
+from segue.transforms.state import SessionState
+
+__all__ = ["Agent", "AgentState", "Pane", "end_agent", "list_agents"]
+
+
+class AgentState(StrEnum):
+    WORKING = "working"
+    IDLE = "idle"
+    PARKED = "parked"  # stopped by a usage or rate limit, until reset_at
+
+
+@dataclass(slots=True)
+class Agent:
+    provider: Provider
+    pid: int
+    session_id: str | None
+    session_path: Path | None  # None until the CLI writes the session's file
+    cwd: str | None
+    pane: Pane | None  # None: not in a tmux pane segue can see
+    state: AgentState
+    reset_at: datetime | None
+    command: list[str]
+    env_home: dict[str, str]  # HOME / CLAUDE_CONFIG_DIR / CODEX_HOME the process runs with
+    launcher_pid: int | None = None  # a process that exits with it (Codex's node wrapper)
+    started: float | None = field(default=None, repr=False)  # create time, against pid reuse
+
+
+def list_agents(
+    env: Mapping[str, str] | None = None, *, tmux_sockets: Sequence[str] | None = None
+) -> list[Agent]:
+    """Every Claude Code and Codex process of this machine that segue can inspect, mapped to its
+    session and (through its parents) to the tmux pane it runs in. ``env`` gives the tmux
+    socket folder (``$TMUX_TMPDIR``); ``tmux_sockets`` adds servers to the user's default ones.
+    Processes of other users and processes that end during the scan are left out, quietly."""
+    entries = all_entries()
+    parents: dict[int, int] = {}
+    found: list[tuple[ProviderEntry, psutil.Process, RunningSession]] = []
+    for process in psutil.process_iter():
+        try:
+            with process.oneshot():
+                parents[process.pid] = process.ppid()
+                match = _running(entries, process)
+        except (psutil.Error, OSError):
+            continue
+        if match is not None:
+            found.append((match[0], process, match[1]))
+    if not found:
+        return []
+    sockets = [*default_sockets(env), *(tmux_sockets or ()), *sorted(_own_servers(found))]
+    panes = {p.pid: p for p in list_panes(sockets) if not p.dead}
+    agents = []
+    for entry, process, running in found:
+        agent = _agent(entry, process, running, _pane_of(process.pid, parents, panes))
+        if agent is not None:
+            agents.append(agent)
+    agents.sort(key=lambda a: (a.pane.target if a.pane else "~", a.pid))
+    return agents
+
+
+def _own_servers(found: Sequence[tuple[ProviderEntry, psutil.Process, RunningSession]]) -> set[str]:
+    """The tmux servers the agents were started under (``$TMUX``: socket,pid,session), which
+    may live outside the default folder (``tmux -S <path>``)."""
+    sockets: set[str] = set()
+    for _, process, _ in found:
+        try:
+            socket = process.environ().get("TMUX", "").split(",", 1)[0]
+        except psutil.Error:
+            continue
+        if socket:
+            sockets.add(socket)
+    return sockets
+
+
+def _running(
+    entries: Sequence[ProviderEntry], process: psutil.Process
+) -> tuple[ProviderEntry, RunningSession] | None:
+    for entry in entries:
+        running = entry.running_session(process)
+        if running is not None:
+            return entry, running
+    return None
+
+
+def _agent(
+    entry: ProviderEntry, process: psutil.Process, running: RunningSession, pane: Pane | None
+) -> Agent | None:
+    try:
+        with process.oneshot():
+            command = process.cmdline()
+            cwd = process.cwd()
+            started = process.create_time()
+    except psutil.Error:
+        return None
+    state, reset_at = _state(entry, running)
+    return Agent(
+        provider=entry.provider,
+        pid=process.pid,
+        session_id=running.session_id,
+        session_path=running.path,
+        cwd=cwd,
+        pane=pane,
+        state=state,
+        reset_at=reset_at,
+        command=command,
+        env_home=running.env_home,
+        launcher_pid=running.launcher_pid,
+        started=started,
+    )
+
+
+def _state(entry: ProviderEntry, running: RunningSession) -> tuple[AgentState, datetime | None]:
+    if running.path is None:
+        return (AgentState.WORKING if running.busy else AgentState.IDLE), None
+    try:
+        info = entry.peek(running.path)
+    except (OSError, ValueError):
+        return (AgentState.WORKING if running.busy else AgentState.IDLE), None
+    if info.state is SessionState.LIMIT:
+        return AgentState.PARKED, info.reset_at
+    if info.state is SessionState.WORKING or running.busy:
+        return AgentState.WORKING, None
+    return AgentState.IDLE, None
+
+
+def _pane_of(pid: int, parents: Mapping[int, int], panes: Mapping[int, PaneProcess]) -> Pane | None:
+    """The pane whose process is ``pid`` or one of its ancestors."""
+    seen: set[int] = set()
+    while pid > 1 and pid not in seen:
+        if pid in panes:
+            return panes[pid].pane
+        seen.add(pid)
+        pid = parents.get(pid, 0)
+    return None
+
+
+def end_agent(agent: Agent, timeout: float = 5.0) -> bool:
+    """End an agent's CLI: SIGTERM, wait up to ``timeout`` seconds for it (and its launcher) to
+    exit, then SIGKILL. True when the processes are gone (also when they already were). Meant
+    for an idle or parked agent: a turn in flight is cut where it is.
+
+    A process that exited but was not yet reaped by its parent (a zombie: tmux can leave a
+    pane's process so for seconds) counts as gone: it holds no file and no lock."""
+    processes = [p for p in (_same(agent.pid, agent.started), _same(agent.launcher_pid)) if p]
+    if not processes:
+        return True
+    try:
+        processes[0].send_signal(signal.SIGTERM)
+    except psutil.NoSuchProcess:
+        pass
+    except psutil.AccessDenied:
+        return False
+    alive = _wait_gone(processes, timeout)
+    for process in alive:
+        try:
+            process.kill()
+        except psutil.NoSuchProcess:
+            pass
+        except psutil.AccessDenied:
+            return False
+    return not _wait_gone(alive, max(1.0, timeout / 5))
+
+
+def _wait_gone(processes: list[psutil.Process], timeout: float) -> list[psutil.Process]:
+    """Wait until every process has exited; the ones still running after ``timeout``."""
+    deadline = time.monotonic() + timeout
+    while True:
+        alive = [p for p in processes if not _gone(p)]
+        if not alive or time.monotonic() >= deadline:
+            return alive
+        time.sleep(0.02)
+
+
+def _gone(process: psutil.Process) -> bool:
+    try:
+        return process.status() == psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return True
+    except psutil.Error:
+        return False
+
+
+def _same(pid: int | None, started: float | None = None) -> psutil.Process | None:
+    """The process ``pid`` if it still runs (and started at ``started``, when given)."""
+    if pid is None:
+        return None
+    try:
+        process = psutil.Process(pid)
+        if started is not None and abs(process.create_time() - started) > 0.01:
+            return None
+        return process if process.status() != psutil.STATUS_ZOMBIE else None
+    except psutil.Error:
+        return None
