@@ -10,24 +10,32 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Mapping
 
+import psutil
+
 from segue.agents import Agent, end_agent
 from segue.providers import entry
 from segue.switch import Switch
-from segue.tmux import TmuxError, display_message, respawn
+from segue.tmux import TmuxError, display_message, keep_on_exit, respawn
 
 __all__ = ["relaunch_pane"]
 
-# What the respawned CLI needs of the user's environment (tmux adds its own TERM).
-PASSED = ("HOME", "PATH", "LANG", "LC_ALL", "TZ", "USER", "SHELL")
-PASSED_PREFIXES = ("ANTHROPIC_", "CLAUDE_", "CODEX_", "OPENAI_", "IS_SANDBOX", "NO_COLOR")
+# tmux sets these itself for the pane; the others are the user's.
+NOT_PASSED = frozenset({"TMUX", "TMUX_PANE", "TERM", "COLUMNS", "LINES", "PWD", "OLDPWD", "SHLVL"})
 
 
-def passed_environment(env: Mapping[str, str]) -> dict[str, str]:
-    return {
-        name: value
-        for name, value in env.items()
-        if name in PASSED or name.startswith(PASSED_PREFIXES)
-    }
+def passed_environment(agent_env: Mapping[str, str], env: Mapping[str, str]) -> dict[str, str]:
+    """The environment the target CLI starts with: what the agent ran with in its pane (the
+    user's shell there), updated with segue's own (where the user ran the switch, so the
+    target CLI's settings and keys are there)."""
+    merged = {**agent_env, **env}
+    return {name: value for name, value in merged.items() if name not in NOT_PASSED}
+
+
+def _environment_of(pid: int) -> dict[str, str]:
+    try:
+        return dict(psutil.Process(pid).environ())
+    except psutil.Error:
+        return {}
 
 
 def relaunch_pane(candidate: object, switch: Switch, env: Mapping[str, str]) -> str:
@@ -37,6 +45,11 @@ def relaunch_pane(candidate: object, switch: Switch, env: Mapping[str, str]) -> 
     assert isinstance(agent, Agent) and agent.pane is not None and switch.session_id is not None
     pane = agent.pane
     target = entry(switch.target)
+    agent_env = _environment_of(agent.pid)
+    try:
+        keep_on_exit(pane)  # else the pane (and its window) closes when the agent's CLI ends
+    except TmuxError as exc:
+        return f"{pane.target}: not relaunched ({exc}); continue it with {switch.resume_command}"
     if not end_agent(agent):
         return (
             f"{pane.target}: could not end {agent.provider.value} (pid {agent.pid}); "
@@ -44,7 +57,7 @@ def relaunch_pane(candidate: object, switch: Switch, env: Mapping[str, str]) -> 
         )
     argv = [target.executable(env) or target.command, *target.resume_argv(switch.session_id)[1:]]
     try:
-        respawn(pane, switch.cwd, argv, env=passed_environment(env))
+        respawn(pane, switch.cwd, argv, env=passed_environment(agent_env, env))
     except TmuxError as exc:
         return f"{pane.target}: not relaunched ({exc}); continue it with {switch.resume_command}"
     label = switch.plan.label.value

@@ -237,7 +237,7 @@ class _Decoder:
         if rec.get("isCompactSummary"):
             out.append(self._compaction(_text_of(content), prov, ts, out))
             return
-        injected = bool(rec.get("isMeta")) or rec.get("origin") is not None
+        injected = bool(rec.get("isMeta")) or _machine_origin(rec.get("origin"))
         if type(content) is str:
             self._prompt(content, (), injected, prov, ts, out)
             return
@@ -436,6 +436,15 @@ class _Decoder:
             text = str(err.get("message") or err.get("error") or err)
         kind = ErrorKind.RATE_LIMIT if status == 429 else ErrorKind.API_ERROR
         return ErrorNotice(kind, text or "API error", prov, None, ts)
+
+
+def _machine_origin(origin: JSON) -> bool:
+    """Whether a user record's ``origin`` says the CLI wrote it (a subagent's notification, an
+    automatic continuation); the interactive CLI marks what the person typed ``{"kind":
+    "human"}``."""
+    if origin is None:
+        return False
+    return as_dict(origin).get("kind") != "human"
 
 
 def _origin(text: str, injected: bool) -> Origin:

@@ -1,0 +1,194 @@
+"""The fleet switch for real: four Claude Code agents in the panes of a private tmux server, two
+of them parked by a usage limit, moved to Codex in one step with ``--relaunch``.
+
+Each pane then shows the real Codex TUI with the session loaded, and typing in it sends the
+carried history (the stand-in's request log). Before the confirmation nothing touches a source
+process or file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import orjson
+import psutil
+import pytest
+
+from segue.agents import AgentState
+from segue_testbed.codex_cli import CodexHome, codex_bin
+from segue_testbed.standin import anthropic as A
+from segue_testbed.standin import openai as O
+from segue_testbed.standin.server import StandIn
+from segue_testbed.tmux_lab import TmuxLab
+from tests.test_agents import (
+    CODEX_READY,
+    RESET,
+    SETTLE,
+    START,
+    claude_home,
+    project,
+    start_claude,
+    wait_agents,
+)
+
+pytestmark = pytest.mark.realcli
+
+AGENTS = {  # name: parked by a limit?
+    "alpha": False,
+    "bravo": False,
+    "charlie": True,
+    "delta": True,
+}
+
+
+@pytest.fixture
+def lab() -> Iterator[TmuxLab]:
+    with TmuxLab() as lab:
+        yield lab
+
+
+def _codex_target(root: Path, standin: StandIn, cwds: list[Path]) -> tuple[dict[str, str], object]:
+    lane = standin.lane()
+    home = CodexHome(root, lane)
+    config = home.codex_home / "config.toml"
+    trusted = "".join(
+        f'\n[projects.{orjson.dumps(str(cwd)).decode()}]\ntrust_level = "trusted"\n' for cwd in cwds
+    )
+    config.write_text(
+        config.read_text()
+        + trusted
+        + "\n[tui]\nscreen_reader_detection_done = true\n"
+        + f'\n[notice.model_migrations]\n"{home.model}" = "gpt-6-sol"\n'
+        + "\n[notice]\nhide_rate_limit_model_nudge = true\n"
+    )
+    env = home.env({"TERM": "tmux-256color"})
+    env.pop("NO_COLOR", None)
+    return env, lane
+
+
+def _segue(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "segue", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=180,
+    )
+
+
+def _sha(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _end_codex_of(home: str) -> None:
+    """Codex may leave its shared background server behind: end those of this test's home."""
+    for process in psutil.process_iter(["name"]):
+        try:
+            if process.environ().get("CODEX_HOME") == home:
+                process.kill()
+        except psutil.Error:
+            continue
+
+
+def test_a_fleet_parked_on_claude_moves_to_codex_in_its_panes(
+    standin: StandIn, lab: TmuxLab, tmp_path: Path
+) -> None:
+    panes: dict[str, str] = {}
+    prompts: dict[str, str] = {}
+    cwds: dict[str, Path] = {}
+    for name, parked in AGENTS.items():
+        lane = standin.lane()
+        lane.script(
+            "anthropic",
+            A.RateLimited(subscriber=True, reset_at=RESET) if parked else A.Text(f"NOTED-{name}"),
+        )
+        cwds[name] = project(tmp_path, name)
+        env = claude_home(tmp_path / f"claude-{name}", lane, cwds[name], oauth=parked)
+        panes[name] = start_claude(lab, name, env, cwds[name])
+        prompts[name] = f"Remember that the {name} codeword is {name.upper()}-{len(name)}."
+        lab.type(panes[name], prompts[name])
+    for name, parked in AGENTS.items():
+        lab.wait_for(panes[name], "Usage limit reached" if parked else f"NOTED-{name}", SETTLE)
+    found = wait_agents(
+        lab,
+        lambda f: all(
+            panes[n] in f
+            and f[panes[n]].session_path is not None
+            and f[panes[n]].state is (AgentState.PARKED if p else AgentState.IDLE)
+            for n, p in AGENTS.items()
+        ),
+    )
+    agents = {name: found[panes[name]] for name in AGENTS}
+    sources = {name: a.session_path for name, a in agents.items()}
+    hashes = {name: _sha(p) for name, p in sources.items() if p is not None}
+    originals = {name: p.read_bytes() for name, p in sources.items() if p is not None}
+
+    target_env, codex_lane = _codex_target(tmp_path / "codex", standin, list(cwds.values()))
+    env = {
+        **target_env,
+        "SEGUE_CODEX_BIN": str(codex_bin()),
+        "SEGUE_STATE_DIR": str(tmp_path / "state"),
+        "SEGUE_DATA_DIR": str(tmp_path / "data"),
+        "TMUX_TMPDIR": os.environ.get("TMUX_TMPDIR", "/tmp"),
+    }
+    try:
+        # without the confirmation nothing happens to any agent
+        refused = _segue(["switch", "--from", "claude"], env)
+        assert refused.returncode == 1 and "--yes" in refused.stderr, refused.stderr
+        for name, agent in agents.items():
+            assert psutil.pid_exists(agent.pid), name
+            assert sources[name] is not None and _sha(sources[name]) == hashes[name]
+        assert "Switch" not in "".join(lab.screen(p) for p in panes.values())
+
+        codex_lane.script("openai", *[O.Text("ANSWER-FROM-CODEX") for _ in AGENTS])  # type: ignore[attr-defined]
+        done = _segue(
+            ["switch", "--from", "claude", "--yes", "--relaunch", "--json",
+             "--arrival-compact", "off"],
+            env,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        result = orjson.loads(done.stdout)
+        assert result["from"] == "claude" and result["to"] == "codex"
+        assert result["summary"].startswith("Switched 4 agents to Codex"), [
+            (a["state"], a["error"], a["skipped"]) for a in result["agents"]
+        ]
+        by_pane = {a["pane"]: a for a in result["agents"]}
+        for name in AGENTS:
+            agent = agents[name]
+            assert agent.pane is not None
+            row = by_pane[agent.pane.target]
+            assert row["switch"] and row["switch"]["session_id"]
+            assert any("relaunched on Codex" in note for note in row["notes"]), row["notes"]
+            assert not psutil.pid_exists(agent.pid) or psutil.Process(agent.pid).status() == (
+                psutil.STATUS_ZOMBIE
+            )
+            # segue wrote nothing there; Claude Code itself adds its exit bookkeeping
+            source = sources[name]
+            assert source is not None and source.read_bytes().startswith(originals[name])
+
+        # each pane runs Codex on its new session; typing there sends the carried history
+        for name in AGENTS:
+            pane = panes[name]
+            lab.wait_for(
+                pane, lambda p=pane, n=name: CODEX_READY in lab.screen(p)
+                and f"{n} codeword" in lab.screen(p), START,
+            )  # fmt: skip
+            time.sleep(0.5)
+            lab.type(pane, f"What is the {name} codeword?")
+            lab.wait_for(pane, "ANSWER-FROM-CODEX", SETTLE)
+            sent = [
+                orjson.dumps(r.body).decode()
+                for r in codex_lane.requests_for("openai")  # type: ignore[attr-defined]
+                if O.request_kind(r) == "turn"
+                and f"What is the {name} codeword?" in orjson.dumps(r.body).decode()
+            ]
+            assert sent and prompts[name] in sent[0]
+    finally:
+        _end_codex_of(target_env["CODEX_HOME"])
