@@ -24,7 +24,7 @@ from segue.agents import AgentState
 from segue_testbed.codex_cli import CodexHome, codex_bin
 from segue_testbed.standin import anthropic as A
 from segue_testbed.standin import openai as O
-from segue_testbed.standin.server import StandIn
+from segue_testbed.standin.server import Lane, StandIn
 from segue_testbed.tmux_lab import TmuxLab
 from tests.test_agents import (
     CODEX_READY,
@@ -53,7 +53,7 @@ def lab() -> Iterator[TmuxLab]:
         yield lab
 
 
-def _codex_target(root: Path, standin: StandIn, cwds: list[Path]) -> tuple[dict[str, str], object]:
+def _codex_target(root: Path, standin: StandIn, cwds: list[Path]) -> tuple[dict[str, str], Lane]:
     lane = standin.lane()
     home = CodexHome(root, lane)
     config = home.codex_home / "config.toml"
@@ -126,9 +126,12 @@ def test_a_fleet_parked_on_claude_moves_to_codex_in_its_panes(
         ),
     )
     agents = {name: found[panes[name]] for name in AGENTS}
-    sources = {name: a.session_path for name, a in agents.items()}
-    hashes = {name: _sha(p) for name, p in sources.items() if p is not None}
-    originals = {name: p.read_bytes() for name, p in sources.items() if p is not None}
+    sources: dict[str, Path] = {}
+    for name, agent in agents.items():
+        assert agent.session_path is not None
+        sources[name] = agent.session_path
+    hashes = {name: _sha(p) for name, p in sources.items()}
+    originals = {name: p.read_bytes() for name, p in sources.items()}
 
     target_env, codex_lane = _codex_target(tmp_path / "codex", standin, list(cwds.values()))
     env = {
@@ -144,10 +147,10 @@ def test_a_fleet_parked_on_claude_moves_to_codex_in_its_panes(
         assert refused.returncode == 1 and "--yes" in refused.stderr, refused.stderr
         for name, agent in agents.items():
             assert psutil.pid_exists(agent.pid), name
-            assert sources[name] is not None and _sha(sources[name]) == hashes[name]
+            assert _sha(sources[name]) == hashes[name]
         assert "Switch" not in "".join(lab.screen(p) for p in panes.values())
 
-        codex_lane.script("openai", *[O.Text("ANSWER-FROM-CODEX") for _ in AGENTS])  # type: ignore[attr-defined]
+        codex_lane.script("openai", *[O.Text("ANSWER-FROM-CODEX") for _ in AGENTS])
         done = _segue(
             ["switch", "--from", "claude", "--yes", "--relaunch", "--json",
              "--arrival-compact", "off"],
@@ -170,22 +173,23 @@ def test_a_fleet_parked_on_claude_moves_to_codex_in_its_panes(
                 psutil.STATUS_ZOMBIE
             )
             # segue wrote nothing there; Claude Code itself adds its exit bookkeeping
-            source = sources[name]
-            assert source is not None and source.read_bytes().startswith(originals[name])
+            assert sources[name].read_bytes().startswith(originals[name])
 
         # each pane runs Codex on its new session; typing there sends the carried history
         for name in AGENTS:
             pane = panes[name]
-            lab.wait_for(
-                pane, lambda p=pane, n=name: CODEX_READY in lab.screen(p)
-                and f"{n} codeword" in lab.screen(p), START,
-            )  # fmt: skip
+
+            def loaded(pane: str = pane, name: str = name) -> bool:
+                screen = lab.screen(pane)
+                return CODEX_READY in screen and f"{name} codeword" in screen
+
+            lab.wait_for(pane, loaded, START)
             time.sleep(0.5)
             lab.type(pane, f"What is the {name} codeword?")
             lab.wait_for(pane, "ANSWER-FROM-CODEX", SETTLE)
             sent = [
                 orjson.dumps(r.body).decode()
-                for r in codex_lane.requests_for("openai")  # type: ignore[attr-defined]
+                for r in codex_lane.requests_for("openai")
                 if O.request_kind(r) == "turn"
                 and f"What is the {name} codeword?" in orjson.dumps(r.body).decode()
             ]
