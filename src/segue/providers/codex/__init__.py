@@ -14,6 +14,7 @@ from segue.formats.codex.outline import outline
 from segue.formats.codex.peek import peek
 from segue.providers.base import Env, ProviderEntry, UsageReading
 from segue.providers.codex.agents import running_session
+from segue.providers.codex.compact import compact
 from segue.providers.codex.profile import target_profile
 from segue.providers.codex.usage import read_usage
 
@@ -65,6 +66,12 @@ class Codex(ProviderEntry):
 
     def resume_argv(self, session_id: str) -> list[str]:
         return ["codex", "resume", session_id]
+
+    def compact(self, path: Path, session_id: str, cwd: str, env: Env) -> tuple[bool, str]:
+        executable = self.executable(env)
+        if executable is None:
+            return False, "codex is not installed (not on PATH; set SEGUE_CODEX_BIN)"
+        return compact(executable, path, session_id, cwd, env)
 
     def usage(self, env: Env, *, remote: bool, now: datetime) -> UsageReading:
         return read_usage(env, remote=remote, now=now)

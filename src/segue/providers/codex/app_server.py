@@ -19,7 +19,7 @@ from typing import Any
 
 import orjson
 
-__all__ = ["AppServerError", "call"]
+__all__ = ["AppServerError", "call", "compact_thread"]
 
 CLIENT_INFO = {"name": "segue", "title": None, "version": "0.1"}
 
@@ -59,6 +59,41 @@ def call(
         _end(process)
 
 
+def compact_thread(
+    argv: Sequence[str], thread_id: str, *, cwd: str, env: Mapping[str, str], timeout: float
+) -> str:
+    """Codex's own compaction of a thread (``thread/resume``, ``thread/compact/start``, then
+    the ``turn/completed`` notification): the turn's status. Raises :class:`AppServerError`."""
+    deadline = time.monotonic() + timeout
+    try:
+        process = subprocess.Popen(
+            list(argv),
+            cwd=cwd,
+            env=dict(env),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+    except OSError as exc:
+        raise AppServerError(f"cannot run {argv[0]}: {exc.strerror}") from None
+    try:
+        session = _Session(process, deadline)
+        session.request(1, "initialize", {"clientInfo": CLIENT_INFO, "capabilities": None})
+        session.send({"method": "initialized"})
+        session.request(2, "thread/resume", {"threadId": thread_id})
+        session.request(3, "thread/compact/start", {"threadId": thread_id})
+        while True:
+            message = session.next_message()
+            if message.get("method") == "turn/completed":
+                params = message.get("params")
+                turn = params.get("turn") if isinstance(params, dict) else None
+                status = turn.get("status") if isinstance(turn, dict) else None
+                return str(status)
+    finally:
+        _end(process)
+
+
 class _Session:
     def __init__(self, process: subprocess.Popen[bytes], deadline: float) -> None:
         assert process.stdin is not None and process.stdout is not None
@@ -80,7 +115,7 @@ class _Session:
     def request(self, request_id: int, method: str, params: Any) -> Any:
         self.send({"id": request_id, "method": method, "params": params})
         while True:
-            message = self._next_message()
+            message = self.next_message()
             if message.get("id") != request_id or "method" in message:
                 continue  # a notification, or a server request segue does not serve
             error = message.get("error")
@@ -89,7 +124,7 @@ class _Session:
                 raise AppServerError(f"{method}: {text}")
             return message.get("result")
 
-    def _next_message(self) -> dict[str, Any]:
+    def next_message(self) -> dict[str, Any]:
         while True:
             line, sep, rest = self.buffer.partition(b"\n")
             if sep:
