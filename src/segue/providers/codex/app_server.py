@@ -14,7 +14,7 @@ import selectors
 import signal
 import subprocess
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import orjson
@@ -38,25 +38,8 @@ def call(
 ) -> Any:
     """Start ``argv`` (a ``codex … app-server`` command), initialize, call ``method`` and return
     its result. Raises :class:`AppServerError` for every failure; never leaves the process."""
-    deadline = time.monotonic() + timeout
-    try:
-        process = subprocess.Popen(
-            list(argv),
-            env=dict(env),
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            start_new_session=True,
-        )
-    except OSError as exc:
-        raise AppServerError(f"cannot run {argv[0]}: {exc.strerror}") from None
-    try:
-        session = _Session(process, deadline)
-        session.request(1, "initialize", {"clientInfo": CLIENT_INFO, "capabilities": None})
-        session.send({"method": "initialized"})
+    with _session(argv, env, None, timeout) as session:
         return session.request(2, method, params)
-    finally:
-        _end(process)
 
 
 def compact_thread(
@@ -64,6 +47,22 @@ def compact_thread(
 ) -> str:
     """Codex's own compaction of a thread (``thread/resume``, ``thread/compact/start``, then
     the ``turn/completed`` notification): the turn's status. Raises :class:`AppServerError`."""
+    with _session(argv, env, cwd, timeout) as session:
+        session.request(2, "thread/resume", {"threadId": thread_id})
+        session.request(3, "thread/compact/start", {"threadId": thread_id})
+        while True:
+            message = session.next_message()
+            if message.get("method") == "turn/completed":
+                params = message.get("params")
+                turn = params.get("turn") if isinstance(params, dict) else None
+                return str(turn.get("status") if isinstance(turn, dict) else None)
+
+
+@contextlib.contextmanager
+def _session(
+    argv: Sequence[str], env: Mapping[str, str], cwd: str | None, timeout: float
+) -> Iterator[_Session]:
+    """A started and initialized app-server, ended afterwards whatever happened."""
     deadline = time.monotonic() + timeout
     try:
         process = subprocess.Popen(
@@ -81,15 +80,7 @@ def compact_thread(
         session = _Session(process, deadline)
         session.request(1, "initialize", {"clientInfo": CLIENT_INFO, "capabilities": None})
         session.send({"method": "initialized"})
-        session.request(2, "thread/resume", {"threadId": thread_id})
-        session.request(3, "thread/compact/start", {"threadId": thread_id})
-        while True:
-            message = session.next_message()
-            if message.get("method") == "turn/completed":
-                params = message.get("params")
-                turn = params.get("turn") if isinstance(params, dict) else None
-                status = turn.get("status") if isinstance(turn, dict) else None
-                return str(status)
+        yield session
     finally:
         _end(process)
 
