@@ -152,44 +152,52 @@ def sync(store: Store, thread_id: str, env: Mapping[str, str] | None = None) -> 
 
 
 def _reconcile(connection: Connection, graph: ThreadGraph, seen: _Observed) -> list[queries.NewRun]:
-    """Record what changed in one provider thread; return its new runs (not yet numbered)."""
+    """Record what changed in one provider thread; return its new runs (not yet numbered).
+
+    The native turns are compared with the runs recorded from them, prompt by prompt: a run
+    whose turn is gone or holds another prompt now was rolled back in the CLI (with every later
+    run of this provider thread); the turns after the last one that still matches are new."""
     pt = graph.provider_thread(seen.provider_thread_id)
     count = len(seen.turns)
-    mine = [r for r in graph.live_runs if r.provider_thread_id == pt.id]
-    finished = [
-        replace(r, status=RunStatus.COMPLETED, ended_at=seen.turns[r.native_turn - 1].ended_at)
+    mine = sorted(
+        (r for r in graph.live_runs if r.provider_thread_id == pt.id), key=lambda r: r.native_turn
+    )
+    changed = [
+        r.native_turn
         for r in mine
-        if r.status is RunStatus.WORKING
-        and r.native_turn <= count
-        and seen.turns[r.native_turn - 1].status is RunStatus.COMPLETED
+        if r.native_turn > count or seen.turns[r.native_turn - 1].prompt != r.prompt
     ]
-    if count < pt.native_turns:
-        undone = [r for r in mine if r.native_turn > count]
-        queries.revise_runs(connection, [replace(r, status=RunStatus.ROLLED_BACK) for r in undone])
-        queries.revise_runs(connection, [r for r in finished if r.native_turn <= count])
-        queries.revise_provider_thread(
-            connection,
-            pt,
-            reason=f"its CLI rolled back to native turn {count} of {pt.native_turns}",
-            path=seen.path,
-            native_turns=count,
-            status=ProviderThreadStatus.ROLLED_BACK,
-        )
+    undone = [r for r in mine if changed and r.native_turn >= changed[0]]
+    kept = changed[0] - 1 if changed else min(pt.native_turns, count)
+    queries.revise_runs(connection, [replace(r, status=RunStatus.ROLLED_BACK) for r in undone])
+    queries.revise_runs(
+        connection,
+        [
+            replace(r, status=RunStatus.COMPLETED, ended_at=seen.turns[r.native_turn - 1].ended_at)
+            for r in mine
+            if r not in undone
+            and r.status is RunStatus.WORKING
+            and seen.turns[r.native_turn - 1].status is RunStatus.COMPLETED
+        ],
+    )
+    if count == pt.native_turns and seen.path == pt.path and not undone:
         return []
-    queries.revise_runs(connection, finished)
-    if count == pt.native_turns and seen.path == pt.path:
-        return []
+    status, reason = pt.status, f"synced: {count - kept} new native turns"
+    if undone:
+        reason = f"its CLI rolled back runs {', '.join(str(r.ordinal) for r in undone)}"
+        later = [r for r in graph.live_runs if r.ordinal > undone[0].ordinal and r not in undone]
+        if any(r.provider_thread_id != pt.id for r in later):  # others built on them
+            status = ProviderThreadStatus.ROLLED_BACK
+            reason += " after other provider threads continued from them"
+    elif count == pt.native_turns:
+        reason = "synced: the session continues in another file"
     queries.revise_provider_thread(
         connection,
         pt,
-        reason=f"synced: {count - pt.native_turns} new native turns"
-        if count > pt.native_turns
-        else "synced: the session continues in another file",
+        reason=reason,
         path=seen.path,
         native_turns=count,
+        status=status,
         model=seen.model,
     )
-    return [
-        _new_run(pt.id, n, turn)
-        for n, turn in enumerate(seen.turns[pt.native_turns :], start=pt.native_turns + 1)
-    ]
+    return [_new_run(pt.id, n, turn) for n, turn in enumerate(seen.turns[kept:], start=kept + 1)]
