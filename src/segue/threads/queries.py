@@ -427,22 +427,28 @@ def load_graph(connection: Connection, thread_id: str) -> ThreadGraph | None:
         return None
     r = runs.c
     current: dict[int, Run] = {}
-    for m in connection.execute(
-        select(runs).where(r.thread_id == thread_id).order_by(r.ordinal, r.version)
-    ).mappings():
-        current[m["ordinal"]] = Run(
-            thread_id=thread_id,
-            ordinal=m["ordinal"],
-            provider=m["provider"],
-            provider_thread_id=m["provider_thread_id"],
-            native_turn=m["native_turn"],
-            status=RunStatus(m["status"]),
-            prompt=m["prompt"],
-            handoff_id=m["handoff_id"],
-            started_at=m["started_at"],
-            ended_at=m["ended_at"],
-            version=m["version"],
-        )
+    statuses = {status.value: status for status in RunStatus}
+    columns = (r.ordinal, r.provider, r.provider_thread_id, r.native_turn, r.status, r.prompt,
+               r.handoff_id, r.started_at, r.ended_at, r.version)  # fmt: skip
+    query = select(*columns).where(r.thread_id == thread_id).order_by(r.ordinal, r.version)
+    for (
+        ordinal,
+        provider,
+        pt,
+        turn,
+        status,
+        prompt,
+        handoff,
+        started,
+        ended,
+        version,
+    ) in connection.execute(
+        query
+    ).tuples():  # the hot loop of a decision: plain tuples, no mapping per row
+        current[ordinal] = Run(
+            thread_id, ordinal, provider, pt, turn, statuses[status], prompt, handoff,
+            started, ended, version,
+        )  # fmt: skip
     handoff_rows = connection.execute(
         select(context_handoffs)
         .where(context_handoffs.c.thread_id == thread_id)
@@ -484,13 +490,13 @@ def _provider_threads(
     latest: dict[str, Any] = {}
     for m in rows:
         latest[m["id"]] = m  # ordered by version: the last one is current
+    held: dict[str, list[int]] = {}
+    for run in current.values():
+        if run.status is not RunStatus.ROLLED_BACK:
+            held.setdefault(run.provider_thread_id, []).append(run.ordinal)
     out = []
     for pt_id, m in latest.items():
-        native = tuple(
-            run.ordinal
-            for run in current.values()
-            if run.provider_thread_id == pt_id and run.status is not RunStatus.ROLLED_BACK
-        )
+        native = tuple(held.get(pt_id, ()))
         given = tuple(
             h
             for h in handoffs
@@ -508,7 +514,7 @@ def _provider_threads(
                 status=ProviderThreadStatus(m["status"]),
                 model=m["model"],
                 version=m["version"],
-                native_runs=tuple(sorted(native)),
+                native_runs=native,
                 handoffs=given,
                 reason=m["reason"],
             )
