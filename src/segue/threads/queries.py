@@ -431,20 +431,8 @@ def load_graph(connection: Connection, thread_id: str) -> ThreadGraph | None:
     columns = (r.ordinal, r.provider, r.provider_thread_id, r.native_turn, r.status, r.prompt,
                r.handoff_id, r.started_at, r.ended_at, r.version)  # fmt: skip
     query = select(*columns).where(r.thread_id == thread_id).order_by(r.ordinal, r.version)
-    for (
-        ordinal,
-        provider,
-        pt,
-        turn,
-        status,
-        prompt,
-        handoff,
-        started,
-        ended,
-        version,
-    ) in connection.execute(
-        query
-    ).tuples():  # the hot loop of a decision: plain tuples, no mapping per row
+    rows = connection.execute(query)  # the hot loop of a decision: rows unpacked as tuples
+    for ordinal, provider, pt, turn, status, prompt, handoff, started, ended, version in rows:
         current[ordinal] = Run(
             thread_id, ordinal, provider, pt, turn, statuses[status], prompt, handoff,
             started, ended, version,
