@@ -343,6 +343,15 @@ def demo(
     print_demo(_console(), run_demo(home=home))
 
 
+def _register_threads() -> None:
+    from segue.threads_cli import thread_app
+
+    app.add_typer(thread_app, name="thread")
+
+
+_register_threads()
+
+
 def _fail(message: str, code: int, as_json: bool) -> NoReturn:
     line = " ".join(message.split())  # one line, whatever the message held
     if as_json:

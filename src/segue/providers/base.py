@@ -144,6 +144,27 @@ class ProviderEntry(ABC):
         registration the CLI needs to find it. Returns warnings about steps after the file was
         in place, which never undo it."""
 
+    def current_file(self, path: Path, env: Env) -> Path:
+        """The file a session continues in now (the CLI may move on to another file of the
+        same session as it resumes, compacts or rolls back); by default the same file."""
+        return path
+
+    @abstractmethod
+    def fork(
+        self,
+        parent: Path,
+        delta: Sequence[Item],
+        handoff_text: str | None,
+        *,
+        cwd: str,
+        env: Env,
+        now: datetime,
+    ) -> NativeSession:
+        """A native fork of the session in ``parent``: its records verbatim under a new session
+        id, then ``delta`` (runs the session missed) as native records, opened by
+        ``handoff_text`` as a context message when given. Not yet written (``publish`` it);
+        ``parent`` is only read. Raises :class:`segue.errors.SwitchError`."""
+
     @abstractmethod
     def resume_argv(self, session_id: str) -> list[str]:
         """The command that continues a session interactively."""

@@ -1,4 +1,4 @@
-"""segue's store: one database for the batches of fleet switches (and, later, the thread graph).
+"""segue's store: one database for the batches of fleet switches and the thread graph.
 
 SQLite in WAL mode by default (``segue.db`` in segue's data folder), or PostgreSQL
 (``$SEGUE_DATABASE_URL``) for agents on several machines; the schema is versioned by Alembic

@@ -24,7 +24,20 @@ from sqlalchemy import (
 )
 from sqlalchemy.types import TypeDecorator
 
-__all__ = ["NAMING", "UtcDateTime", "batch_agents", "batches", "metadata"]
+__all__ = [
+    "NAMING",
+    "UtcDateTime",
+    "app_threads",
+    "batch_agents",
+    "batches",
+    "context_handoffs",
+    "context_transfers",
+    "decisions",
+    "metadata",
+    "provider_thread_revisions",
+    "provider_threads",
+    "runs",
+]
 
 # Constraint names the migrations can refer to (SQLite's batch mode needs them).
 NAMING = {
@@ -100,4 +113,118 @@ batch_agents = Table(
     Column("first_session", Text, nullable=False),
     Column("recorded_at", UtcDateTime, nullable=False),
     Index(None, "target_provider", "target_session"),
+)
+
+# --------------------------------------------------------------------------- the thread graph
+# Append-only: a row is never changed. Mutable state lives in numbered revisions (the highest
+# ``version`` of a key is current) or in rows that name the row they supersede (a successor
+# exists: the older row is superseded; a unique index allows one successor only).
+
+app_threads = Table(
+    "app_threads",
+    metadata,
+    Column("id", Text, primary_key=True),  # UUIDv7
+    Column("created_at", UtcDateTime, nullable=False),
+    Column("title", Text),
+    Column("cwd", Text),
+    Column("parent_thread_id", Text, ForeignKey("app_threads.id")),  # lineage: forked from
+    Column("parent_run_ordinal", Integer),  # the source point of that fork
+)
+
+provider_threads = Table(
+    "provider_threads",
+    metadata,
+    Column("id", Text, primary_key=True),  # UUIDv7
+    Column("thread_id", Text, ForeignKey("app_threads.id"), nullable=False),
+    Column("provider", Text, nullable=False),
+    Column("created_at", UtcDateTime, nullable=False),
+    Column("origin", Text, nullable=False),  # adopted / switch / fork
+    Index(None, "thread_id"),
+)
+
+provider_thread_revisions = Table(
+    "provider_thread_revisions",
+    metadata,
+    Column("provider_thread_id", Text, ForeignKey("provider_threads.id"), primary_key=True),
+    Column("version", Integer, primary_key=True),  # 1, 2, …: the highest is current
+    Column("native_id", Text, nullable=False),  # the id the CLI resumes it by
+    Column("path", Text, nullable=False),  # its current file
+    Column("native_turns", Integer, nullable=False),  # native turns accounted for
+    Column("status", Text, nullable=False),  # active / stale / divergent / rolled_back
+    Column("reason", Text),  # why this revision was recorded
+    Column("model", Text),
+    Column("recorded_at", UtcDateTime, nullable=False),
+    Index(None, "native_id"),
+)
+
+runs = Table(
+    "runs",
+    metadata,
+    Column("thread_id", Text, ForeignKey("app_threads.id"), primary_key=True),
+    Column("ordinal", Integer, primary_key=True),  # 1, 2, … within the app thread
+    Column("version", Integer, primary_key=True),  # a later status is a new version
+    Column("provider", Text, nullable=False),
+    Column("provider_thread_id", Text, ForeignKey("provider_threads.id"), nullable=False),
+    Column("native_turn", Integer, nullable=False),  # its place among the native turns, from 1
+    Column("handoff_id", Text),  # the handoff it started with
+    Column("status", Text, nullable=False),  # completed / working / failed / rolled_back
+    Column("prompt", Text, nullable=False),
+    Column("started_at", UtcDateTime),
+    Column("ended_at", UtcDateTime),
+    Column("recorded_at", UtcDateTime, nullable=False),
+)
+
+context_transfers = Table(
+    "context_transfers",
+    metadata,
+    Column("id", Text, primary_key=True),
+    Column("thread_id", Text, ForeignKey("app_threads.id"), nullable=False),
+    Column("type", Text, nullable=False),  # switch / fork / return
+    Column("source_provider_thread_id", Text, ForeignKey("provider_threads.id")),
+    Column("target_provider_thread_id", Text, ForeignKey("provider_threads.id")),
+    Column("source_run_ordinal", Integer),  # the source point
+    Column("resolution", Text, nullable=False),  # the strategy it was resolved with
+    Column("status", Text, nullable=False),  # pending / done / failed
+    Column("supersedes", Text, ForeignKey("context_transfers.id"), unique=True),
+    Column("created_at", UtcDateTime, nullable=False),
+    Index(None, "thread_id"),
+)
+
+context_handoffs = Table(
+    "context_handoffs",
+    metadata,
+    Column("id", Text, primary_key=True),
+    Column("transfer_id", Text, ForeignKey("context_transfers.id")),
+    Column("thread_id", Text, ForeignKey("app_threads.id"), nullable=False),
+    Column("target_run_ordinal", Integer),  # the run that consumes it
+    Column("from_provider_threads", _json(), nullable=False),  # [provider thread id]
+    Column("to_provider_thread_id", Text, ForeignKey("provider_threads.id"), nullable=False),
+    Column("covers_from", Integer, nullable=False),
+    Column("covers_to", Integer, nullable=False),
+    Column("strategy", Text, nullable=False),
+    Column("form", Text, nullable=False),  # native_items / summary
+    Column("text", Text),  # the summary
+    Column("items", _json()),  # the neutral items carried natively
+    Column("status", Text, nullable=False),  # pending / ready / failed (superseded: computed)
+    Column("created_by_provider", Text),  # None: segue's own deterministic summarizer
+    Column("supersedes", Text, ForeignKey("context_handoffs.id"), unique=True),
+    Column("created_at", UtcDateTime, nullable=False),
+    Index(None, "thread_id"),
+)
+
+decisions = Table(
+    "decisions",
+    metadata,
+    Column("id", Text, primary_key=True),
+    Column("thread_id", Text, ForeignKey("app_threads.id"), nullable=False),
+    Column("target_provider", Text, nullable=False),
+    Column("strategy", Text, nullable=False),
+    Column("form", Text),
+    Column("reason", Text, nullable=False),
+    Column("provider_thread_id", Text, ForeignKey("provider_threads.id")),
+    Column("covers_from", Integer),
+    Column("covers_to", Integer),
+    Column("inputs", _json()),  # the options and facts it was decided on
+    Column("created_at", UtcDateTime, nullable=False),
+    Index(None, "thread_id"),
 )

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from types import TracebackType
 
 from sqlalchemy.engine import URL, Connection, Engine
@@ -85,6 +85,15 @@ class Store:
     def _write(self, doing: str) -> Iterator[Connection]:
         with guarded(self.where, doing), self._writer.begin() as connection:
             yield connection
+
+    def reading(self, doing: str) -> AbstractContextManager[Connection]:
+        """A read transaction for other record kinds' queries (``segue.threads``); ``doing``
+        completes the one-line error (``cannot read thread …``)."""
+        return self._read(doing)
+
+    def writing(self, doing: str) -> AbstractContextManager[Connection]:
+        """A write transaction (SQLite: it holds the write lock from its start)."""
+        return self._write(doing)
 
     def schema_revision(self) -> str | None:
         """The migration the database is at."""

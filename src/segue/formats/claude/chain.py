@@ -99,14 +99,21 @@ def file_order(index: TranscriptIndex) -> list[Entry]:
     return [index.by_uuid[uuid] for uuid in index.order]
 
 
+def active_leaf(index: TranscriptIndex) -> str | None:
+    """The record Claude Code would continue from: the last ``last-prompt`` leaf extended by
+    what was appended below it, else the latest message."""
+    if not index.order:
+        return None
+    leaf = _latest_message(index, descends_from=index.leaf_hint)
+    return leaf if leaf is not None else _latest_message(index) or index.order[-1]
+
+
 def active_chain(index: TranscriptIndex) -> list[Entry]:
     """The records Claude Code would resume, root first, with parallel tool calls gathered."""
-    by_uuid, order = index.by_uuid, index.order
-    if not order:
-        return []
-    leaf = _latest_message(index, descends_from=index.leaf_hint)
+    by_uuid = index.by_uuid
+    leaf = active_leaf(index)
     if leaf is None:
-        leaf = _latest_message(index) or order[-1]
+        return []
     chain: list[Entry] = []
     seen: set[str] = set()
     current: object = leaf

@@ -289,6 +289,23 @@ def _session_meta(session_id: str, cwd: str, now: str, cli_version: str) -> Sess
     }
 
 
+def project_turns(
+    items: Sequence[Item], *, now: datetime, handoff_text: str | None = None
+) -> list[ResponseItemLine | EventLine]:
+    """The turns for ``items`` without a ``session_meta`` or a token count: what a fork appends
+    after its parent's records. ``handoff_text`` opens them as a developer message in a turn of
+    its own (pure)."""
+    projector = _Projector(now=iso_ms(now))
+    if handoff_text is not None:
+        projector.open_turn = "segue-handoff"
+        projector.event({"type": "task_started", "turn_id": projector.open_turn})
+        projector.history(_developer_payload(handoff_text), None)
+    for item in select(items):
+        projector.add(item)
+    projector.close_turn()
+    return projector.lines
+
+
 def project(
     items: Sequence[Item], *, session_id: str, cwd: str, now: datetime, cli_version: str
 ) -> list[RolloutLine]:

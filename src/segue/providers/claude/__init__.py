@@ -9,7 +9,7 @@ from typing import ClassVar
 
 from segue.conversation import Item, Provider
 from segue.formats.atomic import NativeSession, publish
-from segue.formats.claude import paths, reader, writer
+from segue.formats.claude import fork, paths, reader, writer
 from segue.formats.claude.outline import outline
 from segue.formats.claude.peek import peek
 from segue.providers.base import Env, ProviderEntry, UsageReading
@@ -62,6 +62,18 @@ class ClaudeCode(ProviderEntry):
     def publish(self, session: NativeSession, env: Env) -> list[str]:
         publish(session.path, session.lines)
         return []
+
+    def fork(
+        self,
+        parent: Path,
+        delta: Sequence[Item],
+        handoff_text: str | None,
+        *,
+        cwd: str,
+        env: Env,
+        now: datetime,
+    ) -> NativeSession:
+        return fork.prepare_fork(parent, delta, handoff_text=handoff_text, cwd=cwd, now=now)
 
     def resume_argv(self, session_id: str) -> list[str]:
         return ["claude", "--resume", session_id]

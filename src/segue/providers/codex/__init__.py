@@ -9,7 +9,7 @@ from typing import ClassVar
 
 from segue.conversation import Item, Provider
 from segue.formats.atomic import NativeSession, publish
-from segue.formats.codex import paths, reader, writer
+from segue.formats.codex import fork, paths, reader, writer
 from segue.formats.codex.outline import outline
 from segue.formats.codex.peek import peek
 from segue.providers.base import Env, ProviderEntry, UsageReading
@@ -63,6 +63,22 @@ class Codex(ProviderEntry):
         publish(session.path, session.lines)
         warning = writer.request_rescan(paths.codex_home(env))
         return [warning] if warning else []
+
+    def current_file(self, path: Path, env: Env) -> Path:
+        return fork.current_file(path)
+
+    def fork(
+        self,
+        parent: Path,
+        delta: Sequence[Item],
+        handoff_text: str | None,
+        *,
+        cwd: str,
+        env: Env,
+        now: datetime,
+    ) -> NativeSession:
+        home = paths.codex_home(env)
+        return fork.prepare_fork(parent, delta, handoff_text=handoff_text, codex_home=home, now=now)
 
     def resume_argv(self, session_id: str) -> list[str]:
         return ["codex", "resume", session_id]

@@ -1,0 +1,98 @@
+"""A native fork of a Claude Code session with a delta appended: what segue writes to return to
+a Claude session that missed some runs (issue 10, strategy 2), without ever writing into its
+file.
+
+The recipe was measured against Claude Code 2.1.328 (``claude -p --resume <fork>`` sends the
+parent's messages as its own resume does, thinking blocks and their signatures included, then
+the delta), and it is what ``--fork-session`` itself does with the records it copies:
+
+* the new file sits in the parent's project folder (``--resume <new id>`` from the session's
+  directory finds it);
+* every parent line is copied byte for byte except that its ``sessionId`` names the new session
+  (uuids, parents and timestamps kept);
+* the delta is chained below the parent's active leaf: the runs as native records, written by
+  :func:`segue.formats.claude.writer.project` (the same mapping as a switch), opened by the
+  handoff text as a user message marked ``<segue_handoff>`` (and the assistant's short
+  acknowledgement, so roles alternate) when given;
+* a final ``last-prompt`` names the new leaf.
+
+A compaction in the delta is left out: a compact boundary would cut the whole parent history.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+
+import orjson
+
+from segue.conversation import AssistantMessage, Compaction, Item, Provenance, Provider, UserMessage
+from segue.errors import SwitchError
+from segue.formats.atomic import NativeSession
+from segue.formats.claude.chain import active_leaf, index_records
+from segue.formats.claude.writer import DEFAULT_VERSION, last_prompt_record, project
+from segue.formats.jsonl import LineReport, dump_lines, iter_records_in
+
+__all__ = ["HANDOFF_ACK", "handoff_items", "prepare_fork"]
+
+HANDOFF_ACK = "Understood: I have the context of the runs above."
+_SEGUE = Provenance("segue", 0)
+
+
+def handoff_items(text: str) -> list[Item]:
+    """The handoff as a user message marked as context and its acknowledgement."""
+    wrapped = f"<segue_handoff>\n{text}\n</segue_handoff>"
+    return [UserMessage(wrapped, _SEGUE), AssistantMessage(HANDOFF_ACK, _SEGUE)]
+
+
+def _complete_lines(data: bytes) -> list[bytes]:
+    lines = data.splitlines(keepends=True)
+    if lines and not lines[-1].endswith(b"\n"):
+        lines.pop()  # a CLI still appending: its last line is not there yet
+    return [line for line in lines if line.strip()]
+
+
+def prepare_fork(
+    parent: Path,
+    delta: Sequence[Item],
+    *,
+    handoff_text: str | None,
+    cwd: str,
+    now: datetime | None = None,
+    version: str = DEFAULT_VERSION,
+) -> NativeSession:
+    """A new Claude session holding ``parent`` verbatim (under a new session id), then the
+    delta. Not yet written; ``parent`` is only read."""
+    try:
+        data = parent.read_bytes()
+    except OSError as exc:
+        raise SwitchError(f"{parent}: cannot read: {exc.strerror}") from None
+    lines = _complete_lines(data)
+    report = LineReport()
+    leaf = active_leaf(index_records(iter_records_in(lines, str(parent), report)))
+    if leaf is None:
+        raise SwitchError(f"{parent}: no conversation to fork")
+    old_id, new_id = parent.stem, str(uuid.uuid4())
+    old_tag = b'"sessionId":' + orjson.dumps(old_id)
+    new_tag = b'"sessionId":' + orjson.dumps(new_id)
+    copied = [line.replace(old_tag, new_tag) for line in lines]
+    carried: list[Item] = handoff_items(handoff_text) if handoff_text else []
+    carried += [item for item in delta if not isinstance(item, Compaction)]
+    records = project(
+        carried,
+        session_id=new_id,
+        cwd=os.path.realpath(cwd),
+        now=now or datetime.now(UTC),
+        version=version,
+    )
+    if not records:
+        raise SwitchError(f"{parent}: nothing to carry into a fork (no delta and no handoff)")
+    records[0]["parentUuid"] = leaf
+    tail = dump_lines([*records, last_prompt_record(records, new_id)])
+    path = parent.parent / f"{new_id}.jsonl"
+    session = NativeSession(Provider.CLAUDE, new_id, path, [*copied, *tail])
+    session.notes.append(f"fork of {old_id}")
+    return session

@@ -1,0 +1,69 @@
+"""segue's own settings for returning to a provider thread: ``segue.toml`` in the user's config
+folder (``$SEGUE_CONFIG`` names another file)::
+
+    [threads]
+    max_off_provider_runs = 20   # more runs elsewhere since a provider thread's last run: stale
+    max_chained_handoffs = 3     # more handoffs given to it since its last run: stale
+
+A missing file means the defaults; a file that cannot be read or holds a wrong value is a
+:class:`segue.errors.ConfigError` naming the file and the key.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+from pathlib import Path
+
+from platformdirs import user_config_dir
+
+from segue.errors import ConfigError
+
+__all__ = ["CONFIG_VARIABLE", "StalenessConfig", "config_path", "load_config"]
+
+CONFIG_VARIABLE = "SEGUE_CONFIG"
+SECTION = "threads"
+
+
+@dataclass(frozen=True, slots=True)
+class StalenessConfig:
+    """When an earlier provider thread is too far behind to return to."""
+
+    max_off_provider_runs: int = 20
+    max_chained_handoffs: int = 3
+
+
+def config_path(env: Mapping[str, str] | None = None) -> Path:
+    env = os.environ if env is None else env
+    override = env.get(CONFIG_VARIABLE)
+    return Path(override) if override else Path(user_config_dir("segue")) / "segue.toml"
+
+
+def load_config(env: Mapping[str, str] | None = None) -> StalenessConfig:
+    path = config_path(env)
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return StalenessConfig()
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"{path}: not UTF-8 text") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    section = data.get(SECTION, {})
+    if not isinstance(section, dict):
+        raise ConfigError(f"{path}: [{SECTION}] must be a table")
+    known = {f.name for f in fields(StalenessConfig)}
+    values: dict[str, int] = {}
+    for key, value in section.items():
+        if key not in known:
+            raise ConfigError(
+                f"{path}: [{SECTION}] {key}: unknown setting ({', '.join(sorted(known))})"
+            )
+        if type(value) is not int or value < 0:
+            raise ConfigError(f"{path}: [{SECTION}] {key}: must be a whole number, 0 or more")
+        values[key] = value
+    return StalenessConfig(**values)

@@ -1,0 +1,106 @@
+"""Threads as JSON documents (``segue thread show --json``; stable, fields only ever added) and
+the coverage table ``segue thread show`` prints."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from segue.threads.model import Handoff, ProviderThread, ThreadGraph, ThreadSummary
+from segue.times import iso_z
+
+__all__ = ["coverage_lines", "graph_to_json", "span", "summary_to_json"]
+
+
+def span(ordinals: tuple[int, ...] | list[int]) -> str:
+    """``1-5,9`` for runs 1, 2, 3, 4, 5 and 9 (``-`` for none)."""
+    parts: list[str] = []
+    start = prev = None
+    for n in ordinals:
+        if prev is not None and n == prev + 1:
+            prev = n
+            continue
+        if start is not None:
+            parts.append(str(start) if start == prev else f"{start}-{prev}")
+        start = prev = n
+    if start is not None:
+        parts.append(str(start) if start == prev else f"{start}-{prev}")
+    return ",".join(parts) or "-"
+
+
+def _handoff(h: Handoff) -> dict[str, Any]:
+    return {
+        "id": h.id,
+        "covers": list(h.covers),
+        "strategy": h.strategy.value,
+        "form": h.form.value,
+        "status": h.status.value,
+        "created_by_provider": h.created_by_provider,
+    }
+
+
+def _provider_thread(pt: ProviderThread) -> dict[str, Any]:
+    return {
+        "id": pt.id,
+        "provider": pt.provider,
+        "native_id": pt.native_id,
+        "path": pt.path,
+        "native_runs": list(pt.native_runs),
+        "handoffs": [_handoff(h) for h in pt.handoffs],
+        "status": pt.status.value,
+        "model": pt.model,
+        "origin": pt.origin,
+    }
+
+
+def graph_to_json(graph: ThreadGraph) -> dict[str, Any]:
+    t = graph.thread
+    return {
+        "id": t.id,
+        "title": t.title,
+        "cwd": t.cwd,
+        "created_at": iso_z(t.created_at),
+        "parent": None
+        if t.parent_thread_id is None
+        else {"thread": t.parent_thread_id, "run": t.parent_run_ordinal},
+        "runs": [
+            {
+                "ordinal": r.ordinal,
+                "provider": r.provider,
+                "provider_thread": r.provider_thread_id,
+                "handoff": r.handoff_id,
+                "status": r.status.value,
+                "prompt": r.prompt,
+                "started_at": None if r.started_at is None else iso_z(r.started_at),
+                "ended_at": None if r.ended_at is None else iso_z(r.ended_at),
+            }
+            for r in graph.runs
+        ],
+        "provider_threads": [_provider_thread(pt) for pt in graph.provider_threads],
+    }
+
+
+def summary_to_json(summary: ThreadSummary) -> dict[str, Any]:
+    return {
+        "id": summary.id,
+        "title": summary.title,
+        "cwd": summary.cwd,
+        "created_at": iso_z(summary.created_at),
+        "runs": summary.runs,
+        "providers": list(summary.providers),
+        "last_provider": summary.last_provider,
+    }
+
+
+def coverage_lines(graph: ThreadGraph) -> list[str]:
+    """The seed's coverage table: per provider thread, its native runs and its handoffs."""
+    lines = []
+    for n, pt in enumerate(graph.provider_threads, 1):
+        name = f"{pt.provider[0].upper()}{n}"
+        lines.append(f"{name} native runs: {span(pt.native_runs)}")
+        given = ", ".join(
+            f"{h.id[:13]} covering {span(list(range(h.covers[0], h.covers[1] + 1)))}"
+            f" ({h.form.value})"
+            for h in pt.handoffs
+        )
+        lines.append(f"{name} handoffs: {given or '-'}")
+    return lines

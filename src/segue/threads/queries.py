@@ -1,0 +1,589 @@
+"""The thread graph's queries, each on a connection inside a transaction the caller holds.
+
+Rows are only inserted. A provider thread's changing facts (native id, file, turns accounted
+for, status) are numbered revisions; a run's later status is a new version of the run; a
+handoff or transfer that replaces another names it in ``supersedes`` (one successor at most,
+enforced by a unique index). "Current" is computed when reading.
+
+Writers that number rows (runs, revisions) first lock the app thread's row
+(:func:`lock_thread`): PostgreSQL's ``SELECT … FOR UPDATE``; on SQLite the write transaction
+already holds the database's write lock from its start.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import Row, func, select
+from sqlalchemy.engine import Connection
+
+from segue.errors import StoreError
+from segue.store.ids import new_id
+from segue.store.schema import (
+    app_threads,
+    context_handoffs,
+    context_transfers,
+    decisions,
+    provider_thread_revisions,
+    provider_threads,
+    runs,
+)
+from segue.threads.model import (
+    AppThread,
+    Handoff,
+    HandoffForm,
+    HandoffStatus,
+    HandoffStrategy,
+    ProviderThread,
+    ProviderThreadStatus,
+    Run,
+    RunStatus,
+    ThreadGraph,
+    ThreadSummary,
+    Transfer,
+)
+
+__all__ = [
+    "NewRun",
+    "add_handoff",
+    "add_provider_thread",
+    "add_runs",
+    "add_transfer",
+    "create_thread",
+    "list_threads",
+    "load_graph",
+    "lock_thread",
+    "record_decision",
+    "revise_provider_thread",
+    "revise_runs",
+    "thread_ids_like",
+    "threads_of_native",
+]
+
+_ID_PREFIX = re.compile(r"[0-9a-f-]+")
+
+
+@dataclass(frozen=True, slots=True)
+class NewRun:
+    """A run to record: the next ordinals of the app thread are given in order."""
+
+    provider_thread_id: str
+    native_turn: int
+    prompt: str
+    status: RunStatus = RunStatus.COMPLETED
+    started_at: datetime | None = None
+    ended_at: datetime | None = None
+    handoff_id: str | None = None
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+def lock_thread(connection: Connection, thread_id: str) -> None:
+    """Serialize writers of one app thread; a missing thread is an error."""
+    query = select(app_threads.c.id).where(app_threads.c.id == thread_id)
+    if connection.dialect.name == "postgresql":
+        query = query.with_for_update()
+    if connection.execute(query).first() is None:
+        raise StoreError(f"no thread {thread_id}")
+
+
+# --------------------------------------------------------------------------- writes
+
+
+def create_thread(
+    connection: Connection,
+    *,
+    title: str | None,
+    cwd: str | None,
+    parent_thread_id: str | None = None,
+    parent_run_ordinal: int | None = None,
+) -> AppThread:
+    thread = AppThread(new_id(), _now(), title, cwd, parent_thread_id, parent_run_ordinal)
+    connection.execute(
+        app_threads.insert().values(
+            id=thread.id,
+            created_at=thread.created_at,
+            title=thread.title,
+            cwd=thread.cwd,
+            parent_thread_id=parent_thread_id,
+            parent_run_ordinal=parent_run_ordinal,
+        )
+    )
+    return thread
+
+
+def add_provider_thread(
+    connection: Connection,
+    thread_id: str,
+    *,
+    provider: str,
+    origin: str,
+    native_id: str,
+    path: str,
+    native_turns: int,
+    model: str | None,
+    reason: str | None = None,
+) -> str:
+    """A new provider thread (its first revision, active); returns its id."""
+    pt_id = new_id()
+    now = _now()
+    connection.execute(
+        provider_threads.insert().values(
+            id=pt_id, thread_id=thread_id, provider=provider, created_at=now, origin=origin
+        )
+    )
+    connection.execute(
+        provider_thread_revisions.insert().values(
+            provider_thread_id=pt_id,
+            version=1,
+            native_id=native_id,
+            path=path,
+            native_turns=native_turns,
+            status=ProviderThreadStatus.ACTIVE.value,
+            reason=reason,
+            model=model,
+            recorded_at=now,
+        )
+    )
+    return pt_id
+
+
+def revise_provider_thread(
+    connection: Connection,
+    current: ProviderThread,
+    *,
+    reason: str,
+    native_id: str | None = None,
+    path: str | None = None,
+    native_turns: int | None = None,
+    status: ProviderThreadStatus | None = None,
+    model: str | None = None,
+) -> int:
+    """A new revision of a provider thread (the caller holds the thread's lock); its version."""
+    r = provider_thread_revisions.c
+    latest = connection.execute(
+        select(func.max(r.version)).where(r.provider_thread_id == current.id)
+    ).scalar_one()
+    version = int(latest or 0) + 1
+    connection.execute(
+        provider_thread_revisions.insert().values(
+            provider_thread_id=current.id,
+            version=version,
+            native_id=native_id or current.native_id,
+            path=path or current.path,
+            native_turns=current.native_turns if native_turns is None else native_turns,
+            status=(status or current.status).value,
+            reason=reason,
+            model=model or current.model,
+            recorded_at=_now(),
+        )
+    )
+    return version
+
+
+def add_runs(connection: Connection, thread_id: str, new: Sequence[NewRun]) -> list[Run]:
+    """Record runs as the app thread's next ordinals (the caller holds the thread's lock)."""
+    if not new:
+        return []
+    latest = connection.execute(
+        select(func.max(runs.c.ordinal)).where(runs.c.thread_id == thread_id)
+    ).scalar_one()
+    pts = dict(
+        connection.execute(
+            select(provider_threads.c.id, provider_threads.c.provider).where(
+                provider_threads.c.thread_id == thread_id
+            )
+        ).all()
+    )
+    now = _now()
+    out: list[Run] = []
+    for n, spec in enumerate(new, start=int(latest or 0) + 1):
+        if spec.provider_thread_id not in pts:
+            raise StoreError(
+                f"provider thread {spec.provider_thread_id} is not in thread {thread_id}"
+            )
+        out.append(
+            Run(
+                thread_id=thread_id,
+                ordinal=n,
+                provider=pts[spec.provider_thread_id],
+                provider_thread_id=spec.provider_thread_id,
+                native_turn=spec.native_turn,
+                status=spec.status,
+                prompt=spec.prompt,
+                handoff_id=spec.handoff_id,
+                started_at=spec.started_at,
+                ended_at=spec.ended_at,
+            )
+        )
+    connection.execute(runs.insert(), [_run_row(run, now) for run in out])
+    return out
+
+
+def revise_runs(connection: Connection, changed: Sequence[Run]) -> None:
+    """Record new versions of runs (a later status); each is the given run with version + 1."""
+    now = _now()
+    rows = []
+    for run in changed:
+        row = _run_row(run, now)
+        row["version"] = run.version + 1
+        rows.append(row)
+    if rows:
+        connection.execute(runs.insert(), rows)
+
+
+def _run_row(run: Run, now: datetime) -> dict[str, Any]:
+    return {
+        "thread_id": run.thread_id,
+        "ordinal": run.ordinal,
+        "version": run.version,
+        "provider": run.provider,
+        "provider_thread_id": run.provider_thread_id,
+        "native_turn": run.native_turn,
+        "handoff_id": run.handoff_id,
+        "status": run.status.value,
+        "prompt": run.prompt,
+        "started_at": run.started_at,
+        "ended_at": run.ended_at,
+        "recorded_at": now,
+    }
+
+
+def add_transfer(
+    connection: Connection,
+    thread_id: str,
+    *,
+    type: str,
+    source_provider_thread_id: str | None,
+    target_provider_thread_id: str | None,
+    source_run_ordinal: int | None,
+    resolution: str,
+    status: str,
+    supersedes: str | None = None,
+) -> Transfer:
+    transfer = Transfer(
+        id=new_id(),
+        thread_id=thread_id,
+        type=type,
+        source_provider_thread_id=source_provider_thread_id,
+        target_provider_thread_id=target_provider_thread_id,
+        source_run_ordinal=source_run_ordinal,
+        resolution=resolution,
+        status=status,
+        created_at=_now(),
+        supersedes=supersedes,
+    )
+    connection.execute(
+        context_transfers.insert().values(
+            **{name: getattr(transfer, name) for name in Transfer.__dataclass_fields__}
+        )
+    )
+    return transfer
+
+
+def add_handoff(
+    connection: Connection,
+    thread_id: str,
+    *,
+    to_provider_thread_id: str,
+    from_provider_threads: Sequence[str],
+    covers: tuple[int, int],
+    strategy: HandoffStrategy,
+    form: HandoffForm,
+    status: HandoffStatus,
+    text: str | None = None,
+    items: list[dict[str, Any]] | None = None,
+    created_by_provider: str | None = None,
+    transfer_id: str | None = None,
+    target_run_ordinal: int | None = None,
+    supersedes: str | None = None,
+) -> Handoff:
+    """Record a handoff. A handoff that replaces another names it in ``supersedes``: recording a
+    second successor of the same handoff is refused."""
+    if status is HandoffStatus.SUPERSEDED:
+        raise StoreError("a handoff is superseded by recording its successor, not by its status")
+    handoff = Handoff(
+        id=new_id(),
+        thread_id=thread_id,
+        to_provider_thread_id=to_provider_thread_id,
+        from_provider_threads=tuple(from_provider_threads),
+        covers=covers,
+        strategy=strategy,
+        form=form,
+        status=status,
+        created_at=_now(),
+        text=text,
+        items=items,
+        created_by_provider=created_by_provider,
+        transfer_id=transfer_id,
+        target_run_ordinal=target_run_ordinal,
+        supersedes=supersedes,
+    )
+    if supersedes is not None:
+        h = context_handoffs.c
+        taken = connection.execute(select(h.id).where(h.supersedes == supersedes)).first()
+        if taken is not None:
+            raise StoreError(f"handoff {supersedes} is already superseded by {taken[0]}")
+    connection.execute(
+        context_handoffs.insert().values(
+            id=handoff.id,
+            transfer_id=transfer_id,
+            thread_id=thread_id,
+            target_run_ordinal=target_run_ordinal,
+            from_provider_threads=list(handoff.from_provider_threads),
+            to_provider_thread_id=to_provider_thread_id,
+            covers_from=covers[0],
+            covers_to=covers[1],
+            strategy=strategy.value,
+            form=form.value,
+            text=text,
+            items=items,
+            status=status.value,
+            created_by_provider=created_by_provider,
+            supersedes=supersedes,
+            created_at=handoff.created_at,
+        )
+    )
+    return handoff
+
+
+def record_decision(
+    connection: Connection,
+    thread_id: str,
+    *,
+    target_provider: str,
+    strategy: str,
+    form: str | None,
+    reason: str,
+    provider_thread_id: str | None,
+    covers: tuple[int, int] | None,
+    inputs: dict[str, Any] | None,
+) -> str:
+    decision_id = new_id()
+    connection.execute(
+        decisions.insert().values(
+            id=decision_id,
+            thread_id=thread_id,
+            target_provider=target_provider,
+            strategy=strategy,
+            form=form,
+            reason=reason,
+            provider_thread_id=provider_thread_id,
+            covers_from=None if covers is None else covers[0],
+            covers_to=None if covers is None else covers[1],
+            inputs=inputs,
+            created_at=_now(),
+        )
+    )
+    return decision_id
+
+
+# --------------------------------------------------------------------------- reads
+
+
+def _thread(row: Row[Any]) -> AppThread:
+    m = row._mapping
+    return AppThread(
+        m["id"],
+        m["created_at"],
+        m["title"],
+        m["cwd"],
+        m["parent_thread_id"],
+        m["parent_run_ordinal"],
+    )
+
+
+def _handoff(row: Row[Any], superseded: bool) -> Handoff:
+    m = row._mapping
+    return Handoff(
+        id=m["id"],
+        thread_id=m["thread_id"],
+        to_provider_thread_id=m["to_provider_thread_id"],
+        from_provider_threads=tuple(m["from_provider_threads"] or ()),
+        covers=(m["covers_from"], m["covers_to"]),
+        strategy=HandoffStrategy(m["strategy"]),
+        form=HandoffForm(m["form"]),
+        status=HandoffStatus.SUPERSEDED if superseded else HandoffStatus(m["status"]),
+        created_at=m["created_at"],
+        text=m["text"],
+        items=m["items"],
+        created_by_provider=m["created_by_provider"],
+        transfer_id=m["transfer_id"],
+        target_run_ordinal=m["target_run_ordinal"],
+        supersedes=m["supersedes"],
+    )
+
+
+def load_graph(connection: Connection, thread_id: str) -> ThreadGraph | None:
+    """The app thread as it is now; None when there is no such thread."""
+    row = connection.execute(select(app_threads).where(app_threads.c.id == thread_id)).first()
+    if row is None:
+        return None
+    r = runs.c
+    current: dict[int, Run] = {}
+    statuses = {status.value: status for status in RunStatus}
+    columns = (r.ordinal, r.provider, r.provider_thread_id, r.native_turn, r.status, r.prompt,
+               r.handoff_id, r.started_at, r.ended_at, r.version)  # fmt: skip
+    query = select(*columns).where(r.thread_id == thread_id).order_by(r.ordinal, r.version)
+    rows = connection.execute(query)  # the hot loop of a decision: rows unpacked as tuples
+    for ordinal, provider, pt, turn, status, prompt, handoff, started, ended, version in rows:
+        current[ordinal] = Run(
+            thread_id, ordinal, provider, pt, turn, statuses[status], prompt, handoff,
+            started, ended, version,
+        )  # fmt: skip
+    handoff_rows = connection.execute(
+        select(context_handoffs)
+        .where(context_handoffs.c.thread_id == thread_id)
+        .order_by(context_handoffs.c.created_at, context_handoffs.c.id)
+    ).all()
+    replaced = {h._mapping["supersedes"] for h in handoff_rows} - {None}
+    handoffs = tuple(_handoff(h, h._mapping["id"] in replaced) for h in handoff_rows)
+    pts = _provider_threads(connection, thread_id, current, handoffs)
+    return ThreadGraph(
+        thread=_thread(row),
+        runs=tuple(current[n] for n in sorted(current)),
+        provider_threads=pts,
+        handoffs=handoffs,
+    )
+
+
+def _provider_threads(
+    connection: Connection, thread_id: str, current: dict[int, Run], handoffs: tuple[Handoff, ...]
+) -> tuple[ProviderThread, ...]:
+    p, v = provider_threads.c, provider_thread_revisions.c
+    rows = connection.execute(
+        select(
+            p.id,
+            p.provider,
+            p.origin,
+            p.created_at,
+            v.version,
+            v.native_id,
+            v.path,
+            v.native_turns,
+            v.status,
+            v.reason,
+            v.model,
+        )
+        .join(provider_thread_revisions, v.provider_thread_id == p.id)
+        .where(p.thread_id == thread_id)
+        .order_by(p.created_at, p.id, v.version)
+    ).mappings()
+    latest: dict[str, Any] = {}
+    for m in rows:
+        latest[m["id"]] = m  # ordered by version: the last one is current
+    held: dict[str, list[int]] = {}
+    for run in current.values():
+        if run.status is not RunStatus.ROLLED_BACK:
+            held.setdefault(run.provider_thread_id, []).append(run.ordinal)
+    out = []
+    for pt_id, m in latest.items():
+        native = tuple(held.get(pt_id, ()))
+        given = tuple(
+            h
+            for h in handoffs
+            if h.to_provider_thread_id == pt_id and h.status is not HandoffStatus.SUPERSEDED
+        )
+        out.append(
+            ProviderThread(
+                id=pt_id,
+                thread_id=thread_id,
+                provider=m["provider"],
+                origin=m["origin"],
+                native_id=m["native_id"],
+                path=m["path"],
+                native_turns=m["native_turns"],
+                status=ProviderThreadStatus(m["status"]),
+                model=m["model"],
+                version=m["version"],
+                native_runs=native,
+                handoffs=given,
+                reason=m["reason"],
+            )
+        )
+    return tuple(out)
+
+
+def list_threads(connection: Connection, limit: int | None = None) -> list[ThreadSummary]:
+    """App threads, newest first, with their run count and providers."""
+    t = app_threads.c
+    query = select(app_threads).order_by(t.created_at.desc(), t.id.desc())
+    if limit is not None:
+        query = query.limit(limit)
+    heads = connection.execute(query).all()
+    if not heads:
+        return []
+    ids = [row._mapping["id"] for row in heads]
+    r = runs.c
+    counts: dict[str, int] = {}
+    for thread_id, n in connection.execute(
+        select(r.thread_id, func.count(func.distinct(r.ordinal)))
+        .where(r.thread_id.in_(ids))
+        .group_by(r.thread_id)
+    ):
+        counts[thread_id] = int(n)
+    providers: dict[str, list[str]] = {}
+    last: dict[str, str] = {}
+    for thread_id, provider in connection.execute(
+        select(r.thread_id, r.provider).where(r.thread_id.in_(ids)).order_by(r.thread_id, r.ordinal)
+    ):
+        seen = providers.setdefault(thread_id, [])
+        if provider not in seen:
+            seen.append(provider)
+        last[thread_id] = provider
+    p = provider_threads.c
+    for thread_id, provider in connection.execute(
+        select(p.thread_id, p.provider).where(p.thread_id.in_(ids)).order_by(p.created_at)
+    ):
+        seen = providers.setdefault(thread_id, [])
+        if provider not in seen:
+            seen.append(provider)
+    return [
+        ThreadSummary(
+            id=row._mapping["id"],
+            created_at=row._mapping["created_at"],
+            title=row._mapping["title"],
+            cwd=row._mapping["cwd"],
+            runs=counts.get(row._mapping["id"], 0),
+            providers=tuple(providers.get(row._mapping["id"], ())),
+            last_provider=last.get(row._mapping["id"]),
+        )
+        for row in heads
+    ]
+
+
+def thread_ids_like(connection: Connection, prefix: str, limit: int) -> list[str]:
+    prefix = prefix.lower()
+    if not _ID_PREFIX.fullmatch(prefix):
+        return []
+    t = app_threads.c
+    rows = connection.execute(
+        select(t.id).where(t.id.startswith(prefix)).order_by(t.id).limit(limit)
+    )
+    return [row[0] for row in rows]
+
+
+def threads_of_native(
+    connection: Connection, provider: str | None, native_id: str, *, prefix: bool = False
+) -> list[str]:
+    """App threads whose provider thread has (or had) this native session id (or one that
+    starts with it), of one provider or any."""
+    p, v = provider_threads.c, provider_thread_revisions.c
+    if prefix and not _ID_PREFIX.fullmatch(native_id):
+        return []
+    match = v.native_id.startswith(native_id) if prefix else v.native_id == native_id
+    query = (
+        select(p.thread_id)
+        .join(provider_thread_revisions, v.provider_thread_id == p.id)
+        .where(match)
+        .distinct()
+    )
+    if provider is not None:
+        query = query.where(p.provider == provider)
+    return [row[0] for row in connection.execute(query)]

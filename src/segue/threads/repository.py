@@ -1,0 +1,194 @@
+"""The thread graph in segue's store: a typed API over :mod:`segue.threads.queries`.
+
+Every method is one transaction. Records come back as frozen data (:mod:`segue.threads.model`);
+nothing is bound to a database session. Errors are :class:`segue.errors.StoreError` with one
+line naming the database.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Sequence
+from typing import Any
+
+from sqlalchemy import text
+from sqlalchemy.engine import Connection
+
+from segue.errors import StoreError
+from segue.store import Store
+from segue.threads import queries
+from segue.threads.model import (
+    AppThread,
+    Handoff,
+    HandoffForm,
+    HandoffStatus,
+    HandoffStrategy,
+    Run,
+    ThreadGraph,
+    ThreadSummary,
+    Transfer,
+)
+from segue.threads.queries import NewRun
+from segue.threads.strategy import Decision, Facts
+
+__all__ = ["NewRun", "ThreadStore", "native_lock"]
+
+_SHOWN = 5
+
+
+def native_lock(connection: Connection, provider: str, native_id: str) -> None:
+    """Serialize adopting one native session (PostgreSQL: a transaction-scoped advisory lock;
+    a SQLite write transaction already holds the database's write lock)."""
+    if connection.dialect.name == "postgresql":
+        key = zlib.crc32(f"segue-adopt:{provider}:{native_id}".encode())
+        connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": key})
+
+
+class ThreadStore:
+    """App threads, runs, provider threads, transfers, handoffs and decisions in ``store``."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+
+    # -- reading ------------------------------------------------------------------------------
+
+    def graph(self, thread_id: str) -> ThreadGraph:
+        with self.store.reading(f"cannot read thread {thread_id}") as connection:
+            graph = queries.load_graph(connection, thread_id)
+        if graph is None:
+            raise StoreError(f"{self.store.where}: no thread {thread_id}")
+        return graph
+
+    def list_threads(self, limit: int | None = None) -> list[ThreadSummary]:
+        with self.store.reading("cannot list threads") as connection:
+            return queries.list_threads(connection, limit)
+
+    def threads_of_native(
+        self, provider: str | None, native_id: str, *, prefix: bool = False
+    ) -> list[str]:
+        """Threads holding the native session ``native_id`` (or one it is a prefix of)."""
+        with self.store.reading(f"cannot look up session {native_id}") as connection:
+            return queries.threads_of_native(connection, provider, native_id, prefix=prefix)
+
+    def resolve(self, ref: str) -> str:
+        """The thread whose id is ``ref`` or starts with it; an ambiguous prefix is an error."""
+        ref = ref.strip().lower()
+        with self.store.reading(f"cannot read thread {ref}") as connection:
+            ids = queries.thread_ids_like(connection, ref, _SHOWN + 1) if ref else []
+        if ref in ids:
+            return ref
+        if not ids:
+            raise StoreError(f"{self.store.where}: no thread {ref or '(empty id)'}")
+        if len(ids) > 1:
+            more = ", …" if len(ids) > _SHOWN else ""
+            raise StoreError(
+                f"thread id prefix {ref} is ambiguous: {', '.join(ids[:_SHOWN])}{more} "
+                "(give more characters)"
+            )
+        return ids[0]
+
+    # -- writing ------------------------------------------------------------------------------
+
+    def create_thread(
+        self,
+        *,
+        title: str | None,
+        cwd: str | None,
+        parent_thread_id: str | None = None,
+        parent_run_ordinal: int | None = None,
+    ) -> AppThread:
+        with self.store.writing("cannot record the thread") as connection:
+            return queries.create_thread(
+                connection,
+                title=title,
+                cwd=cwd,
+                parent_thread_id=parent_thread_id,
+                parent_run_ordinal=parent_run_ordinal,
+            )
+
+    def add_provider_thread(
+        self,
+        thread_id: str,
+        *,
+        provider: str,
+        origin: str,
+        native_id: str,
+        path: str,
+        native_turns: int,
+        model: str | None,
+        reason: str | None = None,
+    ) -> str:
+        with self.store.writing(f"cannot record a provider thread of {thread_id}") as connection:
+            queries.lock_thread(connection, thread_id)
+            return queries.add_provider_thread(
+                connection,
+                thread_id,
+                provider=provider,
+                origin=origin,
+                native_id=native_id,
+                path=path,
+                native_turns=native_turns,
+                model=model,
+                reason=reason,
+            )
+
+    def record_runs(self, thread_id: str, runs: Sequence[NewRun]) -> list[Run]:
+        """Record runs as the thread's next ordinals (concurrent writers queue on the thread)."""
+        with self.store.writing(f"cannot record runs of thread {thread_id}") as connection:
+            queries.lock_thread(connection, thread_id)
+            return queries.add_runs(connection, thread_id, runs)
+
+    def record_transfer(self, thread_id: str, **fields: Any) -> Transfer:
+        with self.store.writing(f"cannot record a transfer of {thread_id}") as connection:
+            return queries.add_transfer(connection, thread_id, **fields)
+
+    def record_handoff(
+        self,
+        thread_id: str,
+        *,
+        to_provider_thread_id: str,
+        from_provider_threads: Sequence[str],
+        covers: tuple[int, int],
+        strategy: HandoffStrategy,
+        form: HandoffForm,
+        status: HandoffStatus = HandoffStatus.READY,
+        text: str | None = None,
+        items: list[dict[str, Any]] | None = None,
+        created_by_provider: str | None = None,
+        transfer_id: str | None = None,
+        target_run_ordinal: int | None = None,
+        supersedes: str | None = None,
+    ) -> Handoff:
+        """Record a handoff; one that replaces an earlier one names it in ``supersedes``."""
+        with self.store.writing(f"cannot record a handoff of {thread_id}") as connection:
+            queries.lock_thread(connection, thread_id)
+            return queries.add_handoff(
+                connection,
+                thread_id,
+                to_provider_thread_id=to_provider_thread_id,
+                from_provider_threads=from_provider_threads,
+                covers=covers,
+                strategy=strategy,
+                form=form,
+                status=status,
+                text=text,
+                items=items,
+                created_by_provider=created_by_provider,
+                transfer_id=transfer_id,
+                target_run_ordinal=target_run_ordinal,
+                supersedes=supersedes,
+            )
+
+    def record_decision(self, thread_id: str, target: str, decision: Decision, facts: Facts) -> str:
+        with self.store.writing(f"cannot record a decision of {thread_id}") as connection:
+            return queries.record_decision(
+                connection,
+                thread_id,
+                target_provider=target,
+                strategy=decision.strategy.value,
+                form=None if decision.form is None else decision.form.value,
+                reason=decision.reason,
+                provider_thread_id=decision.provider_thread,
+                covers=decision.covers,
+                inputs={"facts": facts.to_json()},
+            )

@@ -1,0 +1,188 @@
+"""How to move an app thread to provider P: the seed's strategy order, as a pure function.
+
+1. ``no_handoff``: P's provider thread already covers every run; resume it as is.
+2. ``delta_into_existing``: P has a provider thread that is not stale and only missed one range
+   of runs; carry those runs after its own native history (a native fork of it).
+3. ``full_into_existing``: it missed runs, but not as one range (the delta chain is too
+   complex); carry the whole thread into a fork of it.
+4. ``full_into_new``: no usable provider thread of P (none yet, stale, rolled back, resume
+   failed, settings incompatible, clean context asked for, handoff over budget): today's switch.
+5. ``unsupported``: the target cannot take the context; the reason says why.
+
+Each decision says why. Nothing here does I/O: the caller loads the graph, gathers the facts
+(model changed, budget, resume failure) and records the decision.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from enum import StrEnum
+from typing import Any
+
+from segue.threads.config import StalenessConfig
+from segue.threads.model import (
+    HandoffForm,
+    ProviderThread,
+    ProviderThreadStatus,
+    ThreadGraph,
+)
+
+__all__ = ["Decision", "Facts", "Strategy", "decide"]
+
+
+class Strategy(StrEnum):
+    NO_HANDOFF = "no_handoff"
+    DELTA_INTO_EXISTING = "delta_into_existing"
+    FULL_INTO_EXISTING = "full_into_existing"
+    FULL_INTO_NEW = "full_into_new"
+    UNSUPPORTED = "unsupported"
+
+
+@dataclass(frozen=True, slots=True)
+class Facts:
+    """What the caller found out about the target before deciding."""
+
+    clean: bool = False  # the user asked for a clean context (--clean)
+    model_changed: bool = False  # the target's model or mode changed incompatibly
+    resume_failed: bool = False  # resuming the target's provider thread failed
+    conflict: str | None = None  # a rollback or fork that conflicts with the app thread
+    over_budget: bool = False  # the handoff would exceed the target's budget
+    delta_fits_natively: bool = True  # the missed runs fit as native items (else a summary)
+    unsupported: str | None = None  # the target cannot take handoff context, and why
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    strategy: Strategy
+    reason: str
+    provider_thread: str | None = None  # the target's provider thread it goes into
+    covers: tuple[int, int] | None = None  # the runs the handoff carries
+    form: HandoffForm | None = None
+
+
+def _ranges(ordinals: list[int]) -> list[tuple[int, int]]:
+    out: list[tuple[int, int]] = []
+    for n in ordinals:
+        if out and n == out[-1][1] + 1:
+            out[-1] = (out[-1][0], n)
+        else:
+            out.append((n, n))
+    return out
+
+
+def _span(ranges: list[tuple[int, int]]) -> str:
+    return ", ".join(f"{a}" if a == b else f"{a}-{b}" for a, b in ranges)
+
+
+def _last_seen(pt: ProviderThread) -> int:
+    """The last run it holds, natively or by a handoff (0: none)."""
+    seen = [*pt.native_runs, *(h.covers[1] for h in pt.handoffs)]
+    return max(seen, default=0)
+
+
+def _chained(pt: ProviderThread) -> int:
+    """Handoffs given to it since its own last native run."""
+    last = pt.last_run or 0
+    return sum(1 for h in pt.handoffs if h.covers[0] > last)
+
+
+def _candidate(graph: ThreadGraph, target: str) -> tuple[ProviderThread | None, str | None]:
+    """The provider thread of ``target`` to return to, or why there is none."""
+    mine = [pt for pt in graph.provider_threads if pt.provider == target]
+    if not mine:
+        return None, f"the thread has no {target} provider thread yet"
+    usable = [pt for pt in mine if pt.status is ProviderThreadStatus.ACTIVE]
+    if not usable:
+        newest = mine[-1]
+        why = f": {newest.reason}" if newest.reason else ""
+        return None, f"{target} provider thread {newest.id} is {newest.status.value}{why}"
+    return max(usable, key=lambda pt: (_last_seen(pt), pt.version)), None
+
+
+def _full_into_new(runs: int, reason: str) -> Decision:
+    covers = (1, runs) if runs else None
+    form = HandoffForm.SUMMARY if runs else None
+    return Decision(Strategy.FULL_INTO_NEW, reason, None, covers, form)
+
+
+def decide(graph: ThreadGraph, target: str, facts: Facts, config: StalenessConfig) -> Decision:
+    """The strategy for moving ``graph``'s thread to provider ``target``, with its reason."""
+    if facts.unsupported:
+        return Decision(
+            Strategy.UNSUPPORTED, f"{target} cannot take the context: {facts.unsupported}"
+        )
+    ordinals = [run.ordinal for run in graph.live_runs]
+    last = ordinals[-1] if ordinals else 0
+    pt, why_none = _candidate(graph, target)
+    if pt is None:
+        return _full_into_new(last, str(why_none))
+    covered = pt.coverage()
+    missed = [n for n in ordinals if n not in covered]
+    if not missed:
+        return Decision(
+            Strategy.NO_HANDOFF,
+            f"{target} provider thread {pt.id} already holds every run (1-{last})"
+            if last
+            else f"the thread has no runs; {target} provider thread {pt.id} resumes as is",
+            pt.id,
+        )
+    stale = _staleness(pt, graph, target, facts, config, missed)
+    if stale is not None:
+        return _full_into_new(last, stale)
+    ranges = _ranges(missed)
+    if len(ranges) == 1:
+        form = HandoffForm.NATIVE_ITEMS if facts.delta_fits_natively else HandoffForm.SUMMARY
+        return Decision(
+            Strategy.DELTA_INTO_EXISTING,
+            f"{target} provider thread {pt.id} missed runs {_span(ranges)} only; "
+            f"carrying them as {form.value.replace('_', ' ')}",
+            pt.id,
+            ranges[0],
+            form,
+        )
+    return Decision(
+        Strategy.FULL_INTO_EXISTING,
+        f"{target} provider thread {pt.id} missed runs {_span(ranges)}, not one range: "
+        "carrying the whole thread",
+        pt.id,
+        (1, last),
+        HandoffForm.SUMMARY,
+    )
+
+
+def _staleness(
+    pt: ProviderThread,
+    graph: ThreadGraph,
+    target: str,
+    facts: Facts,
+    config: StalenessConfig,
+    missed: list[int],
+) -> str | None:
+    """Why returning to ``pt`` is no longer appropriate, or None."""
+    name = f"{target} provider thread {pt.id}"
+    if facts.clean:
+        return "a clean context was asked for (--clean)"
+    if facts.resume_failed:
+        return f"resuming {name} failed"
+    if facts.model_changed:
+        return f"the {target} model or mode changed incompatibly since {name}"
+    if facts.conflict:
+        return f"{name} conflicts with the thread: {facts.conflict}"
+    off = sum(1 for run in graph.live_runs if run.ordinal > (pt.last_run or 0))
+    if off > config.max_off_provider_runs:
+        return (
+            f"{off} runs elsewhere since {name} was last used "
+            f"(more than max_off_provider_runs = {config.max_off_provider_runs})"
+        )
+    chained = _chained(pt) + 1
+    if chained > config.max_chained_handoffs:
+        return (
+            f"{name} would get {chained} handoffs in a row "
+            f"(more than max_chained_handoffs = {config.max_chained_handoffs})"
+        )
+    if facts.over_budget:
+        return f"the handoff of runs {_span(_ranges(missed))} would exceed {target}'s budget"
+    return None

@@ -1,0 +1,168 @@
+"""``segue thread …``: app threads at the command line. The work is :mod:`segue.threads`; this
+module only talks to the user (errors go through the one handler in :mod:`segue.cli`)."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from typing import Annotated
+
+import orjson
+import typer
+from rich.console import Console
+
+from segue.errors import StoreError
+from segue.threads.repository import ThreadStore
+
+thread_app = typer.Typer(
+    name="thread",
+    help="App threads: one conversation across Claude Code and Codex, with its runs.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+JsonOption = Annotated[bool, typer.Option("--json", help="Machine-readable output.")]
+PROMPT_CHARS = 60
+
+
+def _out(obj: object) -> None:
+    sys.stdout.buffer.write(orjson.dumps(obj, option=orjson.OPT_INDENT_2) + b"\n")
+    sys.stdout.flush()
+
+
+def _console() -> Console:
+    return Console(highlight=False, soft_wrap=True)
+
+
+def _short(text: str) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= PROMPT_CHARS else line[: PROMPT_CHARS - 1] + "…"
+
+
+@thread_app.command("adopt")
+def adopt_command(
+    session: Annotated[str, typer.Argument(help="A session id, a unique id prefix, or a path.")],
+    as_json: JsonOption = False,
+) -> None:
+    """Make a native session an app thread (or show the thread that already holds it)."""
+    from segue.store import open_store
+    from segue.threads import adopt, graph_to_json
+
+    with open_store() as store:
+        graph = adopt(store, session)
+    if as_json:
+        _out(graph_to_json(graph))
+    else:
+        _print_graph(_console(), graph)
+
+
+@thread_app.command("list")
+def list_command(as_json: JsonOption = False) -> None:
+    """App threads, newest first."""
+    from segue.store import open_store
+    from segue.threads import summary_to_json
+
+    with open_store() as store:
+        summaries = ThreadStore(store).list_threads()
+    if as_json:
+        _out({"threads": [summary_to_json(s) for s in summaries]})
+        return
+    console = _console()
+    if not summaries:
+        console.print("No threads yet (segue thread adopt SESSION makes one).", markup=False)
+        return
+    rows = [
+        (
+            s.id,
+            str(s.runs),
+            ",".join(s.providers),
+            s.created_at.strftime("%Y-%m-%d %H:%M"),
+            _short(s.title or ""),
+        )
+        for s in summaries
+    ]
+    _rows(console, ("ID", "RUNS", "PROVIDERS", "CREATED", "TITLE"), rows)
+
+
+@thread_app.command("show")
+def show_command(
+    thread: Annotated[
+        str, typer.Argument(help="A thread id or unique prefix, or a session id it holds.")
+    ],
+    as_json: JsonOption = False,
+) -> None:
+    """Sync a thread with its sessions, then show its runs and what each provider thread
+    holds (natively, and by handoffs)."""
+    from segue.store import open_store
+    from segue.threads import graph_to_json, sync
+
+    with open_store() as store:
+        threads = ThreadStore(store)
+        try:
+            thread_id = threads.resolve(thread)
+        except StoreError:
+            thread_id = _thread_of_session(threads, thread)
+        result = sync(store, thread_id)
+    if as_json:
+        _out({**graph_to_json(result.graph), "notes": result.notes})
+        return
+    console = _console()
+    _print_graph(console, result.graph)
+    for note in result.notes:
+        console.print(f"note: {note}", markup=False)
+
+
+def _thread_of_session(threads: ThreadStore, ref: str) -> str:
+    """The thread holding a native session whose id is ``ref`` or starts with it."""
+    held = threads.threads_of_native(None, ref.strip().lower(), prefix=True)
+    if not held:
+        raise StoreError(f"no thread {ref}, and no thread holds a session {ref}")
+    if len(set(held)) > 1:
+        raise StoreError(
+            f"{ref} names sessions of several threads: {', '.join(sorted(set(held))[:5])}"
+        )
+    return held[0]
+
+
+def _rows(console: Console, header: tuple[str, ...], rows: Sequence[tuple[str, ...]]) -> None:
+    """Aligned columns; the last one takes what is left of the line."""
+    widths = [max(len(r[i]) for r in (header, *rows)) for i in range(len(header) - 1)]
+    for row in (header, *rows):
+        cells = [cell.ljust(width) for cell, width in zip(row, widths, strict=False)]
+        console.print("  ".join([*cells, row[-1]]).rstrip(), markup=False)
+
+
+def _print_graph(console: Console, graph: object) -> None:
+    from segue.threads import ThreadGraph, coverage_lines
+    from segue.threads.documents import span
+
+    assert isinstance(graph, ThreadGraph)
+    t = graph.thread
+    console.print(f"thread {t.id}  {t.title or ''}", markup=False)
+    if t.cwd:
+        console.print(f"  cwd  {t.cwd}", markup=False)
+    names = {
+        pt.id: f"{pt.provider[0].upper()}{n}" for n, pt in enumerate(graph.provider_threads, 1)
+    }
+    run_rows = [
+        (
+            str(r.ordinal),
+            r.provider,
+            names.get(r.provider_thread_id, "?"),
+            (r.handoff_id or "-")[:13],
+            r.status.value,
+            _short(r.prompt),
+        )
+        for r in graph.runs
+    ]
+    _rows(console, ("RUN", "PROVIDER", "THREAD", "HANDOFF", "STATUS", "PROMPT"), run_rows)
+    console.print("", markup=False)
+    pt_rows = [
+        (names[pt.id], pt.provider, pt.status.value, span(pt.native_runs), pt.native_id)
+        for pt in graph.provider_threads
+    ]
+    _rows(console, ("THREAD", "PROVIDER", "STATUS", "NATIVE RUNS", "NATIVE ID"), pt_rows)
+    console.print("", markup=False)
+    for line in coverage_lines(graph):
+        console.print(line, markup=False)

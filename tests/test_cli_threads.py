@@ -1,0 +1,83 @@
+"""``segue thread adopt|list|show`` as a user runs them."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from tests.fixtures_index import all_fixtures
+
+BY_NAME = {f.name: f for f in all_fixtures()}
+
+
+def segue(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SEGUE_")}
+    env["HOME"] = str(tmp_path / "home")
+    env["CODEX_HOME"] = str(tmp_path / "home" / ".codex")
+    env["CLAUDE_CONFIG_DIR"] = str(tmp_path / "home" / ".claude")
+    env["SEGUE_DATA_DIR"] = str(tmp_path / "data")
+    return subprocess.run(
+        [sys.executable, "-m", "segue", "thread", *args],
+        env=env, cwd=tmp_path, capture_output=True, text=True, check=False, timeout=120,
+    )  # fmt: skip
+
+
+def _json(done: subprocess.CompletedProcess[str]) -> Any:
+    assert done.returncode == 0, done.stderr
+    return orjson.loads(done.stdout)
+
+
+def test_adopt_list_and_show(tmp_path: Path) -> None:
+    codex, claude = BY_NAME["codex-multi_turn"], BY_NAME["claude-tool_cycle"]
+    for fixture in (codex, claude):
+        shutil.copytree(fixture.home, tmp_path / "home", dirs_exist_ok=True)
+    assert _json(segue(tmp_path, "list", "--json")) == {"threads": []}
+    empty = segue(tmp_path, "list")
+    assert (empty.returncode, empty.stderr) == (0, "")
+    assert "No threads yet" in empty.stdout
+
+    adopted = _json(segue(tmp_path, "adopt", codex.spec["session_id"][:13], "--json"))
+    assert [r["prompt"] for r in adopted["runs"]] == codex.spec["prompts"]
+    (pt,) = adopted["provider_threads"]
+    assert pt["native_id"] == codex.spec["session_id"] and pt["status"] == "active"
+    assert pt["native_runs"] == list(range(1, len(codex.spec["prompts"]) + 1))
+    assert pt["handoffs"] == []
+    assert all(r["provider_thread"] == pt["id"] and r["handoff"] is None for r in adopted["runs"])
+    other = _json(segue(tmp_path, "adopt", claude.spec["session_id"], "--json"))
+    again = _json(segue(tmp_path, "adopt", codex.spec["session_id"], "--json"))
+    assert again["id"] == adopted["id"]
+
+    listed = _json(segue(tmp_path, "list", "--json"))["threads"]
+    assert [t["id"] for t in listed] == [other["id"], adopted["id"]]
+    assert [(t["runs"], t["providers"]) for t in listed] == [
+        (len(claude.spec["prompts"]), ["claude"]),
+        (len(codex.spec["prompts"]), ["codex"]),
+    ]
+    human = segue(tmp_path, "list")
+    assert adopted["id"] in human.stdout and other["id"] in human.stdout
+
+    # by the thread's id prefix, or by the session it holds
+    shown = _json(segue(tmp_path, "show", adopted["id"][:30], "--json"))
+    assert shown["runs"] == adopted["runs"] and shown["notes"] == []
+    by_session = _json(segue(tmp_path, "show", claude.spec["session_id"][:8], "--json"))
+    assert by_session["id"] == other["id"]
+    table = segue(tmp_path, "show", adopted["id"])
+    assert table.returncode == 0, table.stderr
+    n = len(codex.spec["prompts"])
+    assert n > 1 and f"C1 native runs: 1-{n}" in table.stdout and "C1 handoffs: -" in table.stdout
+    assert codex.spec["prompts"][0][:40] in table.stdout
+
+
+def test_errors_are_one_line(tmp_path: Path) -> None:
+    missing = segue(tmp_path, "show", "0123abcd")
+    assert missing.returncode == 1 and missing.stdout == ""
+    assert missing.stderr.count("\n") == 1 and "no thread 0123abcd" in missing.stderr
+    as_json = segue(tmp_path, "adopt", "no-such-session", "--json")
+    assert as_json.returncode == 1
+    assert "no session matches 'no-such-session'" in orjson.loads(as_json.stdout)["error"]

@@ -1,0 +1,74 @@
+"""Eight segue processes recording into one thread graph at once lose no record, duplicate
+none and corrupt nothing: they adopt the same session (one thread results), number runs of one
+thread (no ordinal is given twice or skipped) and record handoffs, on SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import orjson
+
+from segue.store import open_store
+from segue.threads import ThreadStore
+from tests.fixtures_index import all_fixtures
+from tests.test_store_concurrency import ROOT, WORKERS, check_integrity
+
+RUNS = 10
+
+
+def test_eight_processes_record_runs_and_handoffs_at_once(
+    database_url: str, tmp_path: Path
+) -> None:
+    fixture = next(f for f in all_fixtures() if f.name == "codex-tool_cycle")
+    shutil.copytree(fixture.home, tmp_path / "home")
+    session = tmp_path / "home" / fixture.transcript.relative_to(fixture.home)
+    with open_store(database_url) as store:
+        threads = ThreadStore(store)
+        shared = threads.create_thread(title="shared", cwd=None)
+        threads.add_provider_thread(
+            shared.id,
+            provider="codex",
+            origin="adopted",
+            native_id="n",
+            path=str(session),
+            native_turns=0,
+            model=None,
+        )
+    go = tmp_path / "go"
+    argv = [sys.executable, "-m", "tests.threads_worker", database_url, str(go)]
+    procs = [
+        subprocess.Popen(
+            [*argv, str(w), str(RUNS), str(session), shared.id],
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for w in range(WORKERS)
+    ]
+    go.touch()
+    outputs = [p.communicate(timeout=300) for p in procs]
+    for w, (proc, (_, err)) in enumerate(zip(procs, outputs, strict=True)):
+        assert proc.returncode == 0 and err == "", f"worker {w} failed ({proc.returncode}): {err}"
+    done = [orjson.loads(out) for out, _ in outputs]
+    check_integrity(database_url)
+    with open_store(database_url) as store:
+        threads = ThreadStore(store)
+        graph = threads.graph(shared.id)
+        adopted = {d["thread"] for d in done}
+        assert len(adopted) == 1  # one session, one thread, whoever adopted it first
+        (own,) = adopted
+        assert len(threads.list_threads()) == 2
+        own_graph = threads.graph(own)
+    ordinals = sorted(n for d in done for n in d["ordinals"])
+    assert ordinals == list(range(1, WORKERS * RUNS + 1))  # none lost, none given twice
+    assert [r.ordinal for r in graph.runs] == ordinals
+    assert sorted(r.prompt for r in graph.runs) == sorted(
+        f"w{w}-r{n}" for w in range(WORKERS) for n in range(RUNS)
+    )
+    assert sorted(h.id for h in graph.handoffs) == sorted(h for d in done for h in d["handoffs"])
+    assert len(graph.handoffs) == WORKERS * RUNS
+    assert [r.prompt for r in own_graph.runs] == fixture.spec["prompts"]  # counted once
