@@ -187,6 +187,10 @@ def switch(
     return_: Annotated[
         bool, typer.Option("--return", help="Move a batch's agents back (default: the latest).")
     ] = False,
+    clean: Annotated[
+        bool,
+        typer.Option("--clean", help="A clean context: a new session, never an earlier one."),
+    ] = False,
     redact_secrets: Annotated[
         bool,
         typer.Option(
@@ -201,7 +205,7 @@ def switch(
     are never written."""
     fleet = bool(from_ or all_ or cwd or return_ or relaunch or len(sessions or []) != 1)
     if not fleet:
-        _switch_one((sessions or [""])[0], to, dry_run, as_json, exec_, redact_secrets)
+        _switch_one((sessions or [""])[0], to, dry_run, as_json, exec_, redact_secrets, clean)
         return
     if exec_:
         raise UsageError("--exec switches one session; a fleet is relaunched with --relaunch")
@@ -235,20 +239,26 @@ def _switch_one(
     as_json: bool,
     exec_: bool,
     redact_secrets: bool,
+    clean: bool,
 ) -> None:
-    from segue.switch import switch_session
+    from segue.thread_switch import switch_in_thread
 
-    result = switch_session(
-        session, to, dry_run=dry_run, need_cwd=exec_, redact_secrets=redact_secrets
+    result, move = switch_in_thread(
+        session,
+        to,
+        dry_run=dry_run,
+        clean=clean,
+        need_cwd=exec_,
+        redact_secrets=redact_secrets,
     )
     if as_json:
-        from segue.serialize import switch_to_json
+        from segue.serialize import switch_to_json, thread_move_to_json
 
-        _out(switch_to_json(result))
+        _out({**switch_to_json(result), "thread": thread_move_to_json(move)})
     else:
         from segue.render import print_switch
 
-        print_switch(_console(), result)
+        print_switch(_console(), result, move)
     if exec_ and result.session_id is not None:
         argv = result.resume_argv
         try:

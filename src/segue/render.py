@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from segue.demo import Demo
     from segue.fleet import FleetPlan, FleetResult
     from segue.switch import Switch
+    from segue.thread_switch import ThreadMove
     from segue.usage import ProviderUsage
 
 
@@ -233,7 +234,7 @@ def _print_table(console: Console, rows: list[tuple[str, ...]], right: set[int])
         console.print(Text(line, style="bold" if n == 0 else ""), soft_wrap=True)
 
 
-def print_switch(console: Console, switch: Switch) -> None:
+def print_switch(console: Console, switch: Switch, move: ThreadMove | None = None) -> None:
     plan = switch.plan
     target = plan.target
     meta = switch.source.meta
@@ -260,7 +261,13 @@ def print_switch(console: Console, switch: Switch) -> None:
         out.append(f"  note     {note}\n", style="yellow")
     for skip in switch.source.skipped:
         out.append(f"  skipped  {skip.file}:{skip.line}: {skip.reason}\n", style="yellow")
-    if switch.path is None:
+    if move is not None:
+        out.append(f"  thread   {move.thread_id}: {move.strategy} ({move.reason})\n", style="dim")
+    if move is not None and move.strategy == "no_handoff":
+        out.append(f"  resume   {switch.session_id} as it is (nothing written)\n")
+        out.append("continue it with:\n", style="bold")
+        out.append(f"  {switch.resume_command}\n")
+    elif switch.path is None:
         out.append("  dry run: nothing written\n", style="bold")
     else:
         out.append(f"  new      {switch.session_id}\n  file     {switch.path}\n")

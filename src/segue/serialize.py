@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from segue.agents import Agent
     from segue.fleet import Candidate, FleetPlan, FleetResult, Outcome
     from segue.switch import Switch
+    from segue.thread_switch import ThreadMove
     from segue.usage import ProviderUsage
 
 SCHEMA_VERSION = 1
@@ -253,4 +254,26 @@ def usage_to_json(usages: list[ProviderUsage]) -> dict[str, Any]:
             }
             for usage in usages
         ]
+    }
+
+
+def thread_move_to_json(move: ThreadMove | None) -> dict[str, Any] | None:
+    """How a switch moved its app thread (``segue switch --json`` → ``"thread"``)."""
+    if move is None:
+        return None
+    handoff = (
+        None
+        if move.handoff_id is None
+        else {
+            "id": move.handoff_id,
+            "covers": None if move.covers is None else list(move.covers),
+            "form": move.form,
+        }
+    )
+    return {
+        "id": move.thread_id,
+        "strategy": move.strategy,
+        "reason": move.reason,
+        "handoff": handoff,
+        "provider_thread": move.provider_thread,
     }

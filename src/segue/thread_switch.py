@@ -1,0 +1,217 @@
+"""``segue switch`` inside the app-thread graph: the source session's app thread is adopted (or
+found), synced, and the seed's strategy decides how the move to the target provider is made.
+
+- ``no_handoff``: the target's provider thread already holds every run: its session is resumed
+  as it is, and nothing is written;
+- ``delta_into_existing``: only the runs it missed are carried, as native items after its own
+  native history (encrypted reasoning, signatures, compactions kept), in a native fork of its
+  session (never written into a file a live CLI may hold);
+- ``full_into_existing`` is not available yet: such a move is made as ``full_into_new`` and says
+  so;
+- ``full_into_new``: today's switch, and the new session is recorded as the target's provider
+  thread with the handoff (the whole thread as native items) and the transfer;
+- ``unsupported``: refused, with the reason.
+
+When segue's store cannot be used, the switch is made as before and a warning says that it was
+not recorded.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from segue.conversation import Conversation, Provider
+from segue.errors import SegueError, SwitchError
+from segue.providers import default_target, entry
+from segue.sessions import find_session, read_session
+from segue.switch import Switch, plan_switch, switch_session
+
+__all__ = ["ThreadMove", "switch_in_thread"]
+
+
+@dataclass(frozen=True, slots=True)
+class ThreadMove:
+    """How a switch moved its app thread (``segue switch --json`` → ``"thread"``)."""
+
+    thread_id: str
+    strategy: str
+    reason: str
+    provider_thread: str | None  # the target's provider thread after the move
+    handoff_id: str | None = None
+    covers: tuple[int, int] | None = None
+    form: str | None = None
+
+
+def switch_in_thread(
+    ref: str,
+    to: Provider | None = None,
+    *,
+    dry_run: bool = False,
+    clean: bool = False,
+    env: Mapping[str, str] | None = None,
+    need_cwd: bool = False,
+    redact_secrets: bool = False,
+) -> tuple[Switch, ThreadMove | None]:
+    """Switch a session as its app thread's strategy decides (see the module docstring)."""
+    env = dict(os.environ) if env is None else dict(env)
+    provider, path = find_session(ref, env)
+    to = default_target(provider) if to is None else to
+    if provider is to:
+        raise SwitchError(f"{path} is already a {to.value} session")
+    try:
+        from segue.store import open_store
+
+        store = open_store(env=env)
+    except SegueError as exc:
+        switch = switch_session(
+            str(path), to, dry_run=dry_run, env=env, need_cwd=need_cwd,
+            redact_secrets=redact_secrets,
+        )  # fmt: skip
+        switch.warnings.append(f"not recorded in the app-thread graph: {exc}")
+        return switch, None
+    with store:
+        return _move(store, path, to, dry_run, clean, env, need_cwd, redact_secrets)
+
+
+def _move(
+    store: object,
+    path: Path,
+    to: Provider,
+    dry_run: bool,
+    clean: bool,
+    env: dict[str, str],
+    need_cwd: bool,
+    redact_secrets: bool,
+) -> tuple[Switch, ThreadMove | None]:
+    from segue.store import Store
+    from segue.threads import (
+        Facts,
+        HandoffForm,
+        HandoffStrategy,
+        Strategy,
+        ThreadStore,
+        adopt,
+        decide,
+        load_config,
+        sync,
+    )
+    from segue.threads.delta import carry_delta, delta_items
+    from segue.threads.native import native_turns
+
+    assert isinstance(store, Store)
+    graph = adopt(store, str(path), env)
+    thread_id = graph.thread.id
+    facts = Facts(clean=clean)
+    config = load_config(env)
+    decision = decide(sync(store, thread_id, env).graph, to.value, facts, config)
+    if not dry_run:
+        ThreadStore(store).record_decision(thread_id, to.value, decision, facts)
+    strategy, reason = decision.strategy, decision.reason
+
+    if strategy is Strategy.UNSUPPORTED:
+        raise SwitchError(f"{path}: cannot move to {to.value}: {reason}")
+
+    source = read_session(path)
+    cwd = graph.thread.cwd or source.meta.cwd or os.getcwd()
+
+    if strategy is Strategy.NO_HANDOFF and decision.provider_thread is not None:
+        held = graph.provider_thread(decision.provider_thread)
+        nothing = Conversation(meta=source.meta)
+        plan = plan_switch(nothing, to, env=env, cwd=cwd)
+        plan.notes.append(f"nothing to carry: {reason}")
+        switch = Switch(source, path, to, plan, cwd, held.native_id, Path(held.path))
+        return switch, ThreadMove(thread_id, strategy.value, reason, held.id)
+
+    if (
+        strategy is Strategy.DELTA_INTO_EXISTING
+        and decision.form is HandoffForm.NATIVE_ITEMS
+        and decision.covers is not None
+        and not dry_run
+    ):
+        missed = Conversation(
+            meta=source.meta,
+            items=delta_items(sync(store, thread_id, env).graph, decision.covers, env),
+        )
+        plan = plan_switch(missed, to, env=env, cwd=cwd, redact_secrets=redact_secrets)
+        carried = carry_delta(store, thread_id, decision, env=env, now=datetime.now(UTC))
+        first, last = decision.covers
+        plan.notes.append(
+            f"runs {first}-{last} carried as native items after the target's own history"
+        )
+        switch = Switch(source, path, to, plan, cwd)
+        switch.session_id, switch.path = carried.session.session_id, carried.session.path
+        switch.warnings = list(carried.warnings)
+        move = ThreadMove(
+            thread_id,
+            strategy.value,
+            reason,
+            decision.provider_thread,
+            carried.handoff.id,
+            decision.covers,
+            HandoffForm.NATIVE_ITEMS.value,
+        )
+        return switch, move
+
+    note = None
+    if strategy is not Strategy.FULL_INTO_NEW:
+        note = f"{strategy.value} is made as a new session for now ({reason})"
+        reason = f"{reason}; made as full_into_new"
+    switch = switch_session(
+        str(path), to, dry_run=dry_run, env=env, need_cwd=need_cwd, redact_secrets=redact_secrets
+    )
+    if note:
+        switch.plan.notes.append(note)
+    if dry_run or switch.session_id is None or switch.path is None:
+        return switch, ThreadMove(thread_id, strategy.value, reason, None)
+    fresh = sync(store, thread_id, env).graph
+    source_id = entry(source.meta.provider).session_id(path)
+    source_pt = next(
+        (pt for pt in fresh.provider_threads if pt.native_id == source_id or Path(pt.path) == path),
+        None,
+    )
+    threads = ThreadStore(store)
+    turns = len(native_turns(read_session(switch.path)))
+    new_pt = threads.add_provider_thread(
+        thread_id,
+        provider=to.value,
+        origin="switch",
+        native_id=switch.session_id,
+        path=str(switch.path),
+        native_turns=turns,
+        model=switch.plan.target.model,
+        reason=f"switched from {switch.source.meta.provider.value} {switch.source.meta.id}",
+    )
+    last = max((r.ordinal for r in fresh.live_runs), default=0)
+    transfer = threads.record_transfer(
+        thread_id,
+        type="switch",
+        source_provider_thread_id=None if source_pt is None else source_pt.id,
+        target_provider_thread_id=new_pt,
+        source_run_ordinal=last,
+        resolution=Strategy.FULL_INTO_NEW.value,
+        status="done",
+    )
+    handoff = threads.record_handoff(
+        thread_id,
+        to_provider_thread_id=new_pt,
+        from_provider_threads=[] if source_pt is None else [source_pt.id],
+        covers=(1, last) if last else (0, 0),
+        strategy=HandoffStrategy.FULL_THREAD_SUMMARY,
+        form=HandoffForm.NATIVE_ITEMS,
+        transfer_id=transfer.id,
+        target_run_ordinal=last + 1,
+    )
+    move = ThreadMove(
+        thread_id,
+        Strategy.FULL_INTO_NEW.value,
+        reason,
+        new_pt,
+        handoff.id,
+        (1, last) if last else None,
+        HandoffForm.NATIVE_ITEMS.value,
+    )
+    return switch, move
