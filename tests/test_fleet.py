@@ -111,6 +111,13 @@ def test_a_batch_switches_in_parallel_records_itself_and_comes_back(
     }
     returned = run_fleet(back, env=home)
     assert returned.tally_line().startswith("Switched 2 agents to Codex")
+    # nothing happened on Claude since: each goes back to its own Codex session, as it is
+    assert [o.thread.strategy for o in returned.outcomes if o.thread] == ["no_handoff"] * 2
+    assert {str(o.switch.session_id) for o in returned.outcomes if o.switch} == {
+        c.session_id for c in plan.candidates
+    }
+    # and the first batch was recorded in the app-thread graph as it went
+    assert [o.thread.strategy for o in result.outcomes if o.thread] == ["full_into_new"] * 2
 
 
 def test_source_compaction_is_refused_when_the_source_is_exhausted(home: dict[str, str]) -> None:

@@ -26,6 +26,7 @@ from segue.providers import default_target, entry
 from segue.serialize import switch_to_json
 from segue.sessions import find_session, list_sessions
 from segue.switch import Switch, apply_switch, switch_session
+from segue.thread_switch import ThreadMove, record_switch, switch_in_thread
 from segue.transforms.plan import Label
 from segue.transforms.state import SessionState
 
@@ -90,6 +91,7 @@ class FleetPlan:
     candidates: list[Candidate]
     reason: str  # why this direction
     redact_secrets: bool = False
+    returning: bool = False  # taking a batch back: each move decided in its app thread
 
     @property
     def to_switch(self) -> list[Candidate]:
@@ -102,6 +104,7 @@ class Outcome:
     switch: Switch | None = None
     error: str | None = None
     notes: list[str] = field(default_factory=list)  # relaunch, compaction
+    thread: ThreadMove | None = None  # how it moved its app thread
 
 
 @dataclass(slots=True)
@@ -356,12 +359,22 @@ def run_fleet(
             )
             outcome.notes.append(f"source compaction: {note}")
         try:
-            if candidate.preview is not None and not source_compact:
-                outcome.switch = apply_switch(candidate.preview, env)
-            else:
-                outcome.switch = switch_session(
+            if plan.returning:  # back where it was: the app thread's strategy decides how
+                outcome.switch, outcome.thread = switch_in_thread(
                     str(candidate.path), plan.target, env=env, redact_secrets=plan.redact_secrets
                 )
+            else:
+                if candidate.preview is not None and not source_compact:
+                    outcome.switch = apply_switch(candidate.preview, env)
+                else:
+                    outcome.switch = switch_session(
+                        str(candidate.path),
+                        plan.target,
+                        env=env,
+                        redact_secrets=plan.redact_secrets,
+                    )
+                if record:
+                    outcome.thread = record_switch(outcome.switch, env)
         except SegueError as exc:
             outcome.error = str(exc)
         else:
@@ -444,6 +457,7 @@ def return_plan(
         Provider(str(moved[0].result.target_provider)), target or first, sessions=sessions, env=env
     )
     back.reason = f"back from batch {record.id}"
+    back.returning = True
     return back
 
 

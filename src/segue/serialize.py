@@ -193,7 +193,12 @@ def _fleet_agent(candidate: Candidate, outcome: Outcome | None) -> dict[str, Any
         "error": error,
         "plan": candidate.loss_line,
         "notes": [] if outcome is None else list(outcome.notes),
-        "switch": None if switch is None else switch_to_json(switch),
+        "switch": None
+        if switch is None
+        else {
+            **switch_to_json(switch),
+            "thread": thread_move_to_json(None if outcome is None else outcome.thread),
+        },
     }
 
 

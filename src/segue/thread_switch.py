@@ -91,7 +91,6 @@ def _move(
     from segue.threads import (
         Facts,
         HandoffForm,
-        HandoffStrategy,
         Strategy,
         ThreadStore,
         adopt,
@@ -100,7 +99,6 @@ def _move(
         sync,
     )
     from segue.threads.delta import carry_delta, delta_items
-    from segue.threads.native import native_turns
 
     assert isinstance(store, Store)
     graph = adopt(store, str(path), env)
@@ -130,15 +128,21 @@ def _move(
         strategy is Strategy.DELTA_INTO_EXISTING
         and decision.form is HandoffForm.NATIVE_ITEMS
         and decision.covers is not None
-        and not dry_run
     ):
         missed = Conversation(
             meta=source.meta,
             items=delta_items(sync(store, thread_id, env).graph, decision.covers, env),
         )
         plan = plan_switch(missed, to, env=env, cwd=cwd, redact_secrets=redact_secrets)
-        carried = carry_delta(store, thread_id, decision, env=env, now=datetime.now(UTC))
         first, last = decision.covers
+        if dry_run:
+            plan.notes.append(f"runs {first}-{last} would be carried after the target's history")
+            preview = ThreadMove(
+                thread_id, strategy.value, reason, decision.provider_thread, None,
+                decision.covers, HandoffForm.NATIVE_ITEMS.value,
+            )  # fmt: skip
+            return Switch(source, path, to, plan, cwd), preview
+        carried = carry_delta(store, thread_id, decision, env=env, now=datetime.now(UTC))
         plan.notes.append(
             f"runs {first}-{last} carried as native items after the target's own history"
         )
@@ -167,6 +171,21 @@ def _move(
         switch.plan.notes.append(note)
     if dry_run or switch.session_id is None or switch.path is None:
         return switch, ThreadMove(thread_id, strategy.value, reason, None)
+    return switch, _record_new(store, thread_id, switch, reason, env)
+
+
+def _record_new(
+    store: object, thread_id: str, switch: Switch, reason: str, env: Mapping[str, str]
+) -> ThreadMove:
+    """Record a switch that wrote a new session: the target's new provider thread, the transfer,
+    and the handoff (the whole thread, as native items)."""
+    from segue.store import Store
+    from segue.threads import HandoffForm, HandoffStrategy, Strategy, ThreadStore, sync
+    from segue.threads.native import native_turns
+
+    assert isinstance(store, Store) and switch.session_id is not None
+    assert switch.path is not None and switch.source_path is not None
+    path, source, to = switch.source_path, switch.source, switch.target
     fresh = sync(store, thread_id, env).graph
     source_id = entry(source.meta.provider).session_id(path)
     source_pt = next(
@@ -214,4 +233,26 @@ def _move(
         (1, last) if last else None,
         HandoffForm.NATIVE_ITEMS.value,
     )
-    return switch, move
+    return move
+
+
+def record_switch(switch: Switch, env: Mapping[str, str] | None = None) -> ThreadMove | None:
+    """Record in the app-thread graph a switch made without deciding (a fleet's batch): the
+    source's thread adopted or found, the decision (``full_into_new``) and the new provider
+    thread. A store that cannot be used becomes a warning on the switch."""
+    if switch.session_id is None or switch.source_path is None:
+        return None
+    env = dict(os.environ) if env is None else dict(env)
+    try:
+        from segue.store import open_store
+        from segue.threads import Decision, Facts, Strategy, ThreadStore, adopt
+
+        with open_store(env=env) as store:
+            thread_id = adopt(store, str(switch.source_path), env).thread.id
+            reason = "moved with its fleet"
+            decision = Decision(Strategy.FULL_INTO_NEW, reason, None, None, None)
+            ThreadStore(store).record_decision(thread_id, switch.target.value, decision, Facts())
+            return _record_new(store, thread_id, switch, reason, env)
+    except SegueError as exc:
+        switch.warnings.append(f"not recorded in the app-thread graph: {exc}")
+        return None
