@@ -340,6 +340,52 @@ def usage(
 
 
 @app.command()
+def run(
+    prompt: Annotated[str, typer.Argument(help="The prompt of the run.")],
+    thread: Annotated[
+        str | None,
+        typer.Option(
+            "--thread",
+            help="A thread id or prefix, or a session it holds (default: this folder's).",
+        ),
+    ] = None,
+    provider: Annotated[
+        Provider | None,
+        typer.Option("--provider", help="Where to run it (default: where the last run ran)."),
+    ] = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Run one headless turn of an app thread on a provider, through the thread's strategy."""
+    from segue.run import run_turn
+    from segue.serialize import thread_move_to_json
+
+    result = run_turn(prompt, thread=thread, provider=provider)
+    if as_json:
+        _out(
+            {
+                "thread": result.thread_id,
+                "provider": result.provider.value,
+                "session_id": result.session_id,
+                "run": result.run_ordinal,
+                "returncode": result.returncode,
+                "output": result.output,
+                "move": thread_move_to_json(result.move),
+            }
+        )
+    else:
+        sys.stdout.write(result.output if result.output.endswith("\n") else result.output + "\n")
+        how = f" ({result.move.strategy})" if result.move else ""
+        _stderr().print(
+            f"run {result.run_ordinal} of thread {result.thread_id} on {result.provider.value}"
+            f"{how}, session {result.session_id}",
+            style="dim",
+            markup=False,
+        )
+    if result.returncode != 0:
+        raise SegueError(f"{result.provider.value} ended with exit code {result.returncode}")
+
+
+@app.command()
 def demo(
     home: Annotated[
         Path | None, typer.Option("--home", help="Scratch home to use (default: a new one).")

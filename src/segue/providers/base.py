@@ -166,6 +166,10 @@ class ProviderEntry(ABC):
         ``parent`` is only read. Raises :class:`segue.errors.SwitchError`."""
 
     @abstractmethod
+    def headless_argv(self, executable: str, session_id: str, prompt: str) -> list[str]:
+        """The command that runs one headless turn of ``prompt`` on a session (``segue run``)."""
+
+    @abstractmethod
     def resume_argv(self, session_id: str) -> list[str]:
         """The command that continues a session interactively."""
 

@@ -75,6 +75,9 @@ class ClaudeCode(ProviderEntry):
     ) -> NativeSession:
         return fork.prepare_fork(parent, delta, handoff_text=handoff_text, cwd=cwd, now=now)
 
+    def headless_argv(self, executable: str, session_id: str, prompt: str) -> list[str]:
+        return [executable, "-p", prompt, "--resume", session_id]
+
     def resume_argv(self, session_id: str) -> list[str]:
         return ["claude", "--resume", session_id]
 

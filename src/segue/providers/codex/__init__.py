@@ -80,6 +80,9 @@ class Codex(ProviderEntry):
         home = paths.codex_home(env)
         return fork.prepare_fork(parent, delta, handoff_text=handoff_text, codex_home=home, now=now)
 
+    def headless_argv(self, executable: str, session_id: str, prompt: str) -> list[str]:
+        return [executable, "exec", "--skip-git-repo-check", "resume", session_id, prompt]
+
     def resume_argv(self, session_id: str) -> list[str]:
         return ["codex", "resume", session_id]
 
