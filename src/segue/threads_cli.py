@@ -5,14 +5,16 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import orjson
 import typer
 from rich.console import Console
 
 from segue.errors import StoreError
-from segue.threads.repository import ThreadStore
+
+if TYPE_CHECKING:
+    from segue.threads.repository import ThreadStore
 
 thread_app = typer.Typer(
     name="thread",
@@ -64,6 +66,8 @@ def list_command(as_json: JsonOption = False) -> None:
     from segue.threads import summary_to_json
 
     with open_store() as store:
+        from segue.threads.repository import ThreadStore
+
         summaries = ThreadStore(store).list_threads()
     if as_json:
         _out({"threads": [summary_to_json(s) for s in summaries]})
@@ -98,6 +102,8 @@ def show_command(
     from segue.threads import graph_to_json, sync
 
     with open_store() as store:
+        from segue.threads.repository import ThreadStore
+
         threads = ThreadStore(store)
         try:
             thread_id = threads.resolve(thread)
