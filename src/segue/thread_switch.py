@@ -213,13 +213,14 @@ def _fits_natively(
     cwd: str,
 ) -> bool:
     """Whether the runs the decision covers fit the target's budget as native items (their plan
-    shrinks nothing)."""
+    shrinks nothing, and is within the budget)."""
     from segue.threads.delta import delta_items
     from segue.transforms.plan import Label
 
     assert decision.covers is not None
     missed = Conversation(meta=source.meta, items=delta_items(graph, decision.covers, env))
-    return plan_switch(missed, to, env=env, cwd=cwd).label is not Label.SHRUNK
+    plan = plan_switch(missed, to, env=env, cwd=cwd)
+    return plan.label is not Label.SHRUNK and plan.chars_after <= plan.target.budget_chars
 
 
 def _into_existing(

@@ -25,7 +25,14 @@ from segue.providers import entry
 from segue.serialize import item_to_json
 from segue.store import Store
 from segue.threads import queries
-from segue.threads.model import Handoff, HandoffForm, HandoffStatus, HandoffStrategy, ThreadGraph
+from segue.threads.model import (
+    Handoff,
+    HandoffForm,
+    HandoffStatus,
+    HandoffStrategy,
+    ProviderThread,
+    ThreadGraph,
+)
 from segue.threads.native import native_turns
 from segue.threads.strategy import Decision, Strategy
 from segue.threads.sync import sync
@@ -70,6 +77,20 @@ def summary_of(
 ) -> str:
     """segue's deterministic summary of runs ``covers`` of the thread."""
     return summarize_runs(delta_items(graph, covers, env), max_chars=max_chars, first_run=covers[0])
+
+
+def _regenerated(target: ProviderThread, covers: tuple[int, int]) -> str | None:
+    """The newest summary handoff of ``target`` that a new summary of ``covers`` regenerates
+    (it covers no run outside them): recorded as superseded by it, never changed."""
+    older = [
+        h
+        for h in target.handoffs
+        if h.form is HandoffForm.SUMMARY
+        and h.status is not HandoffStatus.SUPERSEDED
+        and covers[0] <= h.covers[0]
+        and h.covers[1] <= covers[1]
+    ]
+    return older[-1].id if older else None
 
 
 def carry_delta(
@@ -140,6 +161,7 @@ def carry_delta(
             text=text,
             items=None if as_summary else [item_to_json(item) for item in e.select(items)],
             created_by_provider=created_by_provider if as_summary else None,
+            supersedes=_regenerated(target, decision.covers) if as_summary else None,
             transfer_id=transfer.id,
             target_run_ordinal=decision.covers[1] + 1,
         )
