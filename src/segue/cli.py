@@ -198,15 +198,31 @@ def switch(
             help="Replace detected secrets in the new session by markers naming their kind.",
         ),
     ] = False,
+    summary_by: Annotated[
+        str | None,
+        typer.Option(
+            "--summary-by",
+            help="Who writes a summary handoff: claude, codex, left or entered "
+            "(default: segue's deterministic summary).",
+        ),
+    ] = None,
 ) -> None:
     """Move a session, or a whole fleet of agents, to the other provider as native sessions.
 
     The source provider is never asked for anything (unless --source-compact) and its files
     are never written."""
     fleet = bool(from_ or all_ or cwd or return_ or relaunch or len(sessions or []) != 1)
+    from segue.summaries import SUMMARY_BY
+
+    if summary_by is not None and summary_by not in SUMMARY_BY:
+        raise UsageError(f"--summary-by takes {', '.join(SUMMARY_BY)}")
     if not fleet:
-        _switch_one((sessions or [""])[0], to, dry_run, as_json, exec_, redact_secrets, clean)
+        _switch_one(
+            (sessions or [""])[0], to, dry_run, as_json, exec_, redact_secrets, clean, summary_by
+        )
         return
+    if summary_by is not None:
+        raise UsageError("--summary-by applies to the switch of one session")
     if exec_:
         raise UsageError("--exec switches one session; a fleet is relaunched with --relaunch")
     if arrival_compact not in ("auto", "on", "off"):
@@ -240,6 +256,7 @@ def _switch_one(
     exec_: bool,
     redact_secrets: bool,
     clean: bool,
+    summary_by: str | None,
 ) -> None:
     from segue.thread_switch import switch_in_thread
 
@@ -250,6 +267,7 @@ def _switch_one(
         clean=clean,
         need_cwd=exec_,
         redact_secrets=redact_secrets,
+        summary_by=summary_by,
     )
     if as_json:
         from segue.serialize import switch_to_json, thread_move_to_json

@@ -273,6 +273,7 @@ def thread_move_to_json(move: ThreadMove | None) -> dict[str, Any] | None:
             "id": move.handoff_id,
             "covers": None if move.covers is None else list(move.covers),
             "form": move.form,
+            "created_by_provider": move.created_by_provider,
         }
     )
     return {

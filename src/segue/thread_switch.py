@@ -3,24 +3,25 @@ found), synced, and the seed's strategy decides how the move to the target provi
 
 - ``no_handoff``: the target's provider thread already holds every run: its session is resumed
   as it is, and nothing is written;
-- ``delta_into_existing``: only the runs it missed are carried, as native items after its own
-  native history (encrypted reasoning, signatures, compactions kept), in a native fork of its
-  session (never written into a file a live CLI may hold);
-- ``full_into_existing`` is not available yet: such a move is made as ``full_into_new`` and says
-  so;
+- ``delta_into_existing``: only the runs it missed are carried, after its own native history
+  (encrypted reasoning, signatures, compactions kept), in a native fork of its session (never
+  written into a file a live CLI may hold): as native items when they fit the target's budget
+  unshrunk, else as a summary of them (``form=summary``);
+- ``full_into_existing``: the same fork, carrying a summary of the whole thread;
 - ``full_into_new``: today's switch, and the new session is recorded as the target's provider
   thread with the handoff (the whole thread as native items) and the transfer;
 - ``unsupported``: refused, with the reason.
 
-When segue's store cannot be used, the switch is made as before and a warning says that it was
-not recorded.
+A summary is segue's deterministic one unless ``--summary-by`` names a provider to write it
+(:mod:`segue.summaries`). When segue's store cannot be used, the switch is made as before and a
+warning says that it was not recorded.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -29,6 +30,9 @@ from segue.errors import SegueError, SwitchError
 from segue.providers import default_target, entry
 from segue.sessions import find_session, read_session
 from segue.switch import Switch, plan_switch, switch_session
+from segue.threads.model import ThreadGraph
+from segue.threads.strategy import Decision
+from segue.transforms.handoff_summary import DEFAULT_MAX_CHARS, summarize_runs
 
 __all__ = ["ThreadMove", "switch_in_thread"]
 
@@ -44,6 +48,7 @@ class ThreadMove:
     handoff_id: str | None = None
     covers: tuple[int, int] | None = None
     form: str | None = None
+    created_by_provider: str | None = None  # who wrote a summary handoff (None: segue)
 
 
 def switch_in_thread(
@@ -55,8 +60,11 @@ def switch_in_thread(
     env: Mapping[str, str] | None = None,
     need_cwd: bool = False,
     redact_secrets: bool = False,
+    summary_by: str | None = None,
 ) -> tuple[Switch, ThreadMove | None]:
-    """Switch a session as its app thread's strategy decides (see the module docstring)."""
+    """Switch a session as its app thread's strategy decides (see the module docstring).
+    ``summary_by`` (claude, codex, left, entered) asks that provider's CLI to write a
+    summary-form handoff; by default segue writes it."""
     env = dict(os.environ) if env is None else dict(env)
     provider, path = find_session(ref, env)
     to = default_target(provider) if to is None else to
@@ -74,7 +82,7 @@ def switch_in_thread(
         switch.warnings.append(f"not recorded in the app-thread graph: {exc}")
         return switch, None
     with store:
-        return _move(store, path, to, dry_run, clean, env, need_cwd, redact_secrets)
+        return _move(store, path, to, dry_run, clean, env, need_cwd, redact_secrets, summary_by)
 
 
 def _move(
@@ -86,11 +94,11 @@ def _move(
     env: dict[str, str],
     need_cwd: bool,
     redact_secrets: bool,
+    summary_by: str | None,
 ) -> tuple[Switch, ThreadMove | None]:
     from segue.store import Store
     from segue.threads import (
         Facts,
-        HandoffForm,
         Strategy,
         ThreadStore,
         adopt,
@@ -98,23 +106,26 @@ def _move(
         load_config,
         sync,
     )
-    from segue.threads.delta import carry_delta, delta_items
 
     assert isinstance(store, Store)
     graph = adopt(store, str(path), env)
     thread_id = graph.thread.id
     facts = Facts(clean=clean)
     config = load_config(env)
-    decision = decide(sync(store, thread_id, env).graph, to.value, facts, config)
+    synced = sync(store, thread_id, env).graph
+    source = read_session(path)
+    cwd = graph.thread.cwd or source.meta.cwd or os.getcwd()
+    decision = decide(synced, to.value, facts, config)
+    delta = decision.strategy is Strategy.DELTA_INTO_EXISTING and decision.covers is not None
+    if delta and not _fits_natively(synced, decision, source, to, env, cwd):
+        facts = replace(facts, delta_fits_natively=False)
+        decision = decide(synced, to.value, facts, config)
     if not dry_run:
         ThreadStore(store).record_decision(thread_id, to.value, decision, facts)
     strategy, reason = decision.strategy, decision.reason
 
     if strategy is Strategy.UNSUPPORTED:
         raise SwitchError(f"{path}: cannot move to {to.value}: {reason}")
-
-    source = read_session(path)
-    cwd = graph.thread.cwd or source.meta.cwd or os.getcwd()
 
     if strategy is Strategy.NO_HANDOFF and decision.provider_thread is not None:
         held = graph.provider_thread(decision.provider_thread)
@@ -124,46 +135,26 @@ def _move(
         switch = Switch(source, path, to, plan, cwd, held.native_id, Path(held.path))
         return switch, ThreadMove(thread_id, strategy.value, reason, held.id)
 
-    if (
-        strategy is Strategy.DELTA_INTO_EXISTING
-        and decision.form is HandoffForm.NATIVE_ITEMS
-        and decision.covers is not None
-    ):
-        missed = Conversation(
-            meta=source.meta,
-            items=delta_items(sync(store, thread_id, env).graph, decision.covers, env),
-        )
-        plan = plan_switch(missed, to, env=env, cwd=cwd, redact_secrets=redact_secrets)
-        first, last = decision.covers
+    into_existing = (Strategy.DELTA_INTO_EXISTING, Strategy.FULL_INTO_EXISTING)
+    if strategy in into_existing and decision.covers is not None:
         if dry_run:
-            plan.notes.append(f"runs {first}-{last} would be carried after the target's history")
+            first, last = decision.covers
+            nothing = Conversation(meta=source.meta)
+            plan = plan_switch(nothing, to, env=env, cwd=cwd)
+            form = decision.form.value if decision.form is not None else None
+            plan.notes.append(f"runs {first}-{last} would be carried into the target's session")
             preview = ThreadMove(
                 thread_id, strategy.value, reason, decision.provider_thread, None,
-                decision.covers, HandoffForm.NATIVE_ITEMS.value,
+                decision.covers, form,
             )  # fmt: skip
             return Switch(source, path, to, plan, cwd), preview
-        carried = carry_delta(store, thread_id, decision, env=env, now=datetime.now(UTC))
-        plan.notes.append(
-            f"runs {first}-{last} carried as native items after the target's own history"
+        return _into_existing(
+            store, thread_id, decision, source, path, to, cwd, env, redact_secrets, summary_by
         )
-        switch = Switch(source, path, to, plan, cwd)
-        switch.session_id, switch.path = carried.session.session_id, carried.session.path
-        switch.warnings = list(carried.warnings)
-        move = ThreadMove(
-            thread_id,
-            strategy.value,
-            reason,
-            decision.provider_thread,
-            carried.handoff.id,
-            decision.covers,
-            HandoffForm.NATIVE_ITEMS.value,
-        )
-        return switch, move
 
     note = None
     if strategy is not Strategy.FULL_INTO_NEW:
-        note = f"{strategy.value} is made as a new session for now ({reason})"
-        reason = f"{reason}; made as full_into_new"
+        note = f"{strategy.value} is shown as a new session in a dry run ({reason})"
     switch = switch_session(
         str(path), to, dry_run=dry_run, env=env, need_cwd=need_cwd, redact_secrets=redact_secrets
     )
@@ -256,3 +247,89 @@ def record_switch(switch: Switch, env: Mapping[str, str] | None = None) -> Threa
     except SegueError as exc:
         switch.warnings.append(f"not recorded in the app-thread graph: {exc}")
         return None
+
+
+def _fits_natively(
+    graph: ThreadGraph,
+    decision: Decision,
+    source: Conversation,
+    to: Provider,
+    env: Mapping[str, str],
+    cwd: str,
+) -> bool:
+    """Whether the runs the decision covers fit the target's budget as native items (their plan
+    shrinks nothing, and is within the budget)."""
+    from segue.threads.delta import delta_items
+    from segue.transforms.plan import Label
+
+    assert decision.covers is not None
+    missed = Conversation(meta=source.meta, items=delta_items(graph, decision.covers, env))
+    plan = plan_switch(missed, to, env=env, cwd=cwd)
+    return plan.label is not Label.SHRUNK and plan.chars_after <= plan.target.budget_chars
+
+
+def _into_existing(
+    store: object,
+    thread_id: str,
+    decision: Decision,
+    source: Conversation,
+    path: Path,
+    to: Provider,
+    cwd: str,
+    env: dict[str, str],
+    redact_secrets: bool,
+    summary_by: str | None,
+) -> tuple[Switch, ThreadMove]:
+    """Strategies 2 and 3: a fork of the target's own session carrying the runs it missed, as
+    native items or as a summary (of those runs, or of the whole thread)."""
+    from segue.store import Store
+    from segue.summaries import write_summary
+    from segue.threads import HandoffForm, sync
+    from segue.threads.delta import carry_delta, delta_items
+
+    assert isinstance(store, Store) and decision.covers is not None
+    first, last = decision.covers
+    items = delta_items(sync(store, thread_id, env).graph, decision.covers, env)
+    notes: list[str] = []
+    if decision.form is HandoffForm.SUMMARY:
+        digest = summarize_runs(items, max_chars=DEFAULT_MAX_CHARS, first_run=first)
+        written = write_summary(
+            digest, by=summary_by, left=source.meta.provider, entered=to, env=env
+        )
+        carried = carry_delta(
+            store,
+            thread_id,
+            decision,
+            env=env,
+            now=datetime.now(UTC),
+            summary=written.text,
+            created_by_provider=written.created_by_provider,
+        )
+        plan = plan_switch(Conversation(meta=source.meta), to, env=env, cwd=cwd)
+        by = written.created_by_provider or "segue"
+        notes += written.notes
+        notes.append(
+            f"runs {first}-{last} carried as a summary ({len(written.text):,} chars, by {by})"
+        )
+    else:
+        missed = Conversation(meta=source.meta, items=items)
+        plan = plan_switch(missed, to, env=env, cwd=cwd, redact_secrets=redact_secrets)
+        carried = carry_delta(store, thread_id, decision, env=env, now=datetime.now(UTC))
+        notes.append(f"runs {first}-{last} carried as native items after the target's own history")
+        if summary_by is not None:
+            notes.append("--summary-by is not used: the runs fit as native items")
+    plan.notes += notes
+    switch = Switch(source, path, to, plan, cwd)
+    switch.session_id, switch.path = carried.session.session_id, carried.session.path
+    switch.warnings = list(carried.warnings)
+    move = ThreadMove(
+        thread_id,
+        decision.strategy.value,
+        decision.reason,
+        decision.provider_thread,
+        carried.handoff.id,
+        decision.covers,
+        carried.handoff.form.value,
+        carried.handoff.created_by_provider,
+    )
+    return switch, move

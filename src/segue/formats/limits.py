@@ -20,6 +20,7 @@ LIMIT_TEXT_PREFIXES = (
 
 def looks_like_limit_text(text: str) -> bool:
     """True when any line of ``text`` starts like a rate-limit / usage-limit / API-error notice."""
+    text = text.replace("\u2019", "'")  # Codex writes "You’ve hit your usage limit"
     return any(line.lstrip().startswith(LIMIT_TEXT_PREFIXES) for line in text.splitlines())
 
 

@@ -77,6 +77,11 @@ class ProviderEntry(ABC):
         raises. A provider that cannot compact headless says so."""
         return False, f"{self.label} cannot compact a session without its interface"
 
+    def summarize(self, prompt: str, env: Env) -> tuple[str | None, str]:
+        """Ask the user's CLI, headless and unable to change anything, to answer ``prompt``
+        (a handoff summary); ``(the answer or None, what happened)``. Never raises."""
+        return None, f"{self.label} cannot write a summary headless"
+
     # -- finding ------------------------------------------------------------------------------
 
     @abstractmethod

@@ -16,6 +16,7 @@ from segue.providers.base import Env, ProviderEntry, UsageReading
 from segue.providers.claude.agents import running_session
 from segue.providers.claude.compact import compact
 from segue.providers.claude.profile import target_profile
+from segue.providers.claude.summarize import summarize
 from segue.providers.claude.usage import read_usage
 
 __all__ = ["ClaudeCode"]
@@ -86,6 +87,12 @@ class ClaudeCode(ProviderEntry):
         if executable is None:
             return False, "claude is not installed (not on PATH; set SEGUE_CLAUDE_BIN)"
         return compact(executable, path, session_id, cwd, env)
+
+    def summarize(self, prompt: str, env: Env) -> tuple[str | None, str]:
+        executable = self.executable(env)
+        if executable is None:
+            return None, "claude is not installed (not on PATH; set SEGUE_CLAUDE_BIN)"
+        return summarize(executable, prompt, env)
 
     def usage(self, env: Env, *, remote: bool, now: datetime) -> UsageReading:
         return read_usage(env, remote=remote, now=now)

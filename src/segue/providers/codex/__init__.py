@@ -16,6 +16,7 @@ from segue.providers.base import Env, ProviderEntry, UsageReading
 from segue.providers.codex.agents import running_session
 from segue.providers.codex.compact import compact
 from segue.providers.codex.profile import target_profile
+from segue.providers.codex.summarize import summarize
 from segue.providers.codex.usage import read_usage
 
 __all__ = ["Codex"]
@@ -91,6 +92,12 @@ class Codex(ProviderEntry):
         if executable is None:
             return False, "codex is not installed (not on PATH; set SEGUE_CODEX_BIN)"
         return compact(executable, path, session_id, cwd, env)
+
+    def summarize(self, prompt: str, env: Env) -> tuple[str | None, str]:
+        executable = self.executable(env)
+        if executable is None:
+            return None, "codex is not installed (not on PATH; set SEGUE_CODEX_BIN)"
+        return summarize(executable, prompt, env)
 
     def usage(self, env: Env, *, remote: bool, now: datetime) -> UsageReading:
         return read_usage(env, remote=remote, now=now)
