@@ -90,6 +90,8 @@ def run_turn(
         raise SegueError(f"{e.command} did not run: {exc}") from None
     with open_store(env=env) as store:
         synced = sync(store, thread_id, env).graph
+        if done.returncode != 0:
+            _mark_failed_resume(store, synced, target, session_id, done.returncode)
     ordinal = synced.live_runs[-1].ordinal if len(synced.live_runs) > len(graph.live_runs) else None
     output = done.stdout if done.returncode == 0 else (done.stderr or done.stdout)
     return RunResult(thread_id, target, session_id, move, done.returncode, output, ordinal)
@@ -114,3 +116,21 @@ def _thread_id(threads: ThreadStore, ref: str | None, cwd: str, env: Mapping[str
     if not rows:
         raise SegueError(f"no session in {cwd} to continue (name one with --thread)")
     return adopt(threads.store, str(Path(rows[0].path)), env).thread.id
+
+
+def _mark_failed_resume(
+    store: object, graph: object, provider: Provider, session_id: str, code: int
+) -> None:
+    """A provider thread whose resume failed is stale: the next move there starts afresh."""
+    from segue.store import Store
+    from segue.threads import ProviderThreadStatus, ThreadGraph, ThreadStore
+
+    assert isinstance(store, Store) and isinstance(graph, ThreadGraph)
+    for pt in graph.provider_threads:
+        if pt.provider == provider.value and pt.native_id == session_id:
+            ThreadStore(store).mark_provider_thread(
+                graph.thread.id,
+                pt.id,
+                ProviderThreadStatus.STALE,
+                f"resuming {session_id} failed (exit {code})",
+            )

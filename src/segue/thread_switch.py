@@ -110,9 +110,9 @@ def _move(
     assert isinstance(store, Store)
     graph = adopt(store, str(path), env)
     thread_id = graph.thread.id
-    facts = Facts(clean=clean)
     config = load_config(env)
     synced = sync(store, thread_id, env).graph
+    facts = Facts(clean=clean, model_changed=_model_changed(synced, to, env))
     source = read_session(path)
     cwd = graph.thread.cwd or source.meta.cwd or os.getcwd()
     decision = decide(synced, to.value, facts, config)
@@ -163,6 +163,35 @@ def _move(
     if dry_run or switch.session_id is None or switch.path is None:
         return switch, ThreadMove(thread_id, strategy.value, reason, None)
     return switch, _record_new(store, thread_id, switch, reason, env)
+
+
+def _model_changed(graph: object, to: Provider, env: Mapping[str, str]) -> bool:
+    """Whether the model the user's CLI for ``to`` would run now differs from the one its
+    provider thread ran (a Codex thread's encrypted reasoning is its model's; another model is a
+    context to start afresh). Unknown on either side: not changed."""
+    from segue.threads import ProviderThreadStatus, ThreadGraph
+
+    assert isinstance(graph, ThreadGraph)
+    mine = [
+        pt
+        for pt in graph.provider_threads
+        if pt.provider == to.value and pt.status is ProviderThreadStatus.ACTIVE
+    ]
+    recorded = {_model_name(pt.model) for pt in mine if pt.model}
+    if not recorded:
+        return False
+    try:
+        now = entry(to).target_profile(env, graph.thread.cwd).model
+    except SegueError:
+        return False
+    return now is not None and _model_name(now) not in recorded
+
+
+def _model_name(model: str) -> str:
+    """A model id without the spellings that do not change the model (``[1m]``, a date)."""
+    base = model.strip().lower().removesuffix("[1m]")
+    head, _, tail = base.rpartition("-")
+    return head if tail.isdigit() and len(tail) == 8 else base
 
 
 def _record_new(

@@ -23,6 +23,7 @@ from segue.threads.model import (
     HandoffForm,
     HandoffStatus,
     HandoffStrategy,
+    ProviderThreadStatus,
     Run,
     ThreadGraph,
     ThreadSummary,
@@ -178,6 +179,19 @@ class ThreadStore:
                 target_run_ordinal=target_run_ordinal,
                 supersedes=supersedes,
             )
+
+    def mark_provider_thread(
+        self, thread_id: str, provider_thread_id: str, status: ProviderThreadStatus, reason: str
+    ) -> None:
+        """A new revision of a provider thread with ``status`` (e.g. stale: its resume failed);
+        the earlier revisions stay as they were."""
+        with self.store.writing(f"cannot mark provider thread {provider_thread_id}") as connection:
+            queries.lock_thread(connection, thread_id)
+            graph = queries.load_graph(connection, thread_id)
+            if graph is None:
+                raise StoreError(f"{self.store.where}: no thread {thread_id}")
+            current = graph.provider_thread(provider_thread_id)
+            queries.revise_provider_thread(connection, current, reason=reason, status=status)
 
     def record_decision(self, thread_id: str, target: str, decision: Decision, facts: Facts) -> str:
         with self.store.writing(f"cannot record a decision of {thread_id}") as connection:
