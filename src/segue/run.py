@@ -10,7 +10,6 @@ session); then the provider's CLI runs the prompt headless on that session (``cl
 from __future__ import annotations
 
 import os
-import subprocess
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +18,7 @@ from typing import TYPE_CHECKING
 from segue.conversation import Provider
 from segue.errors import SegueError
 from segue.providers import entry
+from segue.providers.headless import run_headless
 from segue.thread_switch import ThreadMove, switch_in_thread
 
 if TYPE_CHECKING:
@@ -75,19 +75,12 @@ def run_turn(
     executable = e.executable(env)
     if executable is None:
         raise SegueError(f"{e.command} is not installed (not on PATH; set SEGUE_{target.name}_BIN)")
-    try:
-        done = subprocess.run(
-            e.headless_argv(executable, session_id, prompt),
-            cwd=session_cwd,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            timeout=RUN_TIMEOUT,
-            check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        raise SegueError(f"{e.command} did not run: {exc}") from None
+    done = run_headless(
+        e.headless_argv(executable, session_id, prompt), cwd=session_cwd, env=env,
+        timeout=RUN_TIMEOUT,
+    )  # fmt: skip
+    if isinstance(done, str):
+        raise SegueError(done)
     with open_store(env=env) as store:
         synced = sync(store, thread_id, env).graph
         if done.returncode != 0:

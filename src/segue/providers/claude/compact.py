@@ -7,12 +7,12 @@ portable compaction landed in the file (a limit text is never taken for a summar
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import Mapping
 from pathlib import Path
 
 from segue.conversation import Compaction, CompactionState
 from segue.formats.claude.reader import read_session
+from segue.providers.headless import run_headless
 
 COMPACT_TIMEOUT = 600.0
 
@@ -23,19 +23,9 @@ def compact(
     """Run Claude's compaction on a session; ``(done, what happened)``. Never raises."""
     before = _portable_compactions(path)
     argv = [executable, "-p", "/compact", "--resume", session_id, "--output-format", "json"]
-    try:
-        run = subprocess.run(
-            argv,
-            cwd=cwd,
-            env=dict(env),
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            timeout=COMPACT_TIMEOUT,
-            check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        return False, f"claude /compact did not run: {exc}"
+    run = run_headless(argv, cwd=cwd, env=env, timeout=COMPACT_TIMEOUT)
+    if isinstance(run, str):
+        return False, f"claude /compact: {run}"
     after = _portable_compactions(path)
     if after > before:
         return True, "compacted by Claude Code"

@@ -4,11 +4,12 @@ read and change nothing; no session persistence means no session file of its own
 
 from __future__ import annotations
 
-import subprocess
 import tempfile
 from collections.abc import Mapping
 
 import orjson
+
+from segue.providers.headless import run_headless
 
 SUMMARY_TIMEOUT = 300.0
 
@@ -25,20 +26,10 @@ def summarize(executable: str, prompt: str, env: Mapping[str, str]) -> tuple[str
         "--output-format",
         "json",
     ]
-    try:
-        with tempfile.TemporaryDirectory(prefix="segue-summary-") as scratch:
-            run = subprocess.run(
-                argv,
-                cwd=scratch,
-                env=dict(env),
-                stdin=subprocess.DEVNULL,
-                capture_output=True,
-                text=True,
-                timeout=SUMMARY_TIMEOUT,
-                check=False,
-            )
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        return None, f"claude did not run: {exc}"
+    with tempfile.TemporaryDirectory(prefix="segue-summary-") as scratch:
+        run = run_headless(argv, cwd=scratch, env=env, timeout=SUMMARY_TIMEOUT)
+    if isinstance(run, str):
+        return None, run
     try:
         reply = orjson.loads(run.stdout)
     except orjson.JSONDecodeError:

@@ -4,45 +4,39 @@ change nothing; ``--ephemeral`` means no rollout of its own appears."""
 
 from __future__ import annotations
 
-import subprocess
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
+
+from segue.providers.headless import run_headless
 
 SUMMARY_TIMEOUT = 300.0
 
 
 def summarize(executable: str, prompt: str, env: Mapping[str, str]) -> tuple[str | None, str]:
     """``(the answer, what happened)``; the answer is None when there is none. Never raises."""
-    try:
-        with tempfile.TemporaryDirectory(prefix="segue-summary-") as scratch:
-            answer = Path(scratch) / "answer.md"
-            argv = [
-                executable,
-                "exec",
-                "--ephemeral",
-                "--sandbox",
-                "read-only",
-                "--skip-git-repo-check",
-                "--color",
-                "never",
-                "--output-last-message",
-                str(answer),
-                prompt,
-            ]
-            run = subprocess.run(
-                argv,
-                cwd=scratch,
-                env=dict(env),
-                stdin=subprocess.DEVNULL,
-                capture_output=True,
-                text=True,
-                timeout=SUMMARY_TIMEOUT,
-                check=False,
-            )
+    with tempfile.TemporaryDirectory(prefix="segue-summary-") as scratch:
+        answer = Path(scratch) / "answer.md"
+        argv = [
+            executable,
+            "exec",
+            "--ephemeral",
+            "--sandbox",
+            "read-only",
+            "--skip-git-repo-check",
+            "--color",
+            "never",
+            "--output-last-message",
+            str(answer),
+            prompt,
+        ]
+        run = run_headless(argv, cwd=scratch, env=env, timeout=SUMMARY_TIMEOUT)
+        try:
             text = answer.read_text(errors="replace") if answer.is_file() else None
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        return None, f"codex did not run: {exc}"
+        except OSError:
+            text = None
+    if isinstance(run, str):
+        return None, run
     if run.returncode != 0 or not text:
         detail = (run.stderr or run.stdout).strip().splitlines()
         return None, f"codex gave no answer (exit {run.returncode})" + (
