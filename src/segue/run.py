@@ -74,7 +74,7 @@ def run_turn(
     e = entry(target)
     executable = e.executable(env)
     if executable is None:
-        raise SegueError(f"{e.command} is not installed (not on PATH; set SEGUE_{target.name}_BIN)")
+        raise SegueError(e.not_installed())
     done = run_headless(
         e.headless_argv(executable, session_id, prompt), cwd=session_cwd, env=env,
         timeout=RUN_TIMEOUT,

@@ -72,6 +72,10 @@ class ProviderEntry(ABC):
             return override
         return shutil.which(self.command, path=env.get("PATH"))
 
+    def not_installed(self) -> str:
+        """Why the user's CLI cannot be run: one line."""
+        return f"{self.command} is not installed (not on PATH; set SEGUE_{self.provider.name}_BIN)"
+
     def compact(self, path: Path, session_id: str, cwd: str, env: Env) -> tuple[bool, str]:
         """Run the CLI's own compaction on a session; ``(done, what happened)``. Never
         raises. A provider that cannot compact headless says so."""

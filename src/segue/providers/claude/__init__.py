@@ -85,13 +85,13 @@ class ClaudeCode(ProviderEntry):
     def compact(self, path: Path, session_id: str, cwd: str, env: Env) -> tuple[bool, str]:
         executable = self.executable(env)
         if executable is None:
-            return False, "claude is not installed (not on PATH; set SEGUE_CLAUDE_BIN)"
+            return False, self.not_installed()
         return compact(executable, path, session_id, cwd, env)
 
     def summarize(self, prompt: str, env: Env) -> tuple[str | None, str]:
         executable = self.executable(env)
         if executable is None:
-            return None, "claude is not installed (not on PATH; set SEGUE_CLAUDE_BIN)"
+            return None, self.not_installed()
         return summarize(executable, prompt, env)
 
     def usage(self, env: Env, *, remote: bool, now: datetime) -> UsageReading:
