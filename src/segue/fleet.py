@@ -20,13 +20,16 @@ from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 from pathlib import Path
 
+from segue.agents import Agent
 from segue.conversation import Provider
 from segue.errors import SegueError
 from segue.providers import default_target, entry
 from segue.serialize import switch_to_json
+from segue.session_info import SessionInfo
 from segue.sessions import find_session, list_sessions
 from segue.switch import Switch, apply_switch, switch_session
 from segue.thread_switch import ThreadMove, record_switch, switch_in_thread
+from segue.times import parse_iso
 from segue.transforms.plan import Label
 from segue.transforms.state import SessionState
 
@@ -69,7 +72,7 @@ class Candidate:
     reset_at: datetime | None = None
     pane: str | None = None  # the tmux pane it runs in, for people
     pid: int | None = None
-    agent: object | None = field(default=None, repr=False)  # its live process (segue.agents)
+    agent: Agent | None = field(default=None, repr=False)  # its live process
     skip: str | None = None  # why it will not be switched
     preview: Switch | None = None  # the dry run
     error: str | None = None  # why its switch cannot be done (or failed)
@@ -160,7 +163,7 @@ def plan_fleet(
     env: Mapping[str, str] | None = None,
     now: datetime | None = None,
     exhausted: Sequence[Provider] | None = None,
-    agents: Sequence[object] | None = None,
+    agents: Sequence[Agent] | None = None,
     redact_secrets: bool = False,
 ) -> FleetPlan:
     """Which sessions a fleet switch takes, and what each one's switch would do.
@@ -217,11 +220,9 @@ def _exhausted_providers(env: Mapping[str, str]) -> list[Provider]:
     return exhausted_providers(read_usage(env))
 
 
-def _running_agents(env: Mapping[str, str]) -> list[object]:
-    try:
-        from segue.agents import list_agents
-    except ImportError:  # pragma: no cover - agents arrive with their own module
-        return []
+def _running_agents(env: Mapping[str, str]) -> list[Agent]:
+    from segue.agents import list_agents
+
     return list(list_agents(env))
 
 
@@ -232,13 +233,12 @@ def _select(
     cwd: str | None,
     env: Mapping[str, str],
     now: datetime,
-    running: Sequence[object],
+    running: Sequence[Agent],
 ) -> list[Candidate]:
-    by_path: dict[Path, object] = {}
+    by_path: dict[Path, Agent] = {}
     for agent in running:
-        path = getattr(agent, "session_path", None)
-        if getattr(agent, "provider", None) is source and path is not None:
-            by_path[Path(path)] = agent
+        if agent.provider is source and agent.session_path is not None:
+            by_path[agent.session_path] = agent
     found: dict[Path, Candidate] = {}
     if selection is Selection.SESSIONS:
         for ref in sessions:
@@ -252,10 +252,10 @@ def _select(
         listing = list_sessions(source, where, env)
         for row in listing.sessions:
             path = Path(row.path)
-            agent = by_path.get(path)
-            if selection is Selection.DEFAULT and agent is None and not _parked(row, now):
+            live = by_path.get(path)
+            if selection is Selection.DEFAULT and live is None and not _parked(row, now):
                 continue
-            found[path] = _candidate(row, agent)
+            found[path] = _candidate(row, live)
         if selection is Selection.DEFAULT:
             for path, agent in by_path.items():
                 if path not in found and path.is_file():
@@ -269,36 +269,26 @@ def _select(
     return candidates
 
 
-def _parked(row: object, now: datetime) -> bool:
-    if getattr(row, "state", None) is not SessionState.LIMIT:
+def _parked(row: SessionInfo, now: datetime) -> bool:
+    """A session whose last word is a limit that has not reset (a limit that names no reset
+    time parks it for :data:`RECENT_LIMIT`)."""
+    if row.state is not SessionState.LIMIT:
         return False
-    reset = getattr(row, "reset_at", None)
-    if reset is not None:
-        return bool(reset > now)
-    updated = getattr(row, "updated", None)
-    try:
-        when = datetime.fromisoformat(str(updated).replace("Z", "+00:00"))
-    except ValueError:
-        return False
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=UTC)
-    return now - when < RECENT_LIMIT
+    if row.reset_at is not None:
+        return row.reset_at > now
+    when = parse_iso(row.updated)
+    return when is not None and now - when < RECENT_LIMIT
 
 
-def _candidate(row: object, agent: object | None) -> Candidate:
-    from segue.session_info import SessionInfo
-
-    assert isinstance(row, SessionInfo)
+def _candidate(row: SessionInfo, agent: Agent | None) -> Candidate:
     state = "parked" if row.state is SessionState.LIMIT else row.state.value
     reset = row.reset_at
     pane = pid = None
     if agent is not None:
-        agent_state = getattr(agent, "state", None)
-        state = str(getattr(agent_state, "value", agent_state) or state)
-        reset = getattr(agent, "reset_at", None) or reset
-        pane_obj = getattr(agent, "pane", None)
-        pane = getattr(pane_obj, "target", None) if pane_obj is not None else None
-        pid = getattr(agent, "pid", None)
+        state = agent.state.value
+        reset = agent.reset_at or reset
+        pane = agent.pane.target if agent.pane is not None else None
+        pid = agent.pid
     return Candidate(
         row.provider, row.id, Path(row.path), row.cwd, row.size, state, reset, pane, pid, agent
     )
@@ -420,12 +410,9 @@ def _relaunch(outcome: Outcome, env: Mapping[str, str]) -> None:
     if candidate.agent is None or candidate.pane is None:
         outcome.notes.append(f"not in a tmux pane: continue it with {switch.resume_command}")
         return
-    try:
-        from segue.relaunch import relaunch_pane
-    except ImportError:  # pragma: no cover - relaunching arrives with the agents module
-        outcome.notes.append(f"relaunch unavailable: continue it with {switch.resume_command}")
-        return
-    outcome.notes.append(relaunch_pane(candidate, switch, env))
+    from segue.relaunch import relaunch_pane
+
+    outcome.notes.append(relaunch_pane(candidate.agent, switch, env))
 
 
 def return_plan(
@@ -462,10 +449,8 @@ def return_plan(
 
 
 def _record(result: FleetResult, env: Mapping[str, str]) -> None:
-    try:
-        from segue.store import AgentResult, open_store
-    except ImportError:  # pragma: no cover - the store arrives with its own module
-        return
+    from segue.store import AgentResult, open_store
+
     plan = result.plan
     try:
         with open_store(env=env) as store:

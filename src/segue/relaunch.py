@@ -38,11 +38,10 @@ def _environment_of(pid: int) -> dict[str, str]:
         return {}
 
 
-def relaunch_pane(candidate: object, switch: Switch, env: Mapping[str, str]) -> str:
-    """End the candidate's agent and start the target CLI on the new session in its pane; a
+def relaunch_pane(agent: Agent, switch: Switch, env: Mapping[str, str]) -> str:
+    """End an agent and start the target CLI on the session its switch wrote, in its pane; a
     line for the user saying what happened (never raises)."""
-    agent = getattr(candidate, "agent", None)
-    assert isinstance(agent, Agent) and agent.pane is not None and switch.session_id is not None
+    assert agent.pane is not None and switch.session_id is not None
     pane = agent.pane
     target = entry(switch.target)
     agent_env = _environment_of(agent.pid)
