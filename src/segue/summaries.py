@@ -23,7 +23,8 @@ from segue.transforms.handoff_summary import CUT, DEFAULT_MAX_CHARS
 
 __all__ = ["SUMMARY_BY", "WrittenSummary", "summary_provider", "write_summary"]
 
-SUMMARY_BY = ("claude", "codex", "left", "entered")
+# Who may write a summary: a provider by name, or the one being left / entered.
+SUMMARY_BY = (*(provider.value for provider in Provider), "left", "entered")
 
 INSTRUCTION = """\
 You are writing a handoff summary for another coding agent that will continue this work. Below \
