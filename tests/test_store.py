@@ -29,8 +29,6 @@ from segue.store.migrate import MIGRATIONS, VERSION_TABLE, alembic_config, revis
 from segue.store.schema import metadata
 from segue_testbed.postgres import PostgresServer
 
-ROOT = Path(__file__).resolve().parent.parent
-
 
 @pytest.fixture
 def store(database_url: str) -> Iterator[Store]:
