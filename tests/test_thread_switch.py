@@ -114,6 +114,7 @@ def test_the_seeds_example_through_segue_switch(standin: StandIn, tmp_path: Path
     codex_pt, claude_pt = by_provider["codex"], by_provider["claude"]
     assert codex_pt["native_runs"] == [1, 4] and codex_pt["native_id"] == fork
     assert [(h["covers"], h["form"]) for h in codex_pt["handoffs"]] == [([2, 3], "native_items")]
+    assert codex_pt["handoffs"][0]["items"] > 0 and codex_pt["handoffs"][0]["target_run"] == 4
     assert claude_pt["native_runs"] == [2, 3]
     assert [h["covers"] for h in claude_pt["handoffs"]] == [[1, 1]]
 

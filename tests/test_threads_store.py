@@ -85,16 +85,22 @@ def test_a_thread_graph_is_recorded_and_read_back(database_url: str) -> None:
     ]
     doc = graph_to_json(graph)
     assert [pt["native_runs"] for pt in doc["provider_threads"]] == [[1, 2, 3, 4, 5], [6, 7, 8]]
-    assert doc["provider_threads"][1]["handoffs"] == [
-        {
-            "id": h1.id,
-            "covers": [1, 5],
-            "strategy": "full_thread_summary",
-            "form": "summary",
-            "status": "ready",
-            "created_by_provider": None,
-        }
-    ]
+    [given] = doc["provider_threads"][1]["handoffs"]
+    assert given.pop("created_at").endswith("Z")
+    assert given == {
+        "id": h1.id,
+        "covers": [1, 5],
+        "strategy": "full_thread_summary",
+        "form": "summary",
+        "status": "ready",
+        "created_by_provider": None,
+        "from_provider_threads": [c1],
+        "target_run": 6,
+        "supersedes": None,
+        "transfer": None,
+        "text": "runs 1-5: the parser",
+        "items": None,
+    }
     assert doc["runs"][5]["handoff"] == h1.id
     assert set(doc) >= {"id", "title", "runs", "provider_threads"}
     assert set(doc["runs"][0]) >= {"ordinal", "provider", "provider_thread", "handoff", "status"}

@@ -35,6 +35,14 @@ def _handoff(h: Handoff) -> dict[str, Any]:
         "form": h.form.value,
         "status": h.status.value,
         "created_by_provider": h.created_by_provider,
+        "created_at": iso_z(h.created_at),
+        "from_provider_threads": list(h.from_provider_threads),
+        "target_run": h.target_run_ordinal,
+        "supersedes": h.supersedes,
+        "transfer": h.transfer_id,
+        # a summary's text as the target was given it; native items are counted, not repeated
+        "text": h.text,
+        "items": len(h.items) if h.items is not None else None,
     }
 
 
