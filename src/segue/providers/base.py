@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import shutil
 from abc import ABC, abstractmethod
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -25,9 +25,26 @@ from segue.session_info import SessionInfo
 if TYPE_CHECKING:
     import psutil
 
-__all__ = ["Env", "NativeSession", "ProviderEntry", "RunningSession", "UsageReading"]
+__all__ = [
+    "Env",
+    "HeadlessCommands",
+    "NativeSession",
+    "ProviderEntry",
+    "RunningSession",
+    "UsageReading",
+]
 
 Env = Mapping[str, str]
+
+
+@dataclass(frozen=True, slots=True)
+class HeadlessCommands:
+    """What a provider's CLI does headless, given the user's executable. Neither raises."""
+
+    # (executable, session file, session id, cwd, env) -> (done, what happened)
+    compact: Callable[[str, Path, str, str, Env], tuple[bool, str]]
+    # (executable, prompt, env) -> (the answer or None, what happened)
+    summarize: Callable[[str, str, Env], tuple[str | None, str]]
 
 
 @dataclass(slots=True)
@@ -64,6 +81,8 @@ class ProviderEntry(ABC):
     # segue wrote (Codex: from the token count segue seeds); if not, a fleet switch offers to
     # run its compaction on arrival.
     compacts_on_arrival: ClassVar[bool] = False
+    # what the CLI can do headless; None: compaction and summaries only through its interface
+    headless: ClassVar[HeadlessCommands | None] = None
 
     def executable(self, env: Env) -> str | None:
         """The user's CLI: ``$SEGUE_<PROVIDER>_BIN``, else ``command`` on ``$PATH``."""
@@ -79,12 +98,22 @@ class ProviderEntry(ABC):
     def compact(self, path: Path, session_id: str, cwd: str, env: Env) -> tuple[bool, str]:
         """Run the CLI's own compaction on a session; ``(done, what happened)``. Never
         raises. A provider that cannot compact headless says so."""
-        return False, f"{self.label} cannot compact a session without its interface"
+        if self.headless is None:
+            return False, f"{self.label} cannot compact a session without its interface"
+        executable = self.executable(env)
+        if executable is None:
+            return False, self.not_installed()
+        return self.headless.compact(executable, path, session_id, cwd, env)
 
     def summarize(self, prompt: str, env: Env) -> tuple[str | None, str]:
         """Ask the user's CLI, headless and unable to change anything, to answer ``prompt``
         (a handoff summary); ``(the answer or None, what happened)``. Never raises."""
-        return None, f"{self.label} cannot write a summary headless"
+        if self.headless is None:
+            return None, f"{self.label} cannot write a summary headless"
+        executable = self.executable(env)
+        if executable is None:
+            return None, self.not_installed()
+        return self.headless.summarize(executable, prompt, env)
 
     # -- finding ------------------------------------------------------------------------------
 

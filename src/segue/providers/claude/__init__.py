@@ -12,7 +12,7 @@ from segue.formats.atomic import NativeSession, publish
 from segue.formats.claude import fork, paths, reader, writer
 from segue.formats.claude.outline import outline
 from segue.formats.claude.peek import peek
-from segue.providers.base import Env, ProviderEntry, UsageReading
+from segue.providers.base import Env, HeadlessCommands, ProviderEntry
 from segue.providers.claude.agents import running_session
 from segue.providers.claude.compact import compact
 from segue.providers.claude.profile import target_profile
@@ -56,6 +56,8 @@ class ClaudeCode(ProviderEntry):
     target_profile = staticmethod(target_profile)
     select = staticmethod(writer.select)
     running_session = staticmethod(running_session)
+    usage = staticmethod(read_usage)
+    headless: ClassVar[HeadlessCommands | None] = HeadlessCommands(compact, summarize)
 
     def prepare(self, items: Sequence[Item], *, cwd: str, env: Env, now: datetime) -> NativeSession:
         return writer.prepare_session(items, cwd=cwd, env=env, now=now)
@@ -81,18 +83,3 @@ class ClaudeCode(ProviderEntry):
 
     def resume_argv(self, session_id: str) -> list[str]:
         return ["claude", "--resume", session_id]
-
-    def compact(self, path: Path, session_id: str, cwd: str, env: Env) -> tuple[bool, str]:
-        executable = self.executable(env)
-        if executable is None:
-            return False, self.not_installed()
-        return compact(executable, path, session_id, cwd, env)
-
-    def summarize(self, prompt: str, env: Env) -> tuple[str | None, str]:
-        executable = self.executable(env)
-        if executable is None:
-            return None, self.not_installed()
-        return summarize(executable, prompt, env)
-
-    def usage(self, env: Env, *, remote: bool, now: datetime) -> UsageReading:
-        return read_usage(env, remote=remote, now=now)
