@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import hashlib
 import shutil
-import subprocess
-import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -19,6 +17,7 @@ from segue.fleet import check_source_compact, plan_fleet, return_plan, run_fleet
 from segue.sessions import read_session
 from segue.store import open_store
 from tests.fixtures_index import all_fixtures
+from tests.segue_cli import segue
 
 FIXTURES = all_fixtures()
 # A moment when the recorded limits had not reset yet (Claude's rate_limited resets 22:51 that
@@ -127,19 +126,10 @@ def test_source_compaction_is_refused_when_the_source_is_exhausted(home: dict[st
     check_source_compact(plan, exhausted=[])
 
 
-def _segue(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "segue", *args],
-        env=env,
-        capture_output=True,
-        text=True,
-        stdin=subprocess.DEVNULL,
-        timeout=120,
-    )
-
-
 def test_cli_preview_confirmation_and_json(home: dict[str, str]) -> None:
-    preview = _segue(["switch", "--from", "codex", "--all", "--dry-run", "--json"], home)
+    preview = segue(
+        ["switch", "--from", "codex", "--all", "--dry-run", "--json"], home, timeout=120
+    )
     assert preview.returncode == 0, preview.stderr
     doc = orjson.loads(preview.stdout)
     assert doc["from"] == "codex" and doc["to"] == "claude" and doc["batch"] is None
@@ -147,19 +137,19 @@ def test_cli_preview_confirmation_and_json(home: dict[str, str]) -> None:
     agent = doc["agents"][0]
     assert set(agent) >= {"session", "provider", "cwd", "pane", "state", "skipped", "error"}
 
-    refused = _segue(["switch", "--from", "codex", "--all"], home)
+    refused = segue(["switch", "--from", "codex", "--all"], home, timeout=120)
     assert refused.returncode == 1
     assert "confirm" in refused.stderr and "--yes" in refused.stderr
     assert refused.stderr.count("\n") == 1  # one line, no traceback
 
-    done = _segue(["switch", "--from", "codex", "--all", "--yes", "--json"], home)
+    done = segue(["switch", "--from", "codex", "--all", "--yes", "--json"], home, timeout=120)
     assert done.returncode == 0, done.stderr
     result = orjson.loads(done.stdout)
     assert result["batch"] and result["summary"].startswith("Switched ")
     switched = [a for a in result["agents"] if a["switch"]]
     assert switched and all(a["switch"]["session_id"] for a in switched)
 
-    listed = _segue(["batches", "--json"], home)
+    listed = segue(["batches", "--json"], home, timeout=120)
     assert listed.returncode == 0, listed.stderr
     assert result["batch"] in listed.stdout
 

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -26,6 +24,7 @@ from segue_testbed.standin import anthropic as A
 from segue_testbed.standin import openai as O
 from segue_testbed.standin.server import Lane, StandIn
 from segue_testbed.tmux_lab import TmuxLab
+from tests.segue_cli import segue
 from tests.test_agents import (
     CODEX_READY,
     RESET,
@@ -70,17 +69,6 @@ def _codex_target(root: Path, standin: StandIn, cwds: list[Path]) -> tuple[dict[
     env = home.env({"TERM": "tmux-256color"})
     env.pop("NO_COLOR", None)
     return env, lane
-
-
-def _segue(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "segue", *args],
-        env=env,
-        capture_output=True,
-        text=True,
-        stdin=subprocess.DEVNULL,
-        timeout=180,
-    )
 
 
 def _sha(path: Path) -> str:
@@ -143,7 +131,7 @@ def test_a_fleet_parked_on_claude_moves_to_codex_in_its_panes(
     }
     try:
         # without the confirmation nothing happens to any agent
-        refused = _segue(["switch", "--from", "claude"], env)
+        refused = segue(["switch", "--from", "claude"], env)
         assert refused.returncode == 1 and "--yes" in refused.stderr, refused.stderr
         for name, agent in agents.items():
             assert psutil.pid_exists(agent.pid), name
@@ -151,7 +139,7 @@ def test_a_fleet_parked_on_claude_moves_to_codex_in_its_panes(
         assert "Switch" not in "".join(lab.screen(p) for p in panes.values())
 
         codex_lane.script("openai", *[O.Text("ANSWER-FROM-CODEX") for _ in AGENTS])
-        done = _segue(
+        done = segue(
             ["switch", "--from", "claude", "--yes", "--relaunch", "--json",
              "--arrival-compact", "off"],
             env,

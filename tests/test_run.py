@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +16,7 @@ from segue_testbed.standin.openai import Text as CodexText
 from segue_testbed.standin.openai import request_kind
 from segue_testbed.standin.server import StandIn
 from tests.fixtures_index import all_fixtures
+from tests.segue_cli import segue_json
 
 pytestmark = pytest.mark.realcli
 
@@ -25,18 +24,7 @@ BY_NAME = {f.name: f for f in all_fixtures()}
 
 
 def _run(args: list[str], env: dict[str, str], cwd: Path) -> dict[str, Any]:
-    done = subprocess.run(
-        [sys.executable, "-m", "segue", "run", *args, "--json"],
-        env=env,
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        stdin=subprocess.DEVNULL,
-        timeout=180,
-    )
-    assert done.returncode == 0, done.stderr
-    result: dict[str, Any] = orjson.loads(done.stdout)
-    return result
+    return segue_json(["run", *args, "--json"], env, cwd=cwd)
 
 
 def test_runs_move_between_providers_through_the_strategy(standin: StandIn, tmp_path: Path) -> None:

@@ -9,8 +9,6 @@ limit text. Then run 4 goes there: the summary reaches the model after C1's own 
 from __future__ import annotations
 
 import shutil
-import subprocess
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -32,6 +30,7 @@ from segue_testbed.standin.openai import Text as CodexText
 from segue_testbed.standin.openai import UsageLimit, request_kind
 from segue_testbed.standin.server import Lane, StandIn
 from tests.fixtures_index import all_fixtures
+from tests.segue_cli import segue_json
 
 pytestmark = pytest.mark.realcli
 
@@ -39,20 +38,6 @@ BY_NAME = {f.name: f for f in all_fixtures()}
 PROMPTS = ["Name a prime above 90.", "And one above 100?"]
 ANSWERS = ["97.", "101."]
 SMALL_BUDGET = "model_auto_compact_token_limit = 10\n"  # top level: before any table
-
-
-def _segue(args: list[str], env: dict[str, str]) -> dict[str, Any]:
-    done = subprocess.run(
-        [sys.executable, "-m", "segue", *args],
-        env=env,
-        capture_output=True,
-        text=True,
-        stdin=subprocess.DEVNULL,
-        timeout=300,
-    )
-    assert done.returncode == 0, done.stderr
-    result: dict[str, Any] = orjson.loads(done.stdout)
-    return result
 
 
 @dataclass
@@ -82,7 +67,9 @@ def _two_runs_in_claude(standin: StandIn, tmp_path: Path) -> _World:
     shutil.copytree(fixture.home, codex.home, dirs_exist_ok=True)
     cwd = Path(fixture.spec["cwd"])
     cwd.mkdir(parents=True, exist_ok=True)
-    there = _segue(["switch", fixture.spec["session_id"], "--to", "claude", "--json"], env)
+    there = segue_json(
+        ["switch", fixture.spec["session_id"], "--to", "claude", "--json"], env, timeout=300
+    )
     l1 = there["session_id"]
     for prompt, answer in zip(PROMPTS, ANSWERS, strict=True):
         lane.script("anthropic", ClaudeText(answer))
@@ -99,7 +86,8 @@ def _back_to_codex(world: _World, *extra: str) -> dict[str, Any]:
     normal = config.read_text()
     config.write_text(SMALL_BUDGET + normal)
     try:
-        return _segue(["switch", world.l1, "--to", "codex", "--json", *extra], world.env)
+        args = ["switch", world.l1, "--to", "codex", "--json", *extra]
+        return segue_json(args, world.env, timeout=300)
     finally:
         config.write_text(normal)
 

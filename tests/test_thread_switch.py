@@ -11,10 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import shutil
-import subprocess
-import sys
 from pathlib import Path
-from typing import Any
 
 import orjson
 import pytest
@@ -26,25 +23,12 @@ from segue_testbed.standin.openai import Text as CodexText
 from segue_testbed.standin.openai import request_kind
 from segue_testbed.standin.server import StandIn
 from tests.fixtures_index import all_fixtures
+from tests.segue_cli import segue_json
 
 pytestmark = pytest.mark.realcli
 
 BY_NAME = {f.name: f for f in all_fixtures()}
 PROMPT = "Reply with the word MARKER and nothing else."
-
-
-def _segue(args: list[str], env: dict[str, str]) -> dict[str, Any]:
-    done = subprocess.run(
-        [sys.executable, "-m", "segue", *args],
-        env=env,
-        capture_output=True,
-        text=True,
-        stdin=subprocess.DEVNULL,
-        timeout=180,
-    )
-    assert done.returncode == 0, done.stderr
-    result: dict[str, Any] = orjson.loads(done.stdout)
-    return result
 
 
 def test_the_seeds_example_through_segue_switch(standin: StandIn, tmp_path: Path) -> None:
@@ -65,7 +49,7 @@ def test_the_seeds_example_through_segue_switch(standin: StandIn, tmp_path: Path
     cwd.mkdir(parents=True, exist_ok=True)
 
     # to Claude: a new provider thread, the handoff covering run 1
-    there = _segue(["switch", c1, "--to", "claude", "--json"], env)
+    there = segue_json(["switch", c1, "--to", "claude", "--json"], env)
     assert there["thread"]["strategy"] == "full_into_new"
     assert there["thread"]["handoff"]["covers"] == [1, 1]
     assert there["thread"]["handoff"]["form"] == "native_items"
@@ -80,7 +64,7 @@ def test_the_seeds_example_through_segue_switch(standin: StandIn, tmp_path: Path
         assert ran.returncode == 0, ran.stderr[-2000:]
 
     # back to Codex: a delta into C1's own thread, as a native fork
-    back = _segue(["switch", l1, "--to", "codex", "--json"], env)
+    back = segue_json(["switch", l1, "--to", "codex", "--json"], env)
     move = back["thread"]
     assert (move["id"], move["strategy"]) == (thread, "delta_into_existing")
     assert move["handoff"]["covers"] == [2, 3] and move["handoff"]["form"] == "native_items"
@@ -103,7 +87,7 @@ def test_the_seeds_example_through_segue_switch(standin: StandIn, tmp_path: Path
     assert hashlib.sha256(c1_file.read_bytes()).hexdigest() == c1_sha
 
     # the seed's coverage table
-    shown = _segue(["thread", "show", thread, "--json"], env)
+    shown = segue_json(["thread", "show", thread, "--json"], env)
     assert [(r["ordinal"], r["provider"]) for r in shown["runs"]] == [
         (1, "codex"),
         (2, "claude"),
@@ -119,7 +103,7 @@ def test_the_seeds_example_through_segue_switch(standin: StandIn, tmp_path: Path
     assert [h["covers"] for h in claude_pt["handoffs"]] == [[1, 1]]
 
     # Claude missed run 4: a delta again; with --clean, a new session instead
-    clean = _segue(["switch", fork, "--to", "claude", "--clean", "--dry-run", "--json"], env)
+    clean = segue_json(["switch", fork, "--to", "claude", "--clean", "--dry-run", "--json"], env)
     assert clean["thread"]["strategy"] == "full_into_new"
     assert "clean" in clean["thread"]["reason"]
 
@@ -138,10 +122,10 @@ def test_a_switch_with_no_new_run_resumes_the_session_as_it_is(
     }
     shutil.copytree(fixture.home, codex.home, dirs_exist_ok=True)
     Path(fixture.spec["cwd"]).mkdir(parents=True, exist_ok=True)
-    there = _segue(["switch", fixture.spec["session_id"], "--to", "claude", "--json"], env)
+    there = segue_json(["switch", fixture.spec["session_id"], "--to", "claude", "--json"], env)
     before = sorted(p for p in codex.home.rglob("*.jsonl"))
 
-    back = _segue(["switch", there["session_id"], "--to", "codex", "--json"], env)
+    back = segue_json(["switch", there["session_id"], "--to", "codex", "--json"], env)
 
     assert back["thread"]["strategy"] == "no_handoff"
     assert back["session_id"] == fixture.spec["session_id"]  # C1 itself, resumed as it is
