@@ -8,6 +8,7 @@ import subprocess
 import sys
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import orjson
 import sqlalchemy as sa
@@ -20,27 +21,35 @@ ROOT = Path(__file__).resolve().parent.parent
 WORKERS = 8
 
 
-def run_workers(
-    url: str, go: Path, batches: int, agents: int, shared: str | None = None
-) -> list[list[str]]:
-    """Start the workers, let them import, then tell them all to go at once."""
-    extra = [] if shared is None else [shared]
-    argv = [sys.executable, "-m", "tests.store_worker", url, str(go)]
+def run_at_once(module: str, head: list[str], tails: list[list[str]], go: Path) -> list[Any]:
+    """Start one worker ``python -m MODULE *head *tail`` per tail, let them import, then tell
+    them all to go at once (``go`` appears); each one's JSON answer, after checking each ended
+    well and said nothing on stderr."""
     procs = [
         subprocess.Popen(
-            [*argv, str(w), str(batches), str(agents), *extra],
+            [sys.executable, "-m", module, *head, *tail],
             cwd=ROOT,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
         )
-        for w in range(WORKERS)
+        for tail in tails
     ]
     go.touch()
     outputs = [p.communicate(timeout=300) for p in procs]
     for w, (proc, (_, err)) in enumerate(zip(procs, outputs, strict=True)):
         assert proc.returncode == 0 and err == "", f"worker {w} failed ({proc.returncode}): {err}"
     return [orjson.loads(out) for out, _ in outputs]
+
+
+def run_workers(
+    url: str, go: Path, batches: int, agents: int, shared: str | None = None
+) -> list[list[str]]:
+    """Eight store workers, each recording ``batches`` batches of ``agents`` agents (and agents
+    into the ``shared`` batch)."""
+    extra = [] if shared is None else [shared]
+    tails = [[str(w), str(batches), str(agents), *extra] for w in range(WORKERS)]
+    return run_at_once("tests.store_worker", [url, str(go)], tails, go)
 
 
 def check_integrity(url: str) -> None:

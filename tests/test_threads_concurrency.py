@@ -5,16 +5,12 @@ thread (no ordinal is given twice or skipped) and record handoffs, on SQLite and
 from __future__ import annotations
 
 import shutil
-import subprocess
-import sys
 from pathlib import Path
-
-import orjson
 
 from segue.store import open_store
 from segue.threads import ThreadStore
 from tests.fixtures_index import all_fixtures
-from tests.test_store_concurrency import ROOT, WORKERS, check_integrity
+from tests.test_store_concurrency import WORKERS, check_integrity, run_at_once
 
 RUNS = 10
 
@@ -38,22 +34,8 @@ def test_eight_processes_record_runs_and_handoffs_at_once(
             model=None,
         )
     go = tmp_path / "go"
-    argv = [sys.executable, "-m", "tests.threads_worker", database_url, str(go)]
-    procs = [
-        subprocess.Popen(
-            [*argv, str(w), str(RUNS), str(session), shared.id],
-            cwd=ROOT,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        for w in range(WORKERS)
-    ]
-    go.touch()
-    outputs = [p.communicate(timeout=300) for p in procs]
-    for w, (proc, (_, err)) in enumerate(zip(procs, outputs, strict=True)):
-        assert proc.returncode == 0 and err == "", f"worker {w} failed ({proc.returncode}): {err}"
-    done = [orjson.loads(out) for out, _ in outputs]
+    tails = [[str(w), str(RUNS), str(session), shared.id] for w in range(WORKERS)]
+    done = run_at_once("tests.threads_worker", [database_url, str(go)], tails, go)
     check_integrity(database_url)
     with open_store(database_url) as store:
         threads = ThreadStore(store)
