@@ -5,27 +5,29 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import orjson
 
 from tests.fixtures_index import all_fixtures
+from tests.segue_cli import segue as run_segue
 
 BY_NAME = {f.name: f for f in all_fixtures()}
 
 
-def segue(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+def _env(tmp_path: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("SEGUE_")}
     env["HOME"] = str(tmp_path / "home")
     env["CODEX_HOME"] = str(tmp_path / "home" / ".codex")
     env["CLAUDE_CONFIG_DIR"] = str(tmp_path / "home" / ".claude")
     env["SEGUE_DATA_DIR"] = str(tmp_path / "data")
-    return subprocess.run(
-        [sys.executable, "-m", "segue", "thread", *args],
-        env=env, cwd=tmp_path, capture_output=True, text=True, check=False, timeout=120,
-    )  # fmt: skip
+    return env
+
+
+def segue(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """``segue thread ARGS`` in a scratch home."""
+    return run_segue(["thread", *args], _env(tmp_path), cwd=tmp_path, timeout=120)
 
 
 def _json(done: subprocess.CompletedProcess[str]) -> Any:
@@ -81,3 +83,8 @@ def test_errors_are_one_line(tmp_path: Path) -> None:
     as_json = segue(tmp_path, "adopt", "no-such-session", "--json")
     assert as_json.returncode == 1
     assert "no session matches 'no-such-session'" in orjson.loads(as_json.stdout)["error"]
+    # segue run names a thread or a session: neither is there
+    ran = run_segue(["run", "--thread", "0123abcd", "hi", "--json"], _env(tmp_path), cwd=tmp_path)
+    assert ran.returncode == 1
+    error = orjson.loads(ran.stdout)["error"]
+    assert error.startswith("no thread 0123abcd, and no session matches '0123abcd'")

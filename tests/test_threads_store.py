@@ -182,6 +182,30 @@ def test_unknown_threads_and_ambiguous_prefixes_are_one_line_errors(database_url
             threads.resolve(a.id[:4] if a.id[:4] == b.id[:4] else "0")
 
 
+def test_a_session_id_names_the_one_thread_holding_it(database_url: str) -> None:
+    with open_store(database_url) as store:
+        threads = ThreadStore(store)
+        a, b = (
+            threads.create_thread(title="a", cwd=None),
+            threads.create_thread(title="b", cwd=None),
+        )
+        for thread, native in ((a, "abc-1"), (b, "abc-2"), (a, "dd-1")):
+            threads.add_provider_thread(
+                thread.id,
+                provider="codex",
+                origin="adopted",
+                native_id=native,
+                path=f"/{native}",
+                native_turns=1,
+                model=None,
+            )
+        assert threads.thread_holding("ABC-2") == b.id
+        assert threads.thread_holding("dd") == a.id
+        assert threads.thread_holding("nothing") is None
+        with pytest.raises(StoreError, match="abc names sessions of several threads"):
+            threads.thread_holding("abc")
+
+
 def test_a_codex_session_is_adopted_once_with_its_prompt_turns_as_runs(
     database_url: str, tmp_path: Path
 ) -> None:

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from segue.conversation import Provider
-from segue.errors import SegueError
+from segue.errors import SegueError, SessionError, StoreError
 from segue.providers import entry
 from segue.providers.headless import run_headless
 from segue.thread_switch import ThreadMove, switch_in_thread
@@ -98,11 +98,14 @@ def _thread_id(threads: ThreadStore, ref: str | None, cwd: str, env: Mapping[str
     if ref:
         try:
             return threads.resolve(ref)
-        except SegueError:
-            held = threads.threads_of_native(None, ref.strip().lower(), prefix=True)
-            if held:
-                return held[0]
+        except StoreError:
+            held = threads.thread_holding(ref)
+        if held is not None:
+            return held
+        try:
             return adopt(threads.store, ref, env).thread.id
+        except SessionError as error:
+            raise SessionError(f"no thread {ref}, and {error}") from None
     from segue.sessions import list_sessions
 
     rows = list_sessions(None, cwd, env).sessions

@@ -5,16 +5,13 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import orjson
 import typer
 from rich.console import Console
 
 from segue.errors import StoreError
-
-if TYPE_CHECKING:
-    from segue.threads.repository import ThreadStore
 
 thread_app = typer.Typer(
     name="thread",
@@ -108,7 +105,12 @@ def show_command(
         try:
             thread_id = threads.resolve(thread)
         except StoreError:
-            thread_id = _thread_of_session(threads, thread)
+            held = threads.thread_holding(thread)
+            if held is None:
+                raise StoreError(
+                    f"no thread {thread}, and no thread holds a session {thread}"
+                ) from None
+            thread_id = held
         result = sync(store, thread_id)
     if as_json:
         _out({**graph_to_json(result.graph), "notes": result.notes})
@@ -117,18 +119,6 @@ def show_command(
     _print_graph(console, result.graph)
     for note in result.notes:
         console.print(f"note: {note}", markup=False)
-
-
-def _thread_of_session(threads: ThreadStore, ref: str) -> str:
-    """The thread holding a native session whose id is ``ref`` or starts with it."""
-    held = threads.threads_of_native(None, ref.strip().lower(), prefix=True)
-    if not held:
-        raise StoreError(f"no thread {ref}, and no thread holds a session {ref}")
-    if len(set(held)) > 1:
-        raise StoreError(
-            f"{ref} names sessions of several threads: {', '.join(sorted(set(held))[:5])}"
-        )
-    return held[0]
 
 
 def _rows(console: Console, header: tuple[str, ...], rows: Sequence[tuple[str, ...]]) -> None:

@@ -71,6 +71,14 @@ class ThreadStore:
         with self.store.reading(f"cannot look up session {native_id}") as connection:
             return queries.threads_of_native(connection, provider, native_id, prefix=prefix)
 
+    def thread_holding(self, ref: str) -> str | None:
+        """The one thread holding a native session whose id is ``ref`` or starts with it; None
+        when no thread holds one, an error when several do."""
+        held = sorted(set(self.threads_of_native(None, ref.strip().lower(), prefix=True)))
+        if len(held) > 1:
+            raise StoreError(f"{ref} names sessions of several threads: {', '.join(held[:5])}")
+        return held[0] if held else None
+
     def resolve(self, ref: str) -> str:
         """The thread whose id is ``ref`` or starts with it; an ambiguous prefix is an error."""
         ref = ref.strip().lower()
