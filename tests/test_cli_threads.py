@@ -74,6 +74,8 @@ def test_adopt_list_and_show(tmp_path: Path) -> None:
     n = len(codex.spec["prompts"])
     assert n > 1 and f"C1 native runs: 1-{n}" in table.stdout and "C1 handoffs: -" in table.stdout
     assert codex.spec["prompts"][0][:40] in table.stdout
+    claude_table = segue(tmp_path, "show", other["id"])
+    assert "L1 native runs: 1" in claude_table.stdout and "C1" not in claude_table.stdout
 
 
 def test_errors_are_one_line(tmp_path: Path) -> None:

@@ -27,6 +27,7 @@ from segue.threads import (
     adopt,
     decide_move,
     graph_to_json,
+    provider_thread_names,
     sync,
 )
 from tests.fixtures_index import Fixture, all_fixtures
@@ -83,6 +84,7 @@ def test_a_thread_graph_is_recorded_and_read_back(database_url: str) -> None:
         *((n, "codex") for n in range(1, 6)),
         *((n, "claude") for n in (6, 7, 8)),
     ]
+    assert provider_thread_names(graph) == {c1: "C1", l1: "L1"}  # as the seed names them
     doc = graph_to_json(graph)
     assert [pt["native_runs"] for pt in doc["provider_threads"]] == [[1, 2, 3, 4, 5], [6, 7, 8]]
     [given] = doc["provider_threads"][1]["handoffs"]

@@ -131,16 +131,14 @@ def _rows(console: Console, header: tuple[str, ...], rows: Sequence[tuple[str, .
 
 def _print_graph(console: Console, graph: object) -> None:
     from segue.threads import ThreadGraph, coverage_lines
-    from segue.threads.documents import span
+    from segue.threads.documents import provider_thread_names, span
 
     assert isinstance(graph, ThreadGraph)
     t = graph.thread
     console.print(f"thread {t.id}  {t.title or ''}", markup=False)
     if t.cwd:
         console.print(f"  cwd  {t.cwd}", markup=False)
-    names = {
-        pt.id: f"{pt.provider[0].upper()}{n}" for n, pt in enumerate(graph.provider_threads, 1)
-    }
+    names = provider_thread_names(graph)
     run_rows = [
         (
             str(r.ordinal),

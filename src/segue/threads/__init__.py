@@ -18,7 +18,12 @@ native fork a delta goes into.
 """
 
 from segue.threads.config import StalenessConfig, config_path, load_config
-from segue.threads.documents import coverage_lines, graph_to_json, summary_to_json
+from segue.threads.documents import (
+    coverage_lines,
+    graph_to_json,
+    provider_thread_names,
+    summary_to_json,
+)
 from segue.threads.model import (
     AppThread,
     Handoff,
@@ -65,6 +70,7 @@ __all__ = [
     "decide_move",
     "graph_to_json",
     "load_config",
+    "provider_thread_names",
     "summary_to_json",
     "sync",
 ]

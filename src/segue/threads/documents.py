@@ -3,12 +3,14 @@ the coverage table ``segue thread show`` prints."""
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
+from segue.providers import all_entries
 from segue.threads.model import Handoff, ProviderThread, ThreadGraph, ThreadSummary
 from segue.times import iso_z
 
-__all__ = ["coverage_lines", "graph_to_json", "span", "summary_to_json"]
+__all__ = ["coverage_lines", "graph_to_json", "provider_thread_names", "span", "summary_to_json"]
 
 
 def span(ordinals: tuple[int, ...] | list[int]) -> str:
@@ -99,11 +101,25 @@ def summary_to_json(summary: ThreadSummary) -> dict[str, Any]:
     }
 
 
+def provider_thread_names(graph: ThreadGraph) -> dict[str, str]:
+    """Short names of a thread's provider threads, as the seed writes them: the provider's mark
+    and its count among that provider's threads (C1, L1, C2), by provider-thread id."""
+    marks = {e.provider.value: e.mark for e in all_entries()}
+    counts: Counter[str] = Counter()
+    names = {}
+    for pt in graph.provider_threads:
+        mark = marks.get(pt.provider, pt.provider[:1].upper())
+        counts[mark] += 1
+        names[pt.id] = f"{mark}{counts[mark]}"
+    return names
+
+
 def coverage_lines(graph: ThreadGraph) -> list[str]:
     """The seed's coverage table: per provider thread, its native runs and its handoffs."""
     lines = []
-    for n, pt in enumerate(graph.provider_threads, 1):
-        name = f"{pt.provider[0].upper()}{n}"
+    names = provider_thread_names(graph)
+    for pt in graph.provider_threads:
+        name = names[pt.id]
         lines.append(f"{name} native runs: {span(pt.native_runs)}")
         given = ", ".join(
             f"{h.id[:13]} covering {span(list(range(h.covers[0], h.covers[1] + 1)))}"

@@ -26,6 +26,7 @@ class ClaudeCode(ProviderEntry):
     provider: ClassVar[Provider] = Provider.CLAUDE
     label: ClassVar[str] = "Claude Code"
     command: ClassVar[str] = "claude"
+    mark: ClassVar[str] = "L"
 
     def session_files(self, env: Env, problems: list[str] | None = None) -> Iterator[Path]:
         return paths.iter_session_files(env, problems)

@@ -26,6 +26,7 @@ class Codex(ProviderEntry):
     provider: ClassVar[Provider] = Provider.CODEX
     label: ClassVar[str] = "Codex"
     command: ClassVar[str] = "codex"
+    mark: ClassVar[str] = "C"
     compacts_on_arrival: ClassVar[bool] = True  # from the token count segue seeds
 
     def session_files(self, env: Env, problems: list[str] | None = None) -> Iterator[Path]:
