@@ -90,3 +90,5 @@ def test_errors_are_one_line(tmp_path: Path) -> None:
     assert ran.returncode == 1
     error = orjson.loads(ran.stdout)["error"]
     assert error.startswith("no thread 0123abcd, and no session matches '0123abcd'")
+    empty = run_segue(["run", "--thread", "0123abcd", "  ", "--json"], _env(tmp_path), cwd=tmp_path)
+    assert orjson.loads(empty.stdout)["error"] == "give a prompt to run (got an empty one)"

@@ -54,6 +54,8 @@ def run_turn(
     from segue.store import open_store
     from segue.threads import ThreadStore, sync
 
+    if not prompt.strip():
+        raise SegueError("give a prompt to run (got an empty one)")
     env = dict(os.environ) if env is None else dict(env)
     cwd = cwd or os.getcwd()
     with open_store(env=env) as store:
