@@ -9,6 +9,7 @@ import sqlite3
 import stat
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
@@ -72,6 +73,26 @@ def test_reopening_keeps_the_data_and_does_not_load_alembic(database_url: str) -
     assert done.returncode == 0, done.stderr
     assert done.stdout.split(" ", 1) == [head_revision(), f"['{batch.id}'] False\n"]
     assert _versions(database_url) == [head_revision()]
+
+
+def test_opening_a_new_file_another_connection_is_writing_waits_for_it(tmp_path: Path) -> None:
+    # SQLite refuses the switch to WAL at once, busy timeout or not, while another connection
+    # writes the file in its first journal mode (as when a fleet's parallel switches create
+    # the store together); opening waits instead of failing
+    path = tmp_path / "segue.db"
+    writer = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    writer.execute("BEGIN IMMEDIATE")
+    writer.execute("CREATE TABLE someone_elses (x)")
+    releaser = threading.Timer(0.5, writer.execute, ["COMMIT"])
+    releaser.start()
+    try:
+        with open_store(f"sqlite:///{path}") as opened:
+            assert opened.list_batches() == []
+    finally:
+        releaser.join()
+        writer.close()
+    with sqlite3.connect(path) as check:
+        assert check.execute("PRAGMA journal_mode").fetchone() == ("wal",)
 
 
 def test_the_migrated_schema_is_the_schema_the_code_queries(database_url: str) -> None:

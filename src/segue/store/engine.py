@@ -4,7 +4,10 @@ SQLite: the file is created 0600 in folders created 0700; every connection runs 
 with ``synchronous=NORMAL``, foreign keys on, and a busy timeout long enough that several
 processes writing at once wait for each other instead of failing. segue begins SQLite
 transactions itself (``BEGIN`` for reads, ``BEGIN IMMEDIATE`` for writes, which takes the write
-lock up front, so a transaction never fails half-way on a lock it cannot upgrade).
+lock up front, so a transaction never fails half-way on a lock it cannot upgrade). SQLite
+answers the switch to WAL with "database is locked" at once, without its busy handler, while
+another connection switches the same new file (or writes it before it is in WAL): that step
+waits and tries again, for as long as segue's default busy timeout.
 
 PostgreSQL: psycopg 3, with a connect timeout so an unreachable server fails instead of hanging.
 """
@@ -14,6 +17,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import sqlite3
+import time
 from pathlib import Path
 from typing import Any
 
@@ -74,11 +78,25 @@ def _create_file(path: Path) -> None:
 
 def _sqlite_connect(dbapi: sqlite3.Connection, record: ConnectionPoolEntry) -> None:
     dbapi.isolation_level = None  # no implicit transactions: _sqlite_begin starts them
-    mode = dbapi.execute("PRAGMA journal_mode = WAL").fetchone()
+    mode = _journal_mode_wal(dbapi)
     if mode is not None and str(mode[0]).lower() not in ("wal", "memory"):
         raise sqlite3.OperationalError(f"cannot use write-ahead logging (journal mode {mode[0]})")
     dbapi.execute("PRAGMA synchronous = NORMAL")
     dbapi.execute("PRAGMA foreign_keys = ON")
+
+
+def _journal_mode_wal(dbapi: sqlite3.Connection) -> Any:
+    """Switch to WAL (a no-op once the file is in WAL); the mode the file is in now."""
+    deadline = time.monotonic() + BUSY_TIMEOUT_S
+    pause = 0.005
+    while True:
+        try:
+            return dbapi.execute("PRAGMA journal_mode = WAL").fetchone()
+        except sqlite3.OperationalError as error:
+            if "database is locked" not in str(error) or time.monotonic() >= deadline:
+                raise
+        time.sleep(pause)
+        pause = min(pause * 2, 0.25)
 
 
 def _sqlite_begin(connection: Connection) -> None:
