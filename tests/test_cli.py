@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -13,6 +12,7 @@ import orjson
 import pytest
 
 from tests.fixtures_index import all_fixtures
+from tests.segue_cli import segue as run_segue
 
 FIXTURES = all_fixtures()
 
@@ -28,15 +28,7 @@ def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def segue(home: Path, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("CLAUDE_", "CODEX_"))}
     env["HOME"] = str(home)
-    return subprocess.run(
-        [sys.executable, "-m", "segue", *args],
-        env=env,
-        cwd=cwd or home,
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=120,
-    )
+    return run_segue(list(args), env, cwd=cwd or home, timeout=120)
 
 
 def test_sessions_all_json_lists_every_fixture(home: Path) -> None:

@@ -5,13 +5,13 @@ from __future__ import annotations
 import os
 import socket
 import subprocess
-import sys
 from pathlib import Path
 
 import orjson
 import pytest
 
 from segue.store import AgentResult, open_store
+from tests.segue_cli import segue as run_segue
 
 
 def segue(tmp_path: Path, *args: str, url: str | None) -> subprocess.CompletedProcess[str]:
@@ -20,15 +20,7 @@ def segue(tmp_path: Path, *args: str, url: str | None) -> subprocess.CompletedPr
     env["SEGUE_DATA_DIR"] = str(tmp_path / "data")
     if url is not None:
         env["SEGUE_DATABASE_URL"] = url
-    return subprocess.run(
-        [sys.executable, "-m", "segue", "batches", *args],
-        env=env,
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=120,
-    )
+    return run_segue(["batches", *args], env, cwd=tmp_path, timeout=120)
 
 
 def test_no_batches_yet(database_url: str, tmp_path: Path) -> None:

@@ -38,6 +38,7 @@ from segue.sessions import find_session, list_sessions, read_session
 from segue.switch import plan_switch, state_dir, switch_session
 from segue.transforms.shrink import MARKER_TRIGGER
 from tests.fixtures_index import Fixture, all_fixtures
+from tests.segue_cli import segue as run_segue
 
 FIXTURES = {f.name: f for f in all_fixtures()}
 CLI_ENV_DROP = ("CLAUDE_", "CODEX_", "SEGUE_", "ANTHROPIC_")
@@ -75,14 +76,7 @@ def cli(
     env.update(HOME=str(home), **extra)
     if tmp is not None:
         env["SEGUE_STATE_DIR"] = str(tmp / "state")
-    return subprocess.run(
-        [sys.executable, "-m", "segue", *args],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=False,
-    )
+    return run_segue(list(args), env, timeout=timeout)
 
 
 def no_traceback(run: subprocess.CompletedProcess[str]) -> None:

@@ -6,7 +6,6 @@ import os
 import shutil
 import socket
 import subprocess
-import sys
 from pathlib import Path
 
 import orjson
@@ -15,6 +14,7 @@ import pytest
 from segue_testbed.standin.accounts import serve_claude_usage
 from segue_testbed.standin.server import StandIn
 from tests.fixtures_index import all_fixtures
+from tests.segue_cli import segue as run_segue
 
 FIXTURES = {f.name: f for f in all_fixtures()}
 ANSWER = orjson.loads(
@@ -33,14 +33,7 @@ def segue(home: Path, *args: str, **extra: str) -> subprocess.CompletedProcess[s
     env = {k: v for k, v in os.environ.items() if not k.startswith(("CLAUDE_", "CODEX_", "SEGUE_"))}
     env.update(HOME=str(home), PATH="/usr/bin:/bin", TZ="UTC", SEGUE_STATE_DIR=str(home / "st"))
     env.update(extra)
-    return subprocess.run(
-        [sys.executable, "-m", "segue", "usage", *args],
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=60,
-    )
+    return run_segue(["usage", *args], env, timeout=60)
 
 
 def closed_port() -> int:
