@@ -11,6 +11,7 @@ from pathlib import Path
 import orjson
 import pytest
 
+from segue.agents import Agent, AgentState
 from segue.conversation import Provider
 from segue.errors import SegueError
 from segue.fleet import check_source_compact, plan_fleet, return_plan, run_fleet
@@ -80,6 +81,32 @@ def test_all_takes_every_session_of_the_source(home: dict[str, str]) -> None:
     # no process runs them: an unfinished last turn is carried as it is, not skipped
     interrupted = [c for c in plan.candidates if c.session_id in _ids("codex", {"interrupted"})]
     assert [(c.state, c.skip) for c in interrupted] == [("working", None)]
+
+
+def test_under_keeps_only_the_sessions_and_agents_working_below_a_directory(
+    home: dict[str, str], tmp_path: Path
+) -> None:
+    # a live agent on a copy of the stuck Codex session, in a home segue does not list
+    stuck = next(f for f in FIXTURES if f.name == "codex-stuck_agent")
+    shutil.copytree(stuck.home, tmp_path / "elsewhere")
+    copy = tmp_path / "elsewhere" / Path(stuck.spec["transcript"]).relative_to("home")
+    agent = Agent(Provider.CODEX, 1, None, copy, None, None, AgentState.IDLE, None, ["codex"], {})
+    plan = plan_fleet(env=home, now=NOW, exhausted=[Provider.CODEX], agents=[agent])
+    assert copy in {c.path for c in plan.candidates} and plan.under is None
+    assert len(plan.candidates) == 3  # the two parked sessions of the home, and the agent's
+
+    cwd = stuck.spec["cwd"]
+    narrowed = plan_fleet(
+        env=home, now=NOW, exhausted=[Provider.CODEX], agents=[agent], under=cwd + "/."
+    )
+    assert narrowed.under == cwd
+    home_copy = Path(home["HOME"]) / Path(stuck.spec["transcript"]).relative_to("home")
+    assert {c.path for c in narrowed.candidates} == {copy, home_copy}
+    assert {c.cwd for c in narrowed.candidates} == {cwd}
+    nowhere = str(tmp_path / "nowhere")
+    assert not plan_fleet(
+        env=home, now=NOW, exhausted=[Provider.CODEX], agents=[agent], under=nowhere
+    ).candidates
 
 
 def test_a_batch_switches_in_parallel_records_itself_and_comes_back(

@@ -131,7 +131,10 @@ def test_a_fleet_parked_on_claude_moves_to_codex_in_its_panes(
     }
     try:
         # without the confirmation nothing happens to any agent
-        refused = segue(["switch", "--from", "claude"], env)
+        # (--under: only this test's agents, not those of a test running alongside, nor the
+        # agents of whoever runs the suite)
+        scope = ["--under", str(tmp_path)]
+        refused = segue(["switch", "--from", "claude", *scope], env)
         assert refused.returncode == 1 and "--yes" in refused.stderr, refused.stderr
         for name, agent in agents.items():
             assert psutil.pid_exists(agent.pid), name
@@ -140,7 +143,7 @@ def test_a_fleet_parked_on_claude_moves_to_codex_in_its_panes(
 
         codex_lane.script("openai", *[O.Text("ANSWER-FROM-CODEX") for _ in AGENTS])
         done = segue(
-            ["switch", "--from", "claude", "--yes", "--relaunch", "--json",
+            ["switch", "--from", "claude", *scope, "--yes", "--relaunch", "--json",
              "--arrival-compact", "off"],
             env,
         )  # fmt: skip

@@ -162,6 +162,12 @@ def switch(
     cwd: Annotated[
         Path | None, typer.Option("--cwd", help="The source provider's sessions of this directory.")
     ] = None,
+    under: Annotated[
+        Path | None,
+        typer.Option(
+            "--under", help="Only the sessions and agents working in this directory or below it."
+        ),
+    ] = None,
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Confirm the whole batch.")] = False,
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Show the plan; write nothing.")
@@ -211,7 +217,7 @@ def switch(
 
     The source provider is never asked for anything (unless --source-compact) and its files
     are never written."""
-    fleet = bool(from_ or all_ or cwd or return_ or relaunch or len(sessions or []) != 1)
+    fleet = bool(from_ or all_ or cwd or under or return_ or relaunch or len(sessions or []) != 1)
     from segue.summaries import SUMMARY_BY
 
     if summary_by is not None and summary_by not in SUMMARY_BY:
@@ -227,6 +233,8 @@ def switch(
         raise UsageError("--exec switches one session; a fleet is relaunched with --relaunch")
     if arrival_compact not in ("auto", "on", "off"):
         raise UsageError("--arrival-compact takes auto, on or off")
+    if under is not None and return_:
+        raise UsageError("--under chooses a fleet; --return takes back the batch it names")
     from segue.fleet_cli import run_fleet_command
 
     run_fleet_command(
@@ -235,6 +243,7 @@ def switch(
         target=to,
         all_sessions=all_,
         cwd=None if cwd is None else str(cwd),
+        under=None if under is None else str(under),
         yes=yes,
         dry_run=dry_run,
         as_json=as_json,

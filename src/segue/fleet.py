@@ -95,6 +95,7 @@ class FleetPlan:
     reason: str  # why this direction
     redact_secrets: bool = False
     returning: bool = False  # taking a batch back: each move decided in its app thread
+    under: str | None = None  # only sessions working in this directory or below it
 
     @property
     def to_switch(self) -> list[Candidate]:
@@ -165,11 +166,13 @@ def plan_fleet(
     exhausted: Sequence[Provider] | None = None,
     agents: Sequence[Agent] | None = None,
     redact_secrets: bool = False,
+    under: str | None = None,
 ) -> FleetPlan:
     """Which sessions a fleet switch takes, and what each one's switch would do.
 
     ``exhausted`` (the providers whose usage is exhausted) and ``agents`` (the running agents)
-    are read from the machine when not given."""
+    are read from the machine when not given. ``under`` keeps only the sessions and agents
+    working in that directory or below it (a session whose directory is unknown is left out)."""
     env = dict(os.environ) if env is None else dict(env)
     now = now or datetime.now(UTC)
     selection = (
@@ -187,10 +190,23 @@ def plan_fleet(
         raise SegueError(f"the source and the target are both {source.value}")
     running = list(_running_agents(env) if agents is None else agents)
     candidates = _select(source, selection, sessions, cwd, env, now, running)
+    if under is not None:
+        under = str(Path(under).expanduser().resolve())
+        candidates = [c for c in candidates if _is_under(c, Path(under))]
     for candidate in candidates:
         if candidate.skip is None:
             _preview(candidate, target, env, redact_secrets)
-    return FleetPlan(source, target, selection, candidates, reason, redact_secrets)
+    return FleetPlan(source, target, selection, candidates, reason, redact_secrets, under=under)
+
+
+def _is_under(candidate: Candidate, root: Path) -> bool:
+    where = candidate.cwd or (candidate.agent.cwd if candidate.agent is not None else None)
+    if not where:
+        return False
+    try:
+        return Path(where).resolve().is_relative_to(root)
+    except (OSError, RuntimeError, ValueError):  # a path that cannot be resolved: not under it
+        return False
 
 
 def _direction(

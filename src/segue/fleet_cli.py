@@ -26,6 +26,7 @@ def run_fleet_command(
     target: Provider | None,
     all_sessions: bool,
     cwd: str | None,
+    under: str | None,
     yes: bool,
     dry_run: bool,
     as_json: bool,
@@ -54,6 +55,7 @@ def run_fleet_command(
             cwd=cwd,
             all_sessions=all_sessions,
             redact_secrets=redact_secrets,
+            under=under,
         )
     if source_compact:
         from segue.fleet import check_source_compact

@@ -307,9 +307,10 @@ def print_demo(console: Console, demo: Demo) -> None:
 
 def print_fleet_plan(console: Console, plan: FleetPlan) -> None:
     """The one preview table of a fleet switch: agent or pane, project, state, size, plan."""
+    scope = f"; under {plan.under}" if plan.under else ""
     head = (
         f"{entry(plan.source).label} → {entry(plan.target).label} "
-        f"({plan.reason}; {len(plan.to_switch)} of {len(plan.candidates)} to switch)"
+        f"({plan.reason}{scope}; {len(plan.to_switch)} of {len(plan.candidates)} to switch)"
     )
     console.print(Text(head, style="bold"))
     rows = [("AGENT", "PROJECT", "STATE", "SIZE", "PLAN")]
