@@ -114,9 +114,9 @@ def ask(term: Terminal, ready: list[str], sent: Any) -> dict[str, Any]:
     time.sleep(0.5)  # let the input box take focus
     typed = term.mark()
     term.type(PROMPT)
-    # echoed: the keys reached the input box (a TUI may redraw other parts in between, so only
-    # the prompt's tail is sure to be drawn in one piece)
-    term.wait_for(PROMPT[-8:], 10, since=typed)
+    # echoed: the keys reached the input box (drawn in order, maybe with a status line redrawn
+    # between two keys; the request the stand-in receives checks the prompt arrived whole)
+    term.wait_for(lambda: term.screen_has_scattered(PROMPT, since=typed), 10)
     after = term.mark()
     term.send("\r")
     term.wait_for(lambda: sent() is not None, ANSWER)

@@ -160,6 +160,15 @@ class Terminal:
         text = strip_ansi(raw.decode("utf-8", "replace"))
         return needle in text or _squash(needle) in _squash(text)
 
+    def screen_has_scattered(self, needle: str, since: int = 0) -> bool:
+        """Each character of ``needle`` drawn, in order, with anything in between: typed text is
+        echoed key by key, and a TUI may redraw another part of the screen (its status line)
+        between two keys, even inside a word."""
+        with self._cond:
+            raw = bytes(self._raw[since:])
+        text = iter(_squash(strip_ansi(raw.decode("utf-8", "replace"))))
+        return all(char in text for char in _squash(needle))
+
     # ------------------------------------------------------------------ input and waiting
 
     def send(self, text: str | bytes) -> None:
