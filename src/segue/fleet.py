@@ -191,8 +191,9 @@ def plan_fleet(
     running = list(_running_agents(env) if agents is None else agents)
     candidates = _select(source, selection, sessions, cwd, env, now, running)
     if under is not None:
-        under = str(Path(under).expanduser().resolve())
-        candidates = [c for c in candidates if _is_under(c, Path(under))]
+        root = Path(under).expanduser().resolve()
+        candidates = [c for c in candidates if _is_under(c, root)]
+        under = str(root)
     for candidate in candidates:
         if candidate.skip is None:
             _preview(candidate, target, env, redact_secrets)

@@ -202,31 +202,31 @@ def _fleet_agent(candidate: Candidate, outcome: Outcome | None) -> dict[str, Any
     }
 
 
-def fleet_plan_to_json(plan: FleetPlan) -> dict[str, Any]:
-    """A fleet switch's preview (``--dry-run``, or nothing to switch)."""
+def _fleet_head(plan: FleetPlan, result: FleetResult | None) -> dict[str, Any]:
+    """The keys a fleet switch's preview and its result share, in their order."""
     return {
-        "batch": None,
+        "batch": None if result is None else result.batch_id,
         "from": plan.source.value,
         "to": plan.target.value,
         "selection": plan.selection.value,
         "under": plan.under,
         "reason": plan.reason,
-        "dry_run": True,
+        "dry_run": result is None,
+    }
+
+
+def fleet_plan_to_json(plan: FleetPlan) -> dict[str, Any]:
+    """A fleet switch's preview (``--dry-run``, or nothing to switch)."""
+    return {
+        **_fleet_head(plan, None),
         "agents": [_fleet_agent(c, None) for c in plan.candidates],
     }
 
 
 def fleet_result_to_json(result: FleetResult) -> dict[str, Any]:
     """``segue switch --from … --json``: the batch, its agents and their switches."""
-    plan = result.plan
     return {
-        "batch": result.batch_id,
-        "from": plan.source.value,
-        "to": plan.target.value,
-        "selection": plan.selection.value,
-        "under": plan.under,
-        "reason": plan.reason,
-        "dry_run": False,
+        **_fleet_head(result.plan, result),
         "tally": result.tally(),
         "summary": result.tally_line(),
         "notes": list(result.notes),

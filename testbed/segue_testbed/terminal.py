@@ -144,7 +144,7 @@ class Terminal:
     @property
     def text(self) -> str:
         """Everything printed so far, without escape sequences."""
-        return strip_ansi(self.raw.decode("utf-8", "replace"))
+        return self._text_since(0)
 
     def tail(self, chars: int = 3000) -> str:
         return self.text[-chars:]
@@ -154,19 +154,20 @@ class Terminal:
         with self._cond:
             return len(self._raw)
 
-    def screen_has(self, needle: str, since: int = 0) -> bool:
+    def _text_since(self, since: int) -> str:
         with self._cond:
             raw = bytes(self._raw[since:])
-        text = strip_ansi(raw.decode("utf-8", "replace"))
+        return strip_ansi(raw.decode("utf-8", "replace"))
+
+    def screen_has(self, needle: str, since: int = 0) -> bool:
+        text = self._text_since(since)
         return needle in text or _squash(needle) in _squash(text)
 
     def screen_has_scattered(self, needle: str, since: int = 0) -> bool:
         """Each character of ``needle`` drawn, in order, with anything in between: typed text is
         echoed key by key, and a TUI may redraw another part of the screen (its status line)
         between two keys, even inside a word."""
-        with self._cond:
-            raw = bytes(self._raw[since:])
-        text = iter(_squash(strip_ansi(raw.decode("utf-8", "replace"))))
+        text = iter(_squash(self._text_since(since)))
         return all(char in text for char in _squash(needle))
 
     # ------------------------------------------------------------------ input and waiting
