@@ -103,6 +103,8 @@ def test_under_keeps_only_the_sessions_and_agents_working_below_a_directory(
     home_copy = Path(home["HOME"]) / Path(stuck.spec["transcript"]).relative_to("home")
     assert {c.path for c in narrowed.candidates} == {copy, home_copy}
     assert {c.cwd for c in narrowed.candidates} == {cwd}
+    with pytest.raises(SegueError, match="--under ~nosuchuser-segue/x"):
+        plan_fleet(env=home, now=NOW, exhausted=[Provider.CODEX], under="~nosuchuser-segue/x")
     nowhere = str(tmp_path / "nowhere")
     assert not plan_fleet(
         env=home, now=NOW, exhausted=[Provider.CODEX], agents=[agent], under=nowhere

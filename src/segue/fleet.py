@@ -175,6 +175,7 @@ def plan_fleet(
     working in that directory or below it (a session whose directory is unknown is left out)."""
     env = dict(os.environ) if env is None else dict(env)
     now = now or datetime.now(UTC)
+    root = None if under is None else _directory(under)
     selection = (
         Selection.SESSIONS
         if sessions
@@ -190,14 +191,27 @@ def plan_fleet(
         raise SegueError(f"the source and the target are both {source.value}")
     running = list(_running_agents(env) if agents is None else agents)
     candidates = _select(source, selection, sessions, cwd, env, now, running)
-    if under is not None:
-        root = Path(under).expanduser().resolve()
+    if root is not None:
         candidates = [c for c in candidates if _is_under(c, root)]
-        under = str(root)
     for candidate in candidates:
         if candidate.skip is None:
             _preview(candidate, target, env, redact_secrets)
-    return FleetPlan(source, target, selection, candidates, reason, redact_secrets, under=under)
+    return FleetPlan(
+        source,
+        target,
+        selection,
+        candidates,
+        reason,
+        redact_secrets,
+        under=None if root is None else str(root),
+    )
+
+
+def _directory(under: str) -> Path:
+    try:
+        return Path(under).expanduser().resolve()
+    except (OSError, RuntimeError, ValueError) as exc:  # ~nosuchuser, a symlink loop, a NUL
+        raise SegueError(f"--under {under}: {exc}") from None
 
 
 def _is_under(candidate: Candidate, root: Path) -> bool:
