@@ -251,6 +251,98 @@ class CodexHome:
     def app_server(self, cwd: Path) -> AppServer:
         return AppServer(self, cwd)
 
+    # ----------------------------------------------------------------------- argv, rollback
+
+    def exec_command_with_separator(
+        self, prompt: str, *, resume: str | None = None, extra_args: Sequence[str] = ()
+    ) -> list[str]:
+        """Like :meth:`exec_command`, with ``--`` before the prompt so that a prompt starting
+        with ``-`` ("--version", "- fix the bug") is sent as the prompt. ``--`` goes after
+        ``resume <id>`` (or between ``resume`` and the id); before ``resume`` it makes ``resume``
+        the prompt. A prompt of exactly ``-`` still means "read stdin"."""
+        cmd = [str(codex_bin()), "exec", *EXEC_FLAGS]
+        if resume is not None:
+            cmd += ["resume", resume]
+        return [*cmd, *extra_args, "--", prompt]
+
+    def turn_ids(self, session_id: str, *, cwd: Path) -> list[str]:
+        """The thread's turn ids, oldest first, as the app-server lists them (``thread/resume``
+        then ``thread/turns/list``, every page)."""
+        with self.app_server(cwd) as app:
+            return _turn_ids(app, session_id)
+
+    def rollback_turns(self, session_id: str, keep_turns: int, *, cwd: Path) -> Rollback:
+        """Roll a thread back to its first ``keep_turns`` turns as the 0.169.0 TUI's rewind
+        (Esc Esc, ←, Enter) does: app-server ``thread/revert {threadId, beforeTurnId}`` with the
+        id of turn ``keep_turns + 1``. Codex writes a new generation file
+        ``rollout-<time>-<id>_<generation id>.jsonl`` (``session_meta`` with ``history_base``
+        ``{thread_id, end_ordinal_exclusive, end_byte_offset}`` pointing at the kept prefix of
+        the older file, then two ``thread_settings_applied`` events); no older file changes, and
+        ``codex exec resume <id>`` appends to the new file. Only paginated threads can be
+        reverted: a legacy one raises :class:`AppServerError` ("thread/revert only supports
+        paginated threads"), as the TUI's rewind fails on it. Keeping every turn does nothing.
+        (0.169.0 has no ``thread/rollback``: "unknown variant".)"""
+        before = {p: p.stat().st_size for p in self.rollouts()}
+        with self.app_server(cwd) as app:
+            ids = _turn_ids(app, session_id)
+            if not 0 <= keep_turns <= len(ids):
+                raise ValueError(f"keep_turns={keep_turns}, but the thread has {len(ids)} turns")
+            if keep_turns < len(ids):
+                app.request(
+                    "thread/revert", {"threadId": session_id, "beforeTurnId": ids[keep_turns]}
+                )
+        after = {p: p.stat().st_size for p in self.rollouts()}
+        return Rollback(
+            kept=tuple(ids[:keep_turns]),
+            dropped=tuple(ids[keep_turns:]),
+            new_files=tuple(sorted(p for p in after if p not in before)),
+            changed_files=tuple(sorted(p for p in after if p in before and after[p] != before[p])),
+        )
+
+    def thread_lock_held(self, session_id: str) -> bool:
+        """Whether a Codex process holds the thread's writer lock: ``thread-writer-locks/<id>
+        .lock`` is flock()ed (exclusive) while a process has the thread open for writing (a
+        running ``codex exec``); the file stays after a kill but is then not held, and a
+        normal exit removes it. Read from ``/proc/locks`` (Linux), so nothing is locked here."""
+        lock = self.codex_home / "thread-writer-locks" / f"{session_id}.lock"
+        try:
+            inode = lock.stat().st_ino
+        except FileNotFoundError:
+            return False
+        for line in Path("/proc/locks").read_text().splitlines():
+            fields = line.split()
+            if len(fields) > 5 and fields[1] == "FLOCK" and fields[5].endswith(f":{inode}"):
+                return True
+        return False
+
+
+@dataclass(frozen=True, slots=True)
+class Rollback:
+    """What :meth:`CodexHome.rollback_turns` did: the turn ids kept and dropped, oldest first,
+    and the rollout files it created or changed."""
+
+    kept: tuple[str, ...]
+    dropped: tuple[str, ...]
+    new_files: tuple[Path, ...]
+    changed_files: tuple[Path, ...]
+
+
+def _turn_ids(app: AppServer, session_id: str) -> list[str]:
+    app.request("thread/resume", {"threadId": session_id, "excludeTurns": True})
+    ids: list[str] = []  # the list comes newest first
+    cursor: str | None = None
+    while True:
+        params: dict[str, Any] = {"threadId": session_id}
+        if cursor is not None:
+            params["cursor"] = cursor
+        page = app.request("thread/turns/list", params)
+        ids.extend(t["id"] for t in page.get("data", []))
+        cursor = page.get("nextCursor")
+        if not cursor:
+            break
+    ids.reverse()
+    return ids
+
 
 CHATGPT_ACCOUNT_ID = "acct-segue-standin"
 
