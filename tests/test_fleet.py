@@ -186,20 +186,23 @@ def test_cli_preview_confirmation_and_json(home: dict[str, str]) -> None:
 def test_a_confirmed_preview_is_published_as_shown_unless_the_source_changed(
     home: dict[str, str],
 ) -> None:
-    from segue.switch import apply_switch, switch_session
+    from segue.switch import carry_out, switch_session
 
     fixture = next(f for f in FIXTURES if f.name == "codex-multi_turn")
     sid = fixture.spec["session_id"]
     preview = switch_session(sid, Provider.CLAUDE, dry_run=True, env=home)
     assert preview.path is None and preview.prepared is not None
-    done = apply_switch(preview, home)
-    assert done.session_id == preview.prepared.session_id  # exactly what was shown
-    assert done.path is not None and done.path.read_bytes() == b"".join(preview.prepared.lines)
+    shown = preview.prepared.session
+    assert shown is not None
+    done = carry_out(preview, home)
+    assert done.session_id == shown.session_id  # exactly what was shown
+    assert done.path is not None and done.path.read_bytes() == b"".join(shown.lines)
 
     # the agent wrote on after the preview: the switch is planned afresh from the file
-    stale = switch_session(sid, Provider.CLAUDE, dry_run=True, env=home)
+    stale = switch_session(sid, Provider.CLAUDE, dry_run=True, clean=True, env=home)
     assert stale.source_path is not None and stale.prepared is not None
+    assert stale.prepared.session is not None
     with stale.source_path.open("ab") as f:  # a scratch copy of a fixture, never the fixture
         f.write(fixture.transcript.read_bytes().splitlines(keepends=True)[-1])
-    again = apply_switch(stale, home)
-    assert again.session_id != stale.prepared.session_id
+    again = carry_out(stale, home)
+    assert again.session_id != stale.prepared.session.session_id

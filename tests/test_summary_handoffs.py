@@ -18,9 +18,10 @@ import pytest
 
 from segue.conversation import ErrorNotice
 from segue.providers import entry_for_file
+from segue.sessions import find_session
 from segue.store import open_store
+from segue.switch import Switch
 from segue.threads import HandoffForm, ThreadStore
-from segue.threads.delta import carry_delta
 from segue.threads.model import Handoff, HandoffStatus, HandoffStrategy
 from segue.threads.strategy import Decision, Strategy
 from segue_testbed.claude_cli import ClaudeHome, claude_bin
@@ -202,18 +203,19 @@ def test_a_whole_thread_summary_into_the_existing_thread_supersedes_the_older_on
     delta = _handoff(world, back["thread"]["handoff"]["id"])
     fixture = BY_NAME["codex-reasoning"]
 
+    decision = Decision(
+        Strategy.FULL_INTO_EXISTING,
+        "the delta chain is too complex",
+        back["thread"]["provider_thread"],
+        (1, 3),
+        HandoffForm.SUMMARY,
+    )
+    carried = _carry_out(world, world.l1, decision)
+    assert carried.thread is not None and carried.thread.handoff_id is not None
     with open_store(env=world.env) as store:
-        decision = Decision(
-            Strategy.FULL_INTO_EXISTING,
-            "the delta chain is too complex",
-            back["thread"]["provider_thread"],
-            (1, 3),
-            HandoffForm.SUMMARY,
-        )
-        carried = carry_delta(store, world.thread, decision, env=world.env)
         graph = ThreadStore(store).graph(world.thread)
 
-    full = carried.handoff
+    full = next(h for h in graph.handoffs if h.id == carried.thread.handoff_id)
     assert full.strategy is HandoffStrategy.FULL_THREAD_SUMMARY and full.supersedes == delta.id
     assert full.text is not None
     for text in [fixture.spec["prompts"][0], *PROMPTS, *ANSWERS]:
@@ -221,5 +223,28 @@ def test_a_whole_thread_summary_into_the_existing_thread_supersedes_the_older_on
     statuses = {h.id: h.status for h in graph.handoffs}
     assert statuses[delta.id] is HandoffStatus.SUPERSEDED  # recorded, never changed
     assert _handoff(world, delta.id).text == delta.text
-    sent = _run_four(world, carried.session.session_id)
+    assert carried.session_id is not None
+    sent = _run_four(world, carried.session_id)
     assert sent.index(fixture.spec["replies"][-1]) < sent.rindex("# Handoff summary")
+
+
+def _carry_out(world: _World, ref: str, decision: Decision) -> Switch:
+    """The switch pipeline with its decision given (a strategy the seed's order reaches only
+    for a thread whose delta chain is too complex)."""
+    from segue.conversation import Provider
+    from segue.sessions import SessionReads
+    from segue.switch.decide import SwitchOptions, decide_move, prepare_move
+    from segue.switch.locks import SwitchLocks
+    from segue.switch.pipeline import read_source, write_and_record
+    from segue.switch.thread import load_thread
+
+    reads = SessionReads()
+    source_provider, path = find_session(ref, world.env)
+    with SwitchLocks(world.env, dry_run=False) as locks:
+        source = read_source(source_provider, path, reads, world.env)
+        state = load_thread(source, reads, world.env, locks, dry_run=False)
+        _, facts = decide_move(state, source, Provider.CODEX, SwitchOptions(), reads, world.env)
+        prepared = prepare_move(
+            state, source, Provider.CODEX, decision, facts, SwitchOptions(), reads, world.env
+        )
+        return write_and_record(state, source, prepared, reads, world.env)

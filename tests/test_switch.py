@@ -8,6 +8,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -234,14 +235,33 @@ def test_dry_run_writes_nothing(tmp_path: Path) -> None:
     assert result.plan.items
 
 
-def test_a_second_switch_of_the_same_session_is_refused(tmp_path: Path) -> None:
+def test_a_second_switch_of_the_same_session_waits_then_says_who_holds_it(
+    tmp_path: Path,
+) -> None:
     fixture, _ = _copy_fixture("claude-tool_cycle", tmp_path / "home")
-    env = {"HOME": str(tmp_path / "home"), "SEGUE_STATE_DIR": str(tmp_path / "state")}
-    with (
-        session_lock(Provider.CLAUDE, fixture.spec["session_id"], env),
-        pytest.raises(SwitchLocked, match="already running"),
-    ):
-        switch_session(fixture.spec["session_id"], Provider.CODEX, env=env)
+    env = {
+        "HOME": str(tmp_path / "home"),
+        "SEGUE_STATE_DIR": str(tmp_path / "state"),
+        "SEGUE_LOCK_WAIT": "0.3",
+    }
+    held, release = threading.Event(), threading.Event()
+
+    def other_switch() -> None:  # another switch of the same session, holding its lock
+        with session_lock(Provider.CLAUDE, fixture.spec["session_id"], env):
+            held.set()
+            release.wait(30)
+
+    holder = threading.Thread(target=other_switch)
+    holder.start()
+    try:
+        assert held.wait(30)
+        started = time.monotonic()
+        with pytest.raises(SwitchLocked, match=rf"already running \(pid {os.getpid()}"):
+            switch_session(fixture.spec["session_id"], Provider.CODEX, env=env)
+        assert 0.25 <= time.monotonic() - started < 10  # it waited, a bounded time
+    finally:
+        release.set()
+        holder.join()
     # once the first is done, the switch goes through
     assert switch_session(fixture.spec["session_id"], Provider.CODEX, env=env).path is not None
 

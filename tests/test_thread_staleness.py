@@ -7,11 +7,12 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import orjson
 import pytest
 
 from segue.conversation import Provider
 from segue.run import run_turn
-from segue.thread_switch import switch_in_thread
+from segue.switch import switch_session
 from segue_testbed.claude_cli import ClaudeHome, claude_bin
 from segue_testbed.codex_cli import CodexHome, codex_bin
 from segue_testbed.standin.anthropic import Text as ClaudeText
@@ -45,7 +46,7 @@ def _homes(standin: StandIn, tmp_path: Path) -> tuple[CodexHome, ClaudeHome, dic
 def test_a_changed_model_makes_the_old_thread_stale(standin: StandIn, tmp_path: Path) -> None:
     codex, claude, env, cwd = _homes(standin, tmp_path)
     c1 = BY_NAME["codex-multi_turn"].spec["session_id"]
-    there, _ = switch_in_thread(c1, Provider.CLAUDE, env=env)
+    there = switch_session(c1, Provider.CLAUDE, env=env)
     assert there.session_id is not None
     claude.lane.script("anthropic", ClaudeText("OK."))
     assert claude.run("One more question.", cwd=cwd, resume=there.session_id).returncode == 0
@@ -53,7 +54,8 @@ def test_a_changed_model_makes_the_old_thread_stale(standin: StandIn, tmp_path: 
     # the user's Codex now runs another model than the one C1 ran (gpt-5.5)
     config = codex.codex_home / "config.toml"
     config.write_text(config.read_text().replace('model = "gpt-5.5"', 'model = "gpt-6.1-sol"'))
-    back, move = switch_in_thread(there.session_id, Provider.CODEX, env=env)
+    back = switch_session(there.session_id, Provider.CODEX, env=env)
+    move = back.thread
 
     assert move is not None and move.strategy == "full_into_new"
     assert "model" in move.reason
@@ -66,13 +68,41 @@ def test_a_failed_resume_makes_the_thread_stale(standin: StandIn, tmp_path: Path
     claude.lane.script("anthropic", ClaudeText("First on Claude."))
     first = run_turn("Go on.", thread=c1, provider=Provider.CLAUDE, env=env, cwd=str(cwd))
     assert first.returncode == 0 and first.move is not None
-    # the session's file is gone (another machine, a cleanup): Claude Code cannot resume it
-    session_file = next(claude.projects_dir.glob(f"*/{first.session_id}.jsonl"))
-    session_file.rename(session_file.with_suffix(".moved"))
-    failed = run_turn("Again.", thread=first.thread_id, env=env, cwd=str(cwd))
+    # the session is on disk, but the user's Claude Code cannot resume it: it exits 1 and
+    # writes nothing (a broken install, an account that lost the session)
+    broken = {**env, "SEGUE_CLAUDE_BIN": "/bin/false"}
+    failed = run_turn("Again.", thread=first.thread_id, env=broken, cwd=str(cwd))
     assert failed.returncode != 0 and failed.session_id == first.session_id
+    assert failed.run_ordinal is None  # nothing ran: no run is recorded
 
     # the next move to Claude does not return to the session whose resume failed
-    _, move = switch_in_thread(c1, Provider.CLAUDE, env=env, dry_run=True)
+    move = switch_session(c1, Provider.CLAUDE, env=env, dry_run=True).thread
     assert move is not None and move.strategy == "full_into_new"
     assert "failed" in move.reason
+
+
+def test_a_run_whose_session_is_gone_continues_in_a_new_one(
+    standin: StandIn, tmp_path: Path
+) -> None:
+    _, claude, env, cwd = _homes(standin, tmp_path)
+    c1 = BY_NAME["codex-multi_turn"].spec["session_id"]
+    claude.lane.script("anthropic", ClaudeText("First on Claude."))
+    first = run_turn("Go on.", thread=c1, provider=Provider.CLAUDE, env=env, cwd=str(cwd))
+    assert first.returncode == 0 and first.run_ordinal is not None
+    # the session's file is gone (a cleanup, another machine): segue sees it before resuming
+    session_file = next(claude.projects_dir.glob(f"*/{first.session_id}.jsonl"))
+    session_file.rename(session_file.with_suffix(".moved"))
+    claude.lane.script("anthropic", ClaudeText("Second on Claude."))
+    again = run_turn("Again.", thread=first.thread_id, env=env, cwd=str(cwd))
+
+    assert again.returncode == 0 and again.session_id != first.session_id
+    assert again.move is not None and again.move.strategy == "full_into_new"
+    assert "missing" in again.move.reason and "no longer exists" in again.move.reason
+    assert again.run_ordinal == first.run_ordinal + 1 and again.status == "completed"
+    assert any(f"run {first.run_ordinal} could not be carried" in w for w in again.warnings)
+    # the new session holds the thread (Codex's runs) and the prompt, nothing was dropped
+    (request,) = [r.body for r in claude.lane.requests_for("anthropic")][-1:]
+    sent = orjson.dumps(request["messages"]).decode()
+    assert "Again." in sent
+    for prompt in BY_NAME["codex-multi_turn"].spec["prompts"]:
+        assert prompt in sent

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import sys
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, NoReturn
 
@@ -49,6 +50,12 @@ def _stderr() -> Console:
 
 class UsageError(SegueError):
     """The command line itself is wrong (exit status 2)."""
+
+
+class Arrival(StrEnum):
+    AUTO = "auto"
+    ON = "on"
+    OFF = "off"
 
 
 @app.command()
@@ -181,11 +188,13 @@ def switch(
         typer.Option("--relaunch", help="Restart each agent's tmux pane on its new session."),
     ] = False,
     arrival_compact: Annotated[
-        str,
+        Arrival | None,
         typer.Option(
-            "--arrival-compact", help="Compact on the target after arriving: auto, on or off."
+            "--arrival-compact",
+            help="Compact on the target after arriving: auto (above half its window), on or "
+            "off (default: auto for a fleet, off for one session).",
         ),
-    ] = "auto",
+    ] = None,
     source_compact: Annotated[
         bool,
         typer.Option("--source-compact", help="Ask the source CLI to compact first (opt-in)."),
@@ -220,21 +229,33 @@ def switch(
     fleet = bool(from_ or all_ or cwd or under or return_ or relaunch or len(sessions or []) != 1)
     from segue.summaries import SUMMARY_BY
 
+    # the same checks whichever mode: every value first, then what each mode cannot do
     if summary_by is not None and summary_by not in SUMMARY_BY:
         raise UsageError(f"--summary-by takes {', '.join(SUMMARY_BY)}")
+    if exec_ and dry_run:
+        raise UsageError(
+            "--exec starts the target CLI on the switched session; --dry-run writes none"
+        )
+    if under is not None and return_:
+        raise UsageError("--under chooses a fleet; --return takes back the batch it names")
     if not fleet:
         _switch_one(
-            (sessions or [""])[0], to, dry_run, as_json, exec_, redact_secrets, clean, summary_by
+            (sessions or [""])[0],
+            to,
+            dry_run,
+            as_json,
+            exec_,
+            redact_secrets,
+            clean,
+            summary_by,
+            arrival_compact or Arrival.OFF,
+            source_compact,
         )
         return
     if summary_by is not None:
         raise UsageError("--summary-by applies to the switch of one session")
     if exec_:
         raise UsageError("--exec switches one session; a fleet is relaunched with --relaunch")
-    if arrival_compact not in ("auto", "on", "off"):
-        raise UsageError("--arrival-compact takes auto, on or off")
-    if under is not None and return_:
-        raise UsageError("--under chooses a fleet; --return takes back the batch it names")
     from segue.fleet_cli import run_fleet_command
 
     run_fleet_command(
@@ -249,8 +270,9 @@ def switch(
         as_json=as_json,
         relaunch=relaunch,
         redact_secrets=redact_secrets,
-        arrival_compact=arrival_compact,
+        arrival_compact=(arrival_compact or Arrival.AUTO).value,
         source_compact=source_compact,
+        clean=clean,
         return_batch=return_,
         out=_out,
         console=_console(),
@@ -266,10 +288,16 @@ def _switch_one(
     redact_secrets: bool,
     clean: bool,
     summary_by: str | None,
+    arrival: Arrival,
+    source_compact: bool,
 ) -> None:
-    from segue.thread_switch import switch_in_thread
+    from segue.fleet import ArrivalCompact, arrival_compaction, compact_source
+    from segue.switch import switch_session
 
-    result, move = switch_in_thread(
+    notes: list[str] = []
+    if source_compact and not dry_run:
+        notes.append(compact_source(session))
+    result = switch_session(
         session,
         to,
         dry_run=dry_run,
@@ -278,15 +306,20 @@ def _switch_one(
         redact_secrets=redact_secrets,
         summary_by=summary_by,
     )
+    if result.written and not dry_run:
+        note = arrival_compaction(result, ArrivalCompact(arrival.value))
+        if note:
+            notes.append(note)
+    result.plan.notes += notes
     if as_json:
         from segue.serialize import switch_to_json, thread_move_to_json
 
-        _out({**switch_to_json(result), "thread": thread_move_to_json(move)})
+        _out({**switch_to_json(result), "thread": thread_move_to_json(result.thread)})
     else:
         from segue.render import print_switch
 
-        print_switch(_console(), result, move)
-    if exec_ and result.session_id is not None:
+        print_switch(_console(), result, result.thread)
+    if exec_ and not dry_run and result.session_id is not None:
         argv = result.resume_argv
         try:
             os.chdir(result.cwd)
@@ -368,7 +401,9 @@ def usage(
 
 @app.command()
 def run(
-    prompt: Annotated[str, typer.Argument(help="The prompt of the run.")],
+    prompt: Annotated[
+        str, typer.Argument(help="The prompt of the run (after --, it may start with -).")
+    ],
     thread: Annotated[
         str | None,
         typer.Option(
@@ -387,6 +422,7 @@ def run(
     from segue.serialize import thread_move_to_json
 
     result = run_turn(prompt, thread=thread, provider=provider)
+    failed = result.returncode != 0 or result.status == "failed"
     if as_json:
         _out(
             {
@@ -394,22 +430,37 @@ def run(
                 "provider": result.provider.value,
                 "session_id": result.session_id,
                 "run": result.run_ordinal,
+                "status": result.status,
                 "returncode": result.returncode,
                 "output": result.output,
+                "error": result.error if failed else None,
+                "warnings": list(result.warnings),
                 "move": thread_move_to_json(result.move),
+                "exit_code": 1 if failed else 0,
             }
         )
     else:
-        sys.stdout.write(result.output if result.output.endswith("\n") else result.output + "\n")
+        out = result.output
+        if out:
+            sys.stdout.write(out if out.endswith("\n") else out + "\n")
         how = f" ({result.move.strategy})" if result.move else ""
-        _stderr().print(
-            f"run {result.run_ordinal} of thread {result.thread_id} on {result.provider.value}"
-            f"{how}, session {result.session_id}",
+        err = _stderr()
+        for warning in result.warnings:
+            err.print(f"warning: {warning}", style="yellow", markup=False)
+        status = f", {result.status}" if result.status else ", not recorded"
+        err.print(
+            f"run {result.run_ordinal or '-'} of thread {result.thread_id} on "
+            f"{result.provider.value}{how}, session {result.session_id}{status}",
             style="dim",
             markup=False,
         )
-    if result.returncode != 0:
-        raise SegueError(f"{result.provider.value} ended with exit code {result.returncode}")
+        if failed:
+            why = (
+                result.error or f"{result.provider.value} ended with exit code {result.returncode}"
+            )
+            err.print(f"segue: {' '.join(why.split())}", style="red", markup=False)
+    if failed:
+        raise SystemExit(1)
 
 
 @app.command()
@@ -444,15 +495,41 @@ def _fail(message: str, code: int, as_json: bool) -> NoReturn:
     raise SystemExit(code)
 
 
+_RUN_OPTIONS = {"--thread", "--provider", "--json", "--help"}
+
+
+def _run_args(args: list[str]) -> list[str]:
+    """``segue run``'s prompt may start with ``-`` (a Markdown list item, ``- fix it``): an
+    argument that starts with ``-`` but holds a space is no option, so it is taken as the
+    prompt (as if after ``--``)."""
+    if not args or args[0] != "run" or "--" in args:
+        return args
+    out = [args[0]]
+    rest = iter(args[1:])
+    for arg in rest:
+        if (
+            arg.startswith("-")
+            and arg.split("=", 1)[0] not in _RUN_OPTIONS
+            and (any(c.isspace() for c in arg) or arg == "-")
+        ):
+            return [*out, "--", arg, *rest]
+        out.append(arg)
+    return out
+
+
 def main(argv: list[str] | None = None) -> None:
-    args = sys.argv[1:] if argv is None else argv
-    as_json = "--json" in args
+    args = _run_args(sys.argv[1:] if argv is None else argv)
+    as_json = "--json" in (args[: args.index("--")] if "--" in args else args)
     try:
         code = app(args=args, standalone_mode=False)
     except typer.TyperException as exc:  # a wrong option or argument
         show = getattr(exc, "show", None)
+        message = exc.format_message()
+        if args[:1] == ["run"] and "No such option" in message:
+            message += " (a prompt that starts with - goes after --: segue run -- PROMPT)"
+            show = None
         if as_json or show is None:
-            _fail(exc.format_message(), exc.exit_code, as_json)
+            _fail(message, exc.exit_code, as_json)
         show()
         raise SystemExit(exc.exit_code) from None
     except UsageError as exc:

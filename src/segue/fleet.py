@@ -27,8 +27,7 @@ from segue.providers import default_target, entry
 from segue.serialize import switch_to_json
 from segue.session_info import SessionInfo
 from segue.sessions import find_session, list_sessions
-from segue.switch import Switch, apply_switch, switch_session
-from segue.thread_switch import ThreadMove, record_switch, switch_in_thread
+from segue.switch import Switch, ThreadMove, carry_out, switch_session
 from segue.times import parse_iso
 from segue.transforms.plan import Label
 from segue.transforms.state import SessionState
@@ -101,6 +100,11 @@ class FleetPlan:
     def to_switch(self) -> list[Candidate]:
         return [c for c in self.candidates if c.skip is None and c.error is None]
 
+    @property
+    def failing(self) -> list[Candidate]:
+        """The agents whose switch cannot be done (shown as failed rows)."""
+        return [c for c in self.candidates if c.skip is None and c.error is not None]
+
 
 @dataclass(slots=True)
 class Outcome:
@@ -129,6 +133,11 @@ class FleetResult:
             counts[key] = counts.get(key, 0) + 1
         order = [label.value for label in Label] + ["failed", "skipped"]
         return {k: counts[k] for k in order if k in counts}
+
+    @property
+    def failed(self) -> bool:
+        """Whether any agent's switch failed (the command then exits non-zero)."""
+        return any(o.error for o in self.outcomes)
 
     def tally_line(self) -> str:
         """``Switched 9 agents to Codex: 5 native, 3 raw, 1 shrunk (1 skipped: working)``."""
@@ -167,6 +176,7 @@ def plan_fleet(
     agents: Sequence[Agent] | None = None,
     redact_secrets: bool = False,
     under: str | None = None,
+    clean: bool = False,
 ) -> FleetPlan:
     """Which sessions a fleet switch takes, and what each one's switch would do.
 
@@ -194,8 +204,8 @@ def plan_fleet(
     if root is not None:
         candidates = [c for c in candidates if _is_under(c, root)]
     for candidate in candidates:
-        if candidate.skip is None:
-            _preview(candidate, target, env, redact_secrets)
+        if candidate.skip is None and candidate.error is None:
+            _preview(candidate, target, env, redact_secrets, running, clean)
     return FleetPlan(
         source,
         target,
@@ -273,10 +283,15 @@ def _select(
     found: dict[Path, Candidate] = {}
     if selection is Selection.SESSIONS:
         for ref in sessions:
-            provider, path = find_session(ref, env)
-            if provider is not source:
-                raise SegueError(f"{ref} is a {provider.value} session, not {source.value}")
-            row = entry(provider).peek(path)
+            try:
+                provider, path = find_session(ref, env)
+                if provider is not source:
+                    raise SegueError(f"{ref} is a {provider.value} session, not {source.value}")
+                row = entry(provider).peek(path)
+            except SegueError as exc:  # one session that cannot be found never stops the batch
+                missing = Candidate(source, ref, Path(ref), None, 0, "missing", error=str(exc))
+                found[Path(f"\0{ref}")] = missing
+                continue
             found[path] = _candidate(row, by_path.get(path))
     else:
         where = cwd if selection is Selection.CWD else None
@@ -326,11 +341,22 @@ def _candidate(row: SessionInfo, agent: Agent | None) -> Candidate:
 
 
 def _preview(
-    candidate: Candidate, target: Provider, env: Mapping[str, str], redact_secrets: bool
+    candidate: Candidate,
+    target: Provider,
+    env: Mapping[str, str],
+    redact_secrets: bool,
+    agents: Sequence[Agent],
+    clean: bool = False,
 ) -> None:
     try:
         candidate.preview = switch_session(
-            str(candidate.path), target, dry_run=True, env=env, redact_secrets=redact_secrets
+            str(candidate.path),
+            target,
+            dry_run=True,
+            clean=clean,
+            env=env,
+            redact_secrets=redact_secrets,
+            agents=agents,
         )
     except SegueError as exc:
         candidate.error = str(exc)
@@ -380,22 +406,17 @@ def run_fleet(
             )
             outcome.notes.append(f"source compaction: {note}")
         try:
-            if plan.returning:  # back where it was: the app thread's strategy decides how
-                outcome.switch, outcome.thread = switch_in_thread(
-                    str(candidate.path), plan.target, env=env, redact_secrets=plan.redact_secrets
-                )
+            if candidate.preview is not None and not source_compact:
+                outcome.switch = carry_out(candidate.preview, env)
             else:
-                if candidate.preview is not None and not source_compact:
-                    outcome.switch = apply_switch(candidate.preview, env)
-                else:
-                    outcome.switch = switch_session(
-                        str(candidate.path),
-                        plan.target,
-                        env=env,
-                        redact_secrets=plan.redact_secrets,
-                    )
-                if record:
-                    outcome.thread = record_switch(outcome.switch, env)
+                outcome.switch = switch_session(
+                    str(candidate.path),
+                    plan.target,
+                    env=env,
+                    redact_secrets=plan.redact_secrets,
+                    agents=[] if candidate.agent is None else [candidate.agent],
+                )
+            outcome.thread = outcome.switch.thread
         except SegueError as exc:
             outcome.error = str(exc)
         else:
@@ -421,17 +442,48 @@ def _arrive(
     outcome: Outcome, target: Provider, mode: ArrivalCompact, env: Mapping[str, str]
 ) -> None:
     switch = outcome.switch
-    assert switch is not None and switch.path is not None and switch.session_id is not None
-    target_entry = entry(target)
+    assert switch is not None
+    note = arrival_compaction(switch, mode, env)
+    if note:
+        outcome.notes.append(note)
+
+
+def arrival_compaction(
+    switch: Switch, mode: ArrivalCompact, env: Mapping[str, str] | None = None
+) -> str | None:
+    """Run the target CLI's own compaction on a session a switch wrote, when ``mode`` asks for
+    it (``auto``: above half the target's window, for a CLI that does not compact on arrival by
+    itself); what happened, or None when it was not asked for."""
+    env = os.environ if env is None else env
+    if not switch.written or switch.path is None or switch.session_id is None:
+        return None
+    target_entry = entry(switch.target)
     profile = switch.plan.target
     big = profile.tokens(switch.plan.chars_after) > profile.context_window // 2
     wanted = mode is ArrivalCompact.ON or (
         mode is ArrivalCompact.AUTO and big and not target_entry.compacts_on_arrival
     )
     if not wanted:
-        return
+        return None
     _, note = target_entry.compact(switch.path, switch.session_id, switch.cwd, env)
-    outcome.notes.append(f"arrival compaction: {note}")
+    return f"arrival compaction: {note}"
+
+
+def compact_source(ref: str, env: Mapping[str, str] | None = None) -> str:
+    """``--source-compact`` for one session: its own CLI compacts it first, refused when its
+    provider is exhausted (that turn cannot happen). What happened."""
+    env = os.environ if env is None else env
+    provider, path = find_session(ref, env)
+    if provider in _exhausted_providers(env):
+        raise SegueError(
+            f"--source-compact asks {entry(provider).label} for a turn, but {provider.value} "
+            "is exhausted; switch without it (segue carries the history itself)"
+        )
+    info = entry(provider).peek(path)
+    if not info.cwd:
+        return "source compaction: skipped (the session records no working directory)"
+    _, note = entry(provider).compact(path, info.id, info.cwd, env)
+    return f"source compaction: {note}"
 
 
 def _relaunch(outcome: Outcome, env: Mapping[str, str]) -> None:
@@ -452,9 +504,11 @@ def return_plan(
     target: Provider | None = None,
     env: Mapping[str, str] | None = None,
     redact_secrets: bool = False,
+    clean: bool = False,
 ) -> FleetPlan:
     """The plan that moves a recorded batch's agents back to their first provider, carrying the
-    work each did since (its session on the provider it was moved to)."""
+    work each did since (its session on the provider it was moved to). An agent whose session
+    is gone is one failed row; the others still go back."""
     from segue.store import open_store
 
     env = dict(os.environ) if env is None else dict(env)
@@ -469,10 +523,19 @@ def return_plan(
     moved = [a for a in record.agents if a.result.target_session]
     if not moved:
         raise SegueError(f"batch {record.id} moved no agent; nothing to take back")
-    first = Provider(moved[0].result.first_provider or moved[0].result.provider)
+    try:
+        first = Provider(moved[0].result.first_provider or moved[0].result.provider)
+        now_on = Provider(str(moved[0].result.target_provider))
+    except ValueError:
+        raise SegueError(f"batch {record.id} names a provider this segue does not know") from None
     sessions = [str(a.result.target_session) for a in moved]
     back = plan_fleet(
-        Provider(str(moved[0].result.target_provider)), target or first, sessions=sessions, env=env
+        now_on,
+        target or first,
+        sessions=sessions,
+        env=env,
+        redact_secrets=redact_secrets,
+        clean=clean,
     )
     back.reason = f"back from batch {record.id}"
     back.returning = True

@@ -37,7 +37,10 @@ def run_fleet_command(
     return_batch: bool,
     out: Out,
     console: Console,
+    clean: bool = False,
 ) -> None:
+    """Preview, confirm, switch and report; exits 1 when any agent's switch failed (the batch
+    itself always goes on past one)."""
     from segue.render import print_fleet_plan, print_fleet_result
     from segue.serialize import fleet_plan_to_json, fleet_result_to_json
 
@@ -45,7 +48,10 @@ def run_fleet_command(
         from segue.fleet import return_plan
 
         plan = return_plan(
-            sessions[0] if sessions else None, target=target, redact_secrets=redact_secrets
+            sessions[0] if sessions else None,
+            target=target,
+            redact_secrets=redact_secrets,
+            clean=clean,
         )
     else:
         plan = plan_fleet(
@@ -56,6 +62,7 @@ def run_fleet_command(
             all_sessions=all_sessions,
             redact_secrets=redact_secrets,
             under=under,
+            clean=clean,
         )
     if source_compact:
         from segue.fleet import check_source_compact
@@ -68,6 +75,8 @@ def run_fleet_command(
             print_fleet_plan(console, plan)
             if not plan.to_switch:
                 console.print("Nothing to switch.", markup=False)
+        if plan.failing and not dry_run:
+            raise SystemExit(1)
         return
     if not as_json:
         print_fleet_plan(console, plan)
@@ -85,6 +94,8 @@ def run_fleet_command(
         out(fleet_result_to_json(result))
     else:
         print_fleet_result(console, result)
+    if result.failed:
+        raise SystemExit(1)
 
 
 def _confirm(plan: FleetPlan, console: Console) -> bool:

@@ -42,7 +42,7 @@ if TYPE_CHECKING:
     from segue.demo import Demo
     from segue.fleet import FleetPlan, FleetResult
     from segue.switch import Switch
-    from segue.thread_switch import ThreadMove
+    from segue.switch.result import ThreadMove
     from segue.usage import ProviderUsage
 
 
@@ -263,16 +263,19 @@ def print_switch(console: Console, switch: Switch, move: ThreadMove | None = Non
         out.append(f"  skipped  {skip.file}:{skip.line}: {skip.reason}\n", style="yellow")
     if move is not None:
         out.append(f"  thread   {move.thread_id}: {move.strategy} ({move.reason})\n", style="dim")
-    if move is not None and move.strategy == "no_handoff":
-        out.append(f"  resume   {switch.session_id} as it is (nothing written)\n")
-        out.append("continue it with:\n", style="bold")
-        out.append(f"  {switch.resume_command}\n")
-    elif switch.path is None:
+    for warning in switch.warnings:
+        out.append(f"  warning  {warning}\n", style="yellow")
+    if switch.dry_run:
+        if move is not None and move.strategy == "no_handoff" and switch.session_id:
+            out.append(f"  resume   {switch.session_id} as it is\n")
         out.append("  dry run: nothing written\n", style="bold")
+    elif switch.session_id is None:
+        out.append("  nothing written\n", style="bold")
     else:
-        out.append(f"  new      {switch.session_id}\n  file     {switch.path}\n")
-        for warning in switch.warnings:
-            out.append(f"  warning  {warning}\n", style="yellow")
+        if switch.written:
+            out.append(f"  new      {switch.session_id}\n  file     {switch.path}\n")
+        else:
+            out.append(f"  resume   {switch.session_id} as it is (nothing written)\n")
         out.append("continue it with:\n", style="bold")
         out.append(f"  {switch.resume_command}\n")
     console.print(out, end="")

@@ -1,10 +1,14 @@
 """``segue run``: one headless turn of an app thread on a provider, through the thread's
 strategy, the way an orchestrator drives the thread.
 
-The thread's provider thread of its newest run is the source; the move to the provider asked
-for is decided as ``segue switch`` decides it (no handoff, a native delta fork, or a new
-session); then the provider's CLI runs the prompt headless on that session (``claude -p …
---resume``, ``codex exec resume …``), and the thread is synced, which records the run.
+The thread is synced with its files first (under its lock, held to the end), and its newest
+run's provider thread is the source. A move to another provider is decided as ``segue switch``
+decides it (no handoff, a native delta fork, or a new session); then the provider's CLI runs the
+prompt headless on that session (``claude -p … --resume``, ``codex exec resume …``; the prompt
+always after ``--``, so one starting with ``-`` is a prompt, never an option), and the thread is
+synced again, which records the run: completed, or failed with the error that ended it (a usage
+limit fails the run; it does not make the provider thread stale). A session its CLI is still
+working on is not run.
 """
 
 from __future__ import annotations
@@ -17,11 +21,16 @@ from typing import TYPE_CHECKING
 
 from segue.conversation import Provider
 from segue.errors import SegueError, SessionError, StoreError
+from segue.formats.files import is_regular
+from segue.formats.limits import looks_like_limit_text
 from segue.providers import entry
 from segue.providers.headless import run_headless
-from segue.thread_switch import ThreadMove, switch_in_thread
+from segue.switch.result import ThreadMove
+from segue.threads.model import ProviderThread, ProviderThreadStatus, ThreadGraph
 
 if TYPE_CHECKING:
+    from segue.sessions import SessionReads
+    from segue.store import Store
     from segue.threads import ThreadStore
 
 __all__ = ["RunResult", "run_turn"]
@@ -38,6 +47,9 @@ class RunResult:
     returncode: int
     output: str
     run_ordinal: int | None  # the run the turn became, once synced
+    status: str | None = None  # completed / failed / working (None: no run was recorded)
+    error: str | None = None  # why it failed (the limit, the CLI's error)
+    warnings: tuple[str, ...] = ()
 
 
 def run_turn(
@@ -51,7 +63,9 @@ def run_turn(
     """Run ``prompt`` as the next run of ``thread`` (a thread id or prefix, or a session it
     holds; default: the thread of the newest session in ``cwd``) on ``provider`` (default: the
     provider of its newest run)."""
+    from segue.sessions import SessionReads
     from segue.store import open_store
+    from segue.switch import switch_session, thread_lock
     from segue.threads import ThreadStore, sync
 
     if not prompt.strip():
@@ -60,36 +74,119 @@ def run_turn(
     cwd = cwd or os.getcwd()
     with open_store(env=env) as store:
         thread_id = _thread_id(ThreadStore(store), thread, cwd, env)
-        graph = sync(store, thread_id, env).graph
+    with thread_lock(thread_id, env):
+        reads = SessionReads()
+        with open_store(env=env) as store:
+            synced = sync(store, thread_id, env, reads=reads)
+        graph = synced.graph
+        warnings = list(synced.notes)
         if not graph.live_runs:
             raise SegueError(f"thread {thread_id} has no run to continue from")
         latest = graph.provider_thread(graph.live_runs[-1].provider_thread_id)
         source = Provider(latest.provider)
-    target = provider or source
-    move: ThreadMove | None = None
-    if target is source:
-        session_id, session_cwd = latest.native_id, graph.thread.cwd or cwd
-    else:
-        switch, move = switch_in_thread(latest.native_id, target, env=env)
-        assert switch.session_id is not None
-        session_id, session_cwd = switch.session_id, switch.cwd
-    e = entry(target)
-    executable = e.executable(env)
-    if executable is None:
-        raise SegueError(e.not_installed())
-    done = run_headless(
-        e.headless_argv(executable, session_id, prompt), cwd=session_cwd, env=env,
-        timeout=RUN_TIMEOUT,
-    )  # fmt: skip
-    if isinstance(done, str):
-        raise SegueError(done)
-    with open_store(env=env) as store:
-        synced = sync(store, thread_id, env).graph
-        if done.returncode != 0:
-            _mark_failed_resume(store, synced, target, session_id, done.returncode)
-    ordinal = synced.live_runs[-1].ordinal if len(synced.live_runs) > len(graph.live_runs) else None
-    output = done.stdout if done.returncode == 0 else (done.stderr or done.stdout)
-    return RunResult(thread_id, target, session_id, move, done.returncode, output, ordinal)
+        target = provider or source
+        move: ThreadMove | None = None
+        usable = latest.status is ProviderThreadStatus.ACTIVE and is_regular(Path(latest.path))
+        origin = latest if is_regular(Path(latest.path)) else _on_disk(graph)
+        if origin is None:
+            raise SegueError(f"no session of thread {thread_id} is left on disk to continue")
+        if not usable:
+            warnings.append(
+                f"the session of the last run ({latest.native_id}) cannot be resumed: "
+                f"{latest.reason or latest.status.value}"
+            )
+        if (target is source and usable) or origin.provider == target.value:
+            session_id, session_path = origin.native_id, Path(origin.path)
+            session_cwd = graph.thread.cwd or cwd
+        else:
+            switch = switch_session(str(origin.path), target, env=env)
+            assert switch.session_id is not None and switch.path is not None
+            move = switch.thread
+            warnings += switch.warnings
+            session_id, session_path, session_cwd = switch.session_id, switch.path, switch.cwd
+        _refuse_mid_turn(target, session_id, session_path, reads, env)
+        e = entry(target)
+        executable = e.executable(env)
+        if executable is None:
+            raise SegueError(e.not_installed())
+        done = run_headless(
+            e.headless_argv(executable, session_id, prompt), cwd=session_cwd, env=env,
+            timeout=RUN_TIMEOUT,
+        )  # fmt: skip
+        if isinstance(done, str):
+            raise SegueError(done)
+        with open_store(env=env) as store:
+            after = sync(store, thread_id, env)
+            warnings += after.notes
+            new = [r for r in after.new_runs if r.prompt.strip() == prompt.strip()]
+            run = new[-1] if new else (after.new_runs[-1] if after.new_runs else None)
+            output = done.stdout if done.returncode == 0 else (done.stderr or done.stdout)
+            error: str | None = None
+            if run is not None and run.note:
+                error = run.note
+            if done.returncode != 0:
+                limited = looks_like_limit_text(done.stdout) or looks_like_limit_text(done.stderr)
+                if run is None and not limited:
+                    _mark_failed_resume(store, after.graph, target, session_id, done.returncode)
+                error = (
+                    error
+                    or _last_line(done.stderr or done.stdout)
+                    or (f"{target.value} ended with exit code {done.returncode}")
+                )
+    return RunResult(
+        thread_id,
+        target,
+        session_id,
+        move,
+        done.returncode,
+        output,
+        None if run is None else run.ordinal,
+        None if run is None else run.status.value,
+        error,
+        tuple(warnings),
+    )
+
+
+def _on_disk(graph: ThreadGraph) -> ProviderThread | None:
+    """The provider thread of the newest run whose session is still on disk."""
+    for run in reversed(graph.live_runs):
+        pt = graph.provider_thread(run.provider_thread_id)
+        if is_regular(Path(pt.path)) and pt.status is not ProviderThreadStatus.DIVERGENT:
+            return pt
+    return None
+
+
+def _last_line(text: str) -> str | None:
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return lines[-1][:300] if lines else None
+
+
+def _refuse_mid_turn(
+    provider: Provider, session_id: str, path: Path, reads: SessionReads, env: Mapping[str, str]
+) -> None:
+    """A session whose CLI is in the middle of a turn is not run: two turns at once would
+    interleave in its file (and the run would be lost)."""
+    from segue.agents import AgentState, list_agents
+    from segue.transforms.state import SessionState, session_state
+
+    try:
+        conversation = reads.read(path, provider)
+    except SegueError:
+        return
+    state, _ = session_state(conversation.items)
+    if state is not SessionState.WORKING:
+        return
+    try:
+        agents = list_agents(env)
+    except (OSError, SegueError):
+        return
+    for agent in agents:
+        same = agent.session_id == session_id or agent.session_path == path
+        if agent.provider is provider and same and agent.state is AgentState.WORKING:
+            raise SegueError(
+                f"{provider.value} session {session_id} is mid-turn: {entry(provider).label} "
+                f"(pid {agent.pid}) is still working on it; run the prompt when it has finished"
+            )
 
 
 def _thread_id(threads: ThreadStore, ref: str | None, cwd: str, env: Mapping[str, str]) -> str:
@@ -117,13 +214,11 @@ def _thread_id(threads: ThreadStore, ref: str | None, cwd: str, env: Mapping[str
 
 
 def _mark_failed_resume(
-    store: object, graph: object, provider: Provider, session_id: str, code: int
+    store: Store, graph: ThreadGraph, provider: Provider, session_id: str, code: int
 ) -> None:
     """A provider thread whose resume failed is stale: the next move there starts afresh."""
-    from segue.store import Store
-    from segue.threads import ProviderThreadStatus, ThreadGraph, ThreadStore
+    from segue.threads import ThreadStore
 
-    assert isinstance(store, Store) and isinstance(graph, ThreadGraph)
     for pt in graph.provider_threads:
         if pt.provider == provider.value and pt.native_id == session_id:
             ThreadStore(store).mark_provider_thread(

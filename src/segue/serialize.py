@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from segue.agents import Agent
     from segue.fleet import Candidate, FleetPlan, FleetResult, Outcome
     from segue.switch import Switch
-    from segue.thread_switch import ThreadMove
+    from segue.switch.result import ThreadMove
     from segue.usage import ProviderUsage
 
 SCHEMA_VERSION = 1
@@ -132,11 +132,13 @@ def switch_to_json(switch: Switch) -> dict[str, Any]:
         "secrets": dict(plan.secrets),
         "secrets_redacted": plan.secrets_redacted,
         "items": len(plan.items),
-        "dry_run": switch.path is None,
+        "dry_run": switch.dry_run,
         "session_id": switch.session_id,
         "path": None if switch.path is None else str(switch.path),
         "cwd": switch.cwd,
-        "resume_command": None if switch.session_id is None else switch.resume_command,
+        "resume_command": None
+        if switch.session_id is None or switch.dry_run
+        else switch.resume_command,
         "warnings": list(switch.warnings),
     }
 
@@ -284,4 +286,7 @@ def thread_move_to_json(move: ThreadMove | None) -> dict[str, Any] | None:
         "reason": move.reason,
         "handoff": handoff,
         "provider_thread": move.provider_thread,
+        "covers": None if move.covers is None else list(move.covers),
+        "form": move.form,
+        "recorded": move.recorded,
     }

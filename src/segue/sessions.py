@@ -13,10 +13,18 @@ from pathlib import Path
 
 from segue.conversation import Conversation, Provider
 from segue.errors import SegueError, SessionError
+from segue.formats.stamp import Stamp, stamp_file
 from segue.providers import Env, ProviderEntry, all_entries, entry, entry_for_file
 from segue.session_info import SessionInfo
 
-__all__ = ["Listing", "find_session", "list_sessions", "read_session", "session_files"]
+__all__ = [
+    "Listing",
+    "SessionReads",
+    "find_session",
+    "list_sessions",
+    "read_session",
+    "session_files",
+]
 
 
 @dataclass(slots=True)
@@ -49,6 +57,46 @@ def read_session(path: Path, provider: Provider | None = None) -> Conversation:
     regular file, unreadable)."""
     reader = entry(provider) if provider is not None else entry_for_file(path)
     return reader.read(path)
+
+
+class SessionReads:
+    """The session files one command reads: each at most once (a second ask gets the same
+    conversation), with the stamp it had just before it was read."""
+
+    def __init__(self) -> None:
+        self._read: dict[Path, tuple[Stamp | None, Conversation]] = {}
+
+    def read(self, path: Path, provider: Provider | None = None) -> Conversation:
+        """The session in ``path``, read now or earlier in this command."""
+        key = Path(os.path.abspath(path))
+        known = self._read.get(key)
+        if known is not None:
+            return known[1]
+        stamp = stamp_file(key)
+        conversation = read_session(key, provider)
+        self._read[key] = (stamp, conversation)
+        return conversation
+
+    def prime(self, path: Path, stamp: Stamp, conversation: Conversation) -> None:
+        """Take ``conversation`` as what ``path`` holds, if the file still has ``stamp`` (a
+        preview's read, reused when nothing changed since)."""
+        from segue.formats.stamp import Change, check_stamp
+
+        change, _ = check_stamp(stamp, path)
+        if change is Change.SAME:
+            self._read[Path(os.path.abspath(path))] = (stamp, conversation)
+
+    def stamp(self, path: Path) -> Stamp | None:
+        """The stamp ``path`` had when this command read it (None: not read, or gone)."""
+        known = self._read.get(Path(os.path.abspath(path)))
+        return None if known is None else known[0]
+
+    def was_read(self, path: Path) -> bool:
+        return Path(os.path.abspath(path)) in self._read
+
+    def forget(self, path: Path) -> None:
+        """Drop what was read of ``path`` (a file this command then rewrote)."""
+        self._read.pop(Path(os.path.abspath(path)), None)
 
 
 def list_sessions(

@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-from platformdirs import user_state_dir
+
+from segue.places import user_folder
 
 __all__ = ["read_private_json", "state_dir", "write_private_json"]
 
@@ -24,7 +25,7 @@ def state_dir(env: Mapping[str, str] | None = None) -> Path:
     """Where segue keeps its own state: ``$SEGUE_STATE_DIR`` or the platform's place."""
     env = os.environ if env is None else env
     override = env.get("SEGUE_STATE_DIR")
-    return Path(override) if override else Path(user_state_dir("segue"))
+    return Path(override) if override else user_folder("state", env)
 
 
 def read_private_json(path: Path) -> Any:

@@ -26,6 +26,8 @@ class NativeSession:
     path: Path
     lines: list[bytes]
     notes: list[str] = field(default_factory=list)
+    # where the lines segue wrote itself start (a native fork copies its parent's lines first)
+    added: int = 0
 
     @property
     def size(self) -> int:

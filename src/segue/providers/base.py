@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import shutil
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -153,6 +153,11 @@ class ProviderEntry(ABC):
         """The whole session in the neutral model. Never writes to ``path``."""
 
     @abstractmethod
+    def read_lines(self, path: Path, lines: Iterable[bytes]) -> Conversation:
+        """Records given as lines (a piece of a file: what segue wrote into a new session or
+        after a fork's copy) read as if they were ``path``."""
+
+    @abstractmethod
     def peek(self, path: Path) -> SessionInfo:
         """A listing row, reading only the parts of the file a row needs."""
 
@@ -206,7 +211,9 @@ class ProviderEntry(ABC):
 
     @abstractmethod
     def headless_argv(self, executable: str, session_id: str, prompt: str) -> list[str]:
-        """The command that runs one headless turn of ``prompt`` on a session (``segue run``)."""
+        """The command that runs one headless turn of ``prompt`` on a session (``segue run``):
+        the prompt after ``--``, so the CLI never takes one that starts with ``-`` for an
+        option."""
 
     @abstractmethod
     def resume_argv(self, session_id: str) -> list[str]:

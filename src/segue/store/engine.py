@@ -20,6 +20,7 @@ import sqlite3
 import time
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from sqlalchemy import create_engine, event
 from sqlalchemy.engine import URL, Connection, Engine
@@ -28,17 +29,19 @@ from sqlalchemy.pool import ConnectionPoolEntry, StaticPool
 from segue.errors import ConfigError, StoreError
 from segue.store.location import describe, sqlite_path
 
-__all__ = ["BUSY_TIMEOUT_S", "CONNECT_TIMEOUT_S", "WRITE", "make_engine"]
+__all__ = ["BUSY_TIMEOUT_S", "CONNECT_TIMEOUT_S", "WRITE", "StoreAbsent", "make_engine"]
 
 BUSY_TIMEOUT_S = 60  # how long a SQLite writer waits for another one (default)
 CONNECT_TIMEOUT_S = 10  # how long to wait for a PostgreSQL server to answer
 WRITE = "segue_write"  # execution option: this transaction will write
 
 
-def make_engine(url: URL) -> Engine:
-    """An engine for ``url`` (as :func:`segue.store.location.database_url` spells it)."""
+def make_engine(url: URL, *, read_only: bool = False, busy_timeout: float | None = None) -> Engine:
+    """An engine for ``url`` (as :func:`segue.store.location.database_url` spells it).
+    ``read_only`` opens an existing SQLite file without ever writing to it or creating it (nor
+    its folders); ``busy_timeout`` is how long a SQLite connection waits for another writer."""
     if url.get_backend_name() == "sqlite":
-        return _sqlite_engine(url)
+        return _sqlite_engine(url, read_only, busy_timeout)
     if importlib.util.find_spec("psycopg") is None:
         raise ConfigError(
             f"{describe(url)}: a PostgreSQL store needs the psycopg driver: "
@@ -50,18 +53,41 @@ def make_engine(url: URL) -> Engine:
     return create_engine(url, connect_args=args, pool_pre_ping=False)
 
 
-def _sqlite_engine(url: URL) -> Engine:
+def _sqlite_engine(url: URL, read_only: bool, busy_timeout: float | None) -> Engine:
     path = sqlite_path(url)
+    wait = BUSY_TIMEOUT_S if busy_timeout is None else busy_timeout
+    # sqlite3's timeout is SQLite's busy timeout; a URL's ?timeout=N overrides it
+    waits: dict[str, Any] = {} if "timeout" in url.query else {"timeout": wait}
     if path is None:  # in memory: one connection, or every connection is another database
         engine = create_engine(url, poolclass=StaticPool)
+    elif read_only:
+        if not path.is_file():
+            raise StoreAbsent(f"{path}: no store yet")
+        # a WAL file in use is read through (it holds the newest records); with none, the file is
+        # read as it is, so that opening it creates no -wal or -shm file beside it
+        live = Path(f"{path}-wal").exists() and Path(f"{path}-shm").exists()
+        target = f"file:{quote(str(path.resolve()))}?" + ("mode=ro" if live else "immutable=1")
+        engine = create_engine(
+            "sqlite://", creator=lambda: sqlite3.connect(target, uri=True, **waits)
+        )
+        event.listen(engine, "connect", _sqlite_connect_read_only)
+        event.listen(engine, "begin", _sqlite_begin)
+        return engine
     else:
         _create_file(path)
-        # sqlite3's timeout is SQLite's busy timeout; a URL's ?timeout=N overrides it
-        waits = {} if "timeout" in url.query else {"timeout": BUSY_TIMEOUT_S}
         engine = create_engine(url, connect_args=waits)
     event.listen(engine, "connect", _sqlite_connect)
     event.listen(engine, "begin", _sqlite_begin)
     return engine
+
+
+class StoreAbsent(StoreError):
+    """There is no store to read yet (a dry run opens none)."""
+
+
+def _sqlite_connect_read_only(dbapi: sqlite3.Connection, record: ConnectionPoolEntry) -> None:
+    dbapi.isolation_level = None
+    dbapi.execute("PRAGMA query_only = ON")
 
 
 def _create_file(path: Path) -> None:
@@ -87,7 +113,7 @@ def _sqlite_connect(dbapi: sqlite3.Connection, record: ConnectionPoolEntry) -> N
 
 def _journal_mode_wal(dbapi: sqlite3.Connection) -> Any:
     """Switch to WAL (a no-op once the file is in WAL); the mode the file is in now."""
-    deadline = time.monotonic() + BUSY_TIMEOUT_S
+    deadline = time.monotonic() + _busy_timeout(dbapi)
     pause = 0.005
     while True:
         try:
@@ -97,6 +123,14 @@ def _journal_mode_wal(dbapi: sqlite3.Connection) -> Any:
                 raise
         time.sleep(pause)
         pause = min(pause * 2, 0.25)
+
+
+def _busy_timeout(dbapi: sqlite3.Connection) -> float:
+    try:
+        row = dbapi.execute("PRAGMA busy_timeout").fetchone()
+        return float(row[0]) / 1000 if row else BUSY_TIMEOUT_S
+    except sqlite3.Error:
+        return BUSY_TIMEOUT_S
 
 
 def _sqlite_begin(connection: Connection) -> None:

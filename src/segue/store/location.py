@@ -11,11 +11,11 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-from platformdirs import user_data_dir
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError
 
 from segue.errors import StoreError
+from segue.places import user_folder
 
 __all__ = ["data_dir", "database_url", "describe", "sqlite_path"]
 
@@ -36,7 +36,7 @@ def data_dir(env: Mapping[str, str] | None = None) -> Path:
     """segue's data folder: ``$SEGUE_DATA_DIR`` or the platform's user data folder."""
     env = os.environ if env is None else env
     override = env.get(DATA_VARIABLE)
-    return Path(override) if override else Path(user_data_dir("segue"))
+    return Path(override) if override else user_folder("data", env)
 
 
 def database_url(url: str | None = None, env: Mapping[str, str] | None = None) -> URL:
@@ -66,6 +66,11 @@ def database_url(url: str | None = None, env: Mapping[str, str] | None = None) -
     parsed = parsed.set(drivername=driver)
     if driver == "sqlite" and parsed.database and parsed.database.startswith("~"):
         parsed = parsed.set(database=str(Path(parsed.database).expanduser()))
+    if driver == "sqlite" and (sqlite_path(parsed) is None or "mode=memory" in url):
+        raise StoreError(
+            f"{source} names an in-memory SQLite database, which keeps nothing once segue exits: "
+            "give a file (sqlite:///path/segue.db)"
+        )
     return parsed
 
 

@@ -30,6 +30,7 @@ __all__ = [
     "MIGRATIONS",
     "VERSION_TABLE",
     "alembic_config",
+    "check_current",
     "current_revision",
     "head_revision",
     "revisions",
@@ -65,24 +66,54 @@ def head_revision() -> str:
 
 
 def current_revision(connection: Connection) -> str | None:
-    """The revision a database is at (None: a new database)."""
-    if not inspect(connection).has_table(VERSION_TABLE):
+    """The revision a database is at (None: a new database). A version table that says
+    nothing usable (no row, or an empty one) beside segue's tables is :class:`StoreError`: no
+    one can tell which migrations it has."""
+    inspector = inspect(connection)
+    if not inspector.has_table(VERSION_TABLE):
         return None
     rows = connection.execute(text(f"SELECT version_num FROM {VERSION_TABLE}")).scalars().all()
-    return ",".join(sorted(rows)) or None  # one row, unless someone branched the history
+    named = sorted(str(row).strip() for row in rows if row is not None and str(row).strip())
+    if not named:
+        if inspector.has_table("batches") or inspector.has_table("app_threads"):
+            raise StoreError(
+                f"its schema version ({VERSION_TABLE}) is empty, so which migrations it has "
+                "cannot be told; restore it from a backup, or move the file away to start anew"
+            )
+        return None
+    return ",".join(named)  # one row, unless someone branched the history
+
+
+def _revision(connection: Connection, where: str) -> str | None:
+    try:
+        return current_revision(connection)
+    except StoreError as error:
+        raise StoreError(f"{where}: {error}") from None
+
+
+def check_current(engine: Engine, where: str) -> None:
+    """Refuse (without writing) a database this segue would have to migrate first."""
+    with engine.connect() as connection:
+        current = _revision(connection, where)
+    if current != head_revision():
+        _check_known(current, where)
+        raise StoreError(
+            f"{where}: the store is at schema revision {current or 'none'}; this segue "
+            f"reads {head_revision()} (any command that records upgrades it)"
+        )
 
 
 def upgrade(engine: Engine, where: str) -> None:
     """Bring the database to the head revision; a no-op (one read) when it is there."""
     with engine.connect() as connection:
-        current = current_revision(connection)
+        current = _revision(connection, where)
     if current == head_revision():
         return
     _check_known(current, where)
     with engine.execution_options(**{WRITE: True}).begin() as connection:
         if connection.dialect.name == "postgresql":
             connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _ADVISORY_KEY})
-        current = current_revision(connection)
+        current = _revision(connection, where)
         if current == head_revision():  # another process migrated it while this one waited
             return
         _check_known(current, where)

@@ -154,6 +154,9 @@ provider_thread_revisions = Table(
     Column("reason", Text),  # why this revision was recorded
     Column("model", Text),
     Column("recorded_at", UtcDateTime, nullable=False),
+    Column("stamp", _json()),  # the file as segue last saw it (segue.formats.stamp)
+    Column("turns", _json()),  # its turns then: [[prompt hash, run ordinal or null], …]
+    Column("former", _json()),  # files it continued from: [{path, stamp, turns}, …]
     Index(None, "native_id"),
 )
 
@@ -167,11 +170,13 @@ runs = Table(
     Column("provider_thread_id", Text, ForeignKey("provider_threads.id"), nullable=False),
     Column("native_turn", Integer, nullable=False),  # its place among the native turns, from 1
     Column("handoff_id", Text),  # the handoff it started with
-    Column("status", Text, nullable=False),  # completed / working / failed / rolled_back
+    # completed / working / failed / rolled_back / divergent
+    Column("status", Text, nullable=False),
     Column("prompt", Text, nullable=False),
     Column("started_at", UtcDateTime),
     Column("ended_at", UtcDateTime),
     Column("recorded_at", UtcDateTime, nullable=False),
+    Column("note", Text),  # why it failed, or why it is not on the thread's line
 )
 
 context_transfers = Table(

@@ -13,7 +13,7 @@ from segue.store import batches as queries
 from segue.store.engine import WRITE, make_engine
 from segue.store.failures import guarded
 from segue.store.location import database_url, describe
-from segue.store.migrate import current_revision, upgrade
+from segue.store.migrate import check_current, current_revision, upgrade
 from segue.store.records import (
     AgentResult,
     Batch,
@@ -28,20 +28,34 @@ __all__ = ["Store", "open_store"]
 _SHOWN_CANDIDATES = 5
 
 
-def open_store(url: str | None = None, env: Mapping[str, str] | None = None) -> Store:
+def open_store(
+    url: str | None = None,
+    env: Mapping[str, str] | None = None,
+    *,
+    read_only: bool = False,
+    busy_timeout: float | None = None,
+) -> Store:
     """Open segue's database and bring its schema to the newest migration.
 
     ``url`` (a SQLAlchemy URL: ``sqlite:///path`` or ``postgresql://user@host/db``), else
     ``$SEGUE_DATABASE_URL``, else ``segue.db`` in segue's data folder (``$SEGUE_DATA_DIR``, else
     the platform's user data folder). Raises :class:`StoreError` (or :class:`ConfigError` when
     the PostgreSQL driver is not installed), with one line that names the database.
+
+    ``read_only`` writes nothing, ever: no file or folder is created (a store that does not
+    exist yet is :class:`StoreAbsent`), and a store that is not at this segue's schema is
+    refused instead of migrated. ``busy_timeout`` is how long to wait for another writer of a
+    SQLite file (default: a minute).
     """
     parsed = database_url(url, env)
     where = describe(parsed)
-    engine = make_engine(parsed)
+    engine = make_engine(parsed, read_only=read_only, busy_timeout=busy_timeout)
     try:
         with guarded(where, "cannot open segue's database"):
-            upgrade(engine, where)
+            if read_only:
+                check_current(engine, where)
+            else:
+                upgrade(engine, where)
     except BaseException:
         engine.dispose()
         raise

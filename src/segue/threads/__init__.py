@@ -1,4 +1,5 @@
-"""The app-thread graph (issue 10): one conversation across providers, remembered.
+"""The app-thread graph: one conversation across providers, remembered, and checked against the
+sessions on disk before every decision (the files are the truth; the store is their cache).
 
 An app thread's runs are its typed prompts, whichever CLI ran them; each provider thread (a
 native Claude Code or Codex session) holds some runs natively and was handed the others. The
@@ -13,8 +14,9 @@ graph lives in segue's store, append-only::
         decision = decide_move(store, graph.thread.id, Provider.CLAUDE)
         print(decision.strategy, decision.reason)
 
-:func:`segue.threads.strategy.decide` is the pure decision; ``ProviderEntry.fork`` writes the
-native fork a delta goes into.
+:func:`segue.threads.strategy.decide` is the pure decision and
+:func:`segue.threads.reconcile.reconcile` the pure check against the disk; a switch carries a
+decision out (:mod:`segue.switch`).
 """
 
 from segue.threads.config import StalenessConfig, config_path, load_config

@@ -17,9 +17,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from pathlib import Path
 
-from platformdirs import user_config_dir
-
 from segue.errors import ConfigError
+from segue.places import user_folder
 
 __all__ = ["CONFIG_VARIABLE", "StalenessConfig", "config_path", "load_config"]
 
@@ -38,7 +37,7 @@ class StalenessConfig:
 def config_path(env: Mapping[str, str] | None = None) -> Path:
     env = os.environ if env is None else env
     override = env.get(CONFIG_VARIABLE)
-    return Path(override) if override else Path(user_config_dir("segue")) / "segue.toml"
+    return Path(override) if override else user_folder("config", env) / "segue.toml"
 
 
 def load_config(env: Mapping[str, str] | None = None) -> StalenessConfig:

@@ -6,17 +6,25 @@ session (Claude Code or Codex) that holds some of those runs natively (its nativ
 given the others, if any, by *handoffs*. A handoff covers a range of runs and carries them as
 native items or as a summary. Nothing here is bound to a database session: every record is a
 frozen dataclass.
+
+Every status, strategy and form read back from the store that this segue does not know (a newer
+segue wrote it, or a hand edit) is ``unknown``: never an error, and never a target to return to.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import hashlib
+from collections.abc import Iterable
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
+from segue.formats.stamp import Stamp
+
 __all__ = [
     "AppThread",
+    "FormerFile",
     "Handoff",
     "HandoffForm",
     "HandoffStatus",
@@ -28,20 +36,36 @@ __all__ = [
     "ThreadGraph",
     "ThreadSummary",
     "Transfer",
+    "TurnSlot",
+    "assemble",
+    "prompt_hash",
 ]
 
 
 class ProviderThreadStatus(StrEnum):
     ACTIVE = "active"
     STALE = "stale"  # segue will not return to it: a new provider thread takes over
-    DIVERGENT = "divergent"  # forked or changed in a way that conflicts with the app thread
-    ROLLED_BACK = "rolled_back"  # its CLI undid turns segue had counted
+    DIVERGENT = "divergent"  # changed, or holding runs, in a way that conflicts with the thread
+    ROLLED_BACK = "rolled_back"  # (older segue) its CLI undid turns others built on
+    MISSING = "missing"  # its file is gone, empty, or not a regular file
+    UNKNOWN = "unknown"  # a value this segue does not know
+
+    @classmethod
+    def _missing_(cls, value: object) -> ProviderThreadStatus:
+        return cls.UNKNOWN
 
 
 class RunStatus(StrEnum):
     COMPLETED = "completed"
     WORKING = "working"
+    FAILED = "failed"  # ended by an error (a usage limit): its note says which
     ROLLED_BACK = "rolled_back"
+    DIVERGENT = "divergent"  # parallel work, not on the thread's line: its note says why
+    UNKNOWN = "unknown"
+
+    @classmethod
+    def _missing_(cls, value: object) -> RunStatus:
+        return cls.UNKNOWN
 
 
 class HandoffStrategy(StrEnum):
@@ -49,11 +73,21 @@ class HandoffStrategy(StrEnum):
     FULL_THREAD_SUMMARY = "full_thread_summary"
     CHECKPOINT_SUMMARY = "checkpoint_summary"
     MANUAL_CONTEXT = "manual_context"
+    UNKNOWN = "unknown"
+
+    @classmethod
+    def _missing_(cls, value: object) -> HandoffStrategy:
+        return cls.UNKNOWN
 
 
 class HandoffForm(StrEnum):
     NATIVE_ITEMS = "native_items"  # the runs themselves, as the target's native records
     SUMMARY = "summary"  # one message of text
+    UNKNOWN = "unknown"
+
+    @classmethod
+    def _missing_(cls, value: object) -> HandoffForm:
+        return cls.UNKNOWN
 
 
 class HandoffStatus(StrEnum):
@@ -61,6 +95,39 @@ class HandoffStatus(StrEnum):
     READY = "ready"
     FAILED = "failed"
     SUPERSEDED = "superseded"  # computed: a newer handoff names this one
+    UNKNOWN = "unknown"
+
+    @classmethod
+    def _missing_(cls, value: object) -> HandoffStatus:
+        return cls.UNKNOWN
+
+
+NOT_ON_THE_LINE = (RunStatus.ROLLED_BACK, RunStatus.DIVERGENT)
+
+
+def prompt_hash(prompt: str) -> str:
+    """How a turn's prompt is remembered in a provider thread's layout."""
+    return hashlib.blake2b(prompt.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class FormerFile:
+    """A file a provider thread continued from (the parent of a native fork segue wrote): still
+    watched, since a turn typed there is work off the thread's line."""
+
+    path: str
+    stamp: Stamp | None
+    turns: tuple[TurnSlot, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class TurnSlot:
+    """One typed-prompt turn of a provider thread's file, as segue last saw it: its prompt's
+    hash and the run it is (natively, or carried by a handoff); ``prompt`` None: unknown (an
+    older record), matching any prompt."""
+
+    prompt: str | None
+    run: int | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,6 +153,12 @@ class Run:
     started_at: datetime | None = None
     ended_at: datetime | None = None
     version: int = 1
+    note: str | None = None  # why it failed, or why it is not on the thread's line
+
+    @property
+    def live(self) -> bool:
+        """On the thread's line (not rolled back, not parallel work off it)."""
+        return self.status not in NOT_ON_THE_LINE
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,6 +197,9 @@ class ProviderThread:
     native_runs: tuple[int, ...] = ()
     handoffs: tuple[Handoff, ...] = ()
     reason: str | None = None
+    stamp: Stamp | None = None  # its file as segue last saw it
+    turns: tuple[TurnSlot, ...] | None = None  # the file's turns then (None: not recorded)
+    former: tuple[FormerFile, ...] = ()  # files it continued from, still watched
 
     @property
     def first_run(self) -> int | None:
@@ -166,7 +242,8 @@ class ThreadGraph:
 
     @property
     def live_runs(self) -> tuple[Run, ...]:
-        return tuple(r for r in self.runs if r.status is not RunStatus.ROLLED_BACK)
+        """The runs on the thread's line, in order."""
+        return tuple(r for r in self.runs if r.live)
 
     def provider_thread(self, provider_thread_id: str) -> ProviderThread:
         for pt in self.provider_threads:
@@ -186,3 +263,38 @@ class ThreadSummary:
     runs: int
     providers: tuple[str, ...]
     last_provider: str | None
+
+
+def assemble(
+    thread: AppThread,
+    runs: Iterable[Run],
+    provider_threads: Iterable[ProviderThread],
+    handoffs: Iterable[Handoff],
+) -> ThreadGraph:
+    """A graph from its records: each provider thread's native runs (its runs on the line) and
+    the handoffs it was given (those no newer handoff supersedes), worked out here."""
+    ordered = tuple(sorted(runs, key=lambda r: r.ordinal))
+    replaced = {h.supersedes for h in handoffs if h.supersedes is not None}
+    all_handoffs = tuple(
+        replace(h, status=HandoffStatus.SUPERSEDED)
+        if h.id in replaced and h.status is not HandoffStatus.SUPERSEDED
+        else h
+        for h in handoffs
+    )
+    held: dict[str, list[int]] = {}
+    for run in ordered:
+        if run.live:
+            held.setdefault(run.provider_thread_id, []).append(run.ordinal)
+    pts = tuple(
+        replace(
+            pt,
+            native_runs=tuple(held.get(pt.id, ())),
+            handoffs=tuple(
+                h
+                for h in all_handoffs
+                if h.to_provider_thread_id == pt.id and h.status is not HandoffStatus.SUPERSEDED
+            ),
+        )
+        for pt in provider_threads
+    )
+    return ThreadGraph(thread=thread, runs=ordered, provider_threads=pts, handoffs=all_handoffs)

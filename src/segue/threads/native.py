@@ -1,4 +1,6 @@
-"""A native session's turns as runs: its typed prompts, after the rollbacks its CLI recorded."""
+"""A native session's turns as runs: its typed prompts, after the rollbacks its CLI recorded,
+each with how it ended (completed, still working, or failed on an error such as a usage limit).
+"""
 
 from __future__ import annotations
 
@@ -6,13 +8,22 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from segue.conversation import AssistantMessage, Conversation, Item, TurnMarker, TurnStatus
+from segue.conversation import (
+    AssistantMessage,
+    Conversation,
+    ErrorNotice,
+    Item,
+    Opaque,
+    TurnMarker,
+    TurnStatus,
+    UserMessage,
+)
 from segue.threads.model import RunStatus
 from segue.times import parse_iso
 from segue.transforms.effective import apply_rollbacks
 from segue.transforms.turns import group_turns
 
-__all__ = ["NativeTurn", "native_turns"]
+__all__ = ["NativeTurn", "native_turns", "turn_items"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -21,6 +32,13 @@ class NativeTurn:
     status: RunStatus
     started_at: datetime | None
     ended_at: datetime | None
+    note: str | None = None  # for a failed turn: the error that ended it
+
+
+def turn_items(conversation: Conversation) -> list[list[Item]]:
+    """The items of each typed-prompt turn still in the session, prompt first."""
+    turns = group_turns(apply_rollbacks(conversation.items))
+    return [t.all_items for t in turns if t.prompt is not None]
 
 
 def native_turns(conversation: Conversation) -> list[NativeTurn]:
@@ -31,17 +49,38 @@ def native_turns(conversation: Conversation) -> list[NativeTurn]:
         assert turn.prompt is not None
         stamps = [parse_iso(item.timestamp) for item in turn.all_items]
         known = [s for s in stamps if s is not None]
+        status, note = _outcome(turn.items, last=n == len(turns) - 1)
         out.append(
             NativeTurn(
                 prompt=turn.prompt.text,
-                status=RunStatus.COMPLETED
-                if n < len(turns) - 1 or _finished(turn.items)
-                else RunStatus.WORKING,
+                status=status,
                 started_at=known[0] if known else None,
                 ended_at=known[-1] if known else None,
+                note=note,
             )
         )
     return out
+
+
+def _outcome(items: Sequence[Item], *, last: bool) -> tuple[RunStatus, str | None]:
+    """How a turn ended: an error its CLI recorded after the last answer fails it (a usage
+    limit, an API error); the last turn is still working when its CLI marked it started and
+    not ended, or it has no answer at all."""
+    for item in reversed(items):
+        if isinstance(item, Opaque | TurnMarker | UserMessage):  # bookkeeping, injected context
+            continue
+        if isinstance(item, ErrorNotice):
+            return RunStatus.FAILED, _error_note(item)
+        break
+    if not last:
+        return RunStatus.COMPLETED, None
+    return (RunStatus.COMPLETED if _finished(items) else RunStatus.WORKING), None
+
+
+def _error_note(error: ErrorNotice) -> str:
+    text = " ".join(error.message.split())[:300]
+    reset = f" (resets {error.reset_at.isoformat()})" if error.reset_at is not None else ""
+    return f"{error.error_kind.value}: {text}{reset}"
 
 
 def _finished(items: Sequence[Item]) -> bool:

@@ -14,14 +14,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Row, func, select
 from sqlalchemy.engine import Connection
 
 from segue.errors import StoreError
+from segue.formats.stamp import Stamp
 from segue.store.ids import new_id
 from segue.store.schema import (
     app_threads,
@@ -34,6 +35,7 @@ from segue.store.schema import (
 )
 from segue.threads.model import (
     AppThread,
+    FormerFile,
     Handoff,
     HandoffForm,
     HandoffStatus,
@@ -45,9 +47,12 @@ from segue.threads.model import (
     ThreadGraph,
     ThreadSummary,
     Transfer,
+    TurnSlot,
+    assemble,
 )
 
 __all__ = [
+    "Conflict",
     "NewRun",
     "add_handoff",
     "add_provider_thread",
@@ -57,12 +62,16 @@ __all__ = [
     "list_threads",
     "load_graph",
     "lock_thread",
+    "record_changes",
     "record_decision",
     "revise_provider_thread",
     "revise_runs",
     "thread_ids_like",
     "threads_of_native",
 ]
+
+if TYPE_CHECKING:
+    from segue.threads.reconcile import Changes
 
 _ID_PREFIX = re.compile(r"[0-9a-f-]+")
 
@@ -131,27 +140,90 @@ def add_provider_thread(
     reason: str | None = None,
 ) -> str:
     """A new provider thread (its first revision, active); returns its id."""
-    pt_id = new_id()
-    now = _now()
+    pt = ProviderThread(
+        id=new_id(),
+        thread_id=thread_id,
+        provider=provider,
+        origin=origin,
+        native_id=native_id,
+        path=path,
+        native_turns=native_turns,
+        status=ProviderThreadStatus.ACTIVE,
+        model=model,
+        version=1,
+        reason=reason,
+    )
+    _insert_provider_thread(connection, pt, _now())
+    return pt.id
+
+
+def _insert_provider_thread(connection: Connection, pt: ProviderThread, now: datetime) -> None:
     connection.execute(
         provider_threads.insert().values(
-            id=pt_id, thread_id=thread_id, provider=provider, created_at=now, origin=origin
+            id=pt.id, thread_id=pt.thread_id, provider=pt.provider, created_at=now, origin=pt.origin
         )
     )
-    connection.execute(
-        provider_thread_revisions.insert().values(
-            provider_thread_id=pt_id,
-            version=1,
-            native_id=native_id,
-            path=path,
-            native_turns=native_turns,
-            status=ProviderThreadStatus.ACTIVE.value,
-            reason=reason,
-            model=model,
-            recorded_at=now,
+    connection.execute(provider_thread_revisions.insert().values(**_revision_row(pt, 1, now)))
+
+
+def _revision_row(pt: ProviderThread, version: int, now: datetime) -> dict[str, Any]:
+    return {
+        "provider_thread_id": pt.id,
+        "version": version,
+        "native_id": pt.native_id,
+        "path": pt.path,
+        "native_turns": pt.native_turns,
+        "status": pt.status.value,
+        "reason": pt.reason,
+        "model": pt.model,
+        "recorded_at": now,
+        "stamp": None if pt.stamp is None else pt.stamp.to_json(),
+        "turns": None if pt.turns is None else _turns_json(pt.turns),
+        "former": [
+            {
+                "path": f.path,
+                "stamp": None if f.stamp is None else f.stamp.to_json(),
+                "turns": _turns_json(f.turns),
+            }
+            for f in pt.former
+        ]
+        or None,
+    }
+
+
+def _turns_json(turns: Sequence[TurnSlot]) -> list[list[Any]]:
+    return [[slot.prompt, slot.run] for slot in turns]
+
+
+def _turns_of(value: object) -> tuple[TurnSlot, ...] | None:
+    """A layout read back from the store; None for a revision without one (or a broken one)."""
+    if not isinstance(value, list):
+        return None
+    slots: list[TurnSlot] = []
+    for entry in value:
+        if not isinstance(entry, list) or len(entry) != 2:
+            return None
+        prompt, run = entry
+        slots.append(
+            TurnSlot(prompt if isinstance(prompt, str) else None, run if type(run) is int else None)
         )
-    )
-    return pt_id
+    return tuple(slots)
+
+
+def _former_of(value: object) -> tuple[FormerFile, ...]:
+    if not isinstance(value, list):
+        return ()
+    out: list[FormerFile] = []
+    for entry in value:
+        if isinstance(entry, dict) and isinstance(entry.get("path"), str):
+            out.append(
+                FormerFile(
+                    entry["path"],
+                    Stamp.from_json(entry.get("stamp")),
+                    _turns_of(entry.get("turns")) or (),
+                )
+            )
+    return tuple(out)
 
 
 def revise_provider_thread(
@@ -171,18 +243,17 @@ def revise_provider_thread(
         select(func.max(r.version)).where(r.provider_thread_id == current.id)
     ).scalar_one()
     version = int(latest or 0) + 1
+    revised = replace(
+        current,
+        native_id=native_id or current.native_id,
+        path=path or current.path,
+        native_turns=current.native_turns if native_turns is None else native_turns,
+        status=status or current.status,
+        reason=reason,
+        model=model or current.model,
+    )
     connection.execute(
-        provider_thread_revisions.insert().values(
-            provider_thread_id=current.id,
-            version=version,
-            native_id=native_id or current.native_id,
-            path=path or current.path,
-            native_turns=current.native_turns if native_turns is None else native_turns,
-            status=(status or current.status).value,
-            reason=reason,
-            model=model or current.model,
-            recorded_at=_now(),
-        )
+        provider_thread_revisions.insert().values(**_revision_row(revised, version, _now()))
     )
     return version
 
@@ -252,6 +323,7 @@ def _run_row(run: Run, now: datetime) -> dict[str, Any]:
         "started_at": run.started_at,
         "ended_at": run.ended_at,
         "recorded_at": now,
+        "note": run.note,
     }
 
 
@@ -325,32 +397,36 @@ def add_handoff(
         target_run_ordinal=target_run_ordinal,
         supersedes=supersedes,
     )
-    if supersedes is not None:
+    _insert_handoff(connection, handoff)
+    return handoff
+
+
+def _insert_handoff(connection: Connection, handoff: Handoff) -> None:
+    if handoff.supersedes is not None:
         h = context_handoffs.c
-        taken = connection.execute(select(h.id).where(h.supersedes == supersedes)).first()
+        taken = connection.execute(select(h.id).where(h.supersedes == handoff.supersedes)).first()
         if taken is not None:
-            raise StoreError(f"handoff {supersedes} is already superseded by {taken[0]}")
+            raise StoreError(f"handoff {handoff.supersedes} is already superseded by {taken[0]}")
     connection.execute(
         context_handoffs.insert().values(
             id=handoff.id,
-            transfer_id=transfer_id,
-            thread_id=thread_id,
-            target_run_ordinal=target_run_ordinal,
+            transfer_id=handoff.transfer_id,
+            thread_id=handoff.thread_id,
+            target_run_ordinal=handoff.target_run_ordinal,
             from_provider_threads=list(handoff.from_provider_threads),
-            to_provider_thread_id=to_provider_thread_id,
-            covers_from=covers[0],
-            covers_to=covers[1],
-            strategy=strategy.value,
-            form=form.value,
-            text=text,
-            items=items,
-            status=status.value,
-            created_by_provider=created_by_provider,
-            supersedes=supersedes,
+            to_provider_thread_id=handoff.to_provider_thread_id,
+            covers_from=handoff.covers[0],
+            covers_to=handoff.covers[1],
+            strategy=handoff.strategy.value,
+            form=handoff.form.value,
+            text=handoff.text,
+            items=handoff.items,
+            status=handoff.status.value,
+            created_by_provider=handoff.created_by_provider,
+            supersedes=handoff.supersedes,
             created_at=handoff.created_at,
         )
     )
-    return handoff
 
 
 def record_decision(
@@ -427,35 +503,28 @@ def load_graph(connection: Connection, thread_id: str) -> ThreadGraph | None:
         return None
     r = runs.c
     current: dict[int, Run] = {}
-    statuses = {status.value: status for status in RunStatus}
     columns = (r.ordinal, r.provider, r.provider_thread_id, r.native_turn, r.status, r.prompt,
-               r.handoff_id, r.started_at, r.ended_at, r.version)  # fmt: skip
+               r.handoff_id, r.started_at, r.ended_at, r.version, r.note)  # fmt: skip
     query = select(*columns).where(r.thread_id == thread_id).order_by(r.ordinal, r.version)
     rows = connection.execute(query)  # the hot loop of a decision: rows unpacked as tuples
-    for ordinal, provider, pt, turn, status, prompt, handoff, started, ended, version in rows:
+    statuses = {status.value: status for status in RunStatus}
+    unknown = RunStatus.UNKNOWN
+    for ordinal, provider, pt, turn, status, prompt, handoff, started, ended, version, note in rows:
         current[ordinal] = Run(
-            thread_id, ordinal, provider, pt, turn, statuses[status], prompt, handoff,
-            started, ended, version,
+            thread_id, ordinal, provider, pt, turn, statuses.get(status, unknown), prompt,
+            handoff, started, ended, version, note,
         )  # fmt: skip
     handoff_rows = connection.execute(
         select(context_handoffs)
         .where(context_handoffs.c.thread_id == thread_id)
         .order_by(context_handoffs.c.created_at, context_handoffs.c.id)
     ).all()
-    replaced = {h._mapping["supersedes"] for h in handoff_rows} - {None}
-    handoffs = tuple(_handoff(h, h._mapping["id"] in replaced) for h in handoff_rows)
-    pts = _provider_threads(connection, thread_id, current, handoffs)
-    return ThreadGraph(
-        thread=_thread(row),
-        runs=tuple(current[n] for n in sorted(current)),
-        provider_threads=pts,
-        handoffs=handoffs,
-    )
+    handoffs = tuple(_handoff(h, False) for h in handoff_rows)
+    pts = _provider_threads(connection, thread_id)
+    return assemble(_thread(row), current.values(), pts, handoffs)
 
 
-def _provider_threads(
-    connection: Connection, thread_id: str, current: dict[int, Run], handoffs: tuple[Handoff, ...]
-) -> tuple[ProviderThread, ...]:
+def _provider_threads(connection: Connection, thread_id: str) -> list[ProviderThread]:
     p, v = provider_threads.c, provider_thread_revisions.c
     rows = connection.execute(
         select(
@@ -470,6 +539,9 @@ def _provider_threads(
             v.status,
             v.reason,
             v.model,
+            v.stamp,
+            v.turns,
+            v.former,
         )
         .join(provider_thread_revisions, v.provider_thread_id == p.id)
         .where(p.thread_id == thread_id)
@@ -478,36 +550,103 @@ def _provider_threads(
     latest: dict[str, Any] = {}
     for m in rows:
         latest[m["id"]] = m  # ordered by version: the last one is current
-    held: dict[str, list[int]] = {}
-    for run in current.values():
-        if run.status is not RunStatus.ROLLED_BACK:
-            held.setdefault(run.provider_thread_id, []).append(run.ordinal)
-    out = []
-    for pt_id, m in latest.items():
-        native = tuple(held.get(pt_id, ()))
-        given = tuple(
-            h
-            for h in handoffs
-            if h.to_provider_thread_id == pt_id and h.status is not HandoffStatus.SUPERSEDED
+    return [
+        ProviderThread(
+            id=pt_id,
+            thread_id=thread_id,
+            provider=m["provider"],
+            origin=m["origin"],
+            native_id=m["native_id"],
+            path=m["path"],
+            native_turns=m["native_turns"],
+            status=ProviderThreadStatus(m["status"]),
+            model=m["model"],
+            version=m["version"],
+            reason=m["reason"],
+            stamp=Stamp.from_json(m["stamp"]),
+            turns=_turns_of(m["turns"]),
+            former=_former_of(m["former"]),
         )
-        out.append(
-            ProviderThread(
-                id=pt_id,
-                thread_id=thread_id,
-                provider=m["provider"],
-                origin=m["origin"],
-                native_id=m["native_id"],
-                path=m["path"],
-                native_turns=m["native_turns"],
-                status=ProviderThreadStatus(m["status"]),
-                model=m["model"],
-                version=m["version"],
-                native_runs=native,
-                handoffs=given,
-                reason=m["reason"],
+        for pt_id, m in latest.items()
+    ]
+
+
+def record_changes(connection: Connection, thread_id: str, changes: Changes) -> None:
+    """Record what a sync or a switch worked out, in the caller's transaction, after checking
+    that the store still holds what it was worked out from (else :class:`Conflict`)."""
+    now = _now()
+    if changes.thread is not None:
+        thread = changes.thread
+        connection.execute(
+            app_threads.insert().values(
+                id=thread.id,
+                created_at=thread.created_at,
+                title=thread.title,
+                cwd=thread.cwd,
+                parent_thread_id=thread.parent_thread_id,
+                parent_run_ordinal=thread.parent_run_ordinal,
             )
         )
-    return tuple(out)
+    else:
+        lock_thread(connection, thread_id)
+        _check_base(connection, thread_id, changes)
+    for pt in changes.provider_threads:
+        _insert_provider_thread(connection, pt, now)
+    for revised in changes.revisions.values():
+        connection.execute(
+            provider_thread_revisions.insert().values(
+                **_revision_row(revised, revised.version, now)
+            )
+        )
+    rows = [_run_row(run, now) for run in changes.runs]
+    rows += [_run_row(run, now) for run in changes.run_versions.values()]
+    if rows:
+        connection.execute(runs.insert(), rows)
+    for transfer in changes.transfers:
+        connection.execute(
+            context_transfers.insert().values(
+                **{name: getattr(transfer, name) for name in Transfer.__dataclass_fields__}
+            )
+        )
+    for handoff in changes.handoffs:
+        _insert_handoff(connection, handoff)
+    for d in changes.decisions:
+        record_decision(
+            connection,
+            thread_id,
+            target_provider=d.target_provider,
+            strategy=d.strategy,
+            form=d.form,
+            reason=d.reason,
+            provider_thread_id=d.provider_thread_id,
+            covers=d.covers,
+            inputs=d.inputs,
+        )
+
+
+class Conflict(StoreError):
+    """The thread changed in the store since the changes were worked out."""
+
+
+def _check_base(connection: Connection, thread_id: str, changes: Changes) -> None:
+    latest = connection.execute(
+        select(func.max(runs.c.ordinal)).where(runs.c.thread_id == thread_id)
+    ).scalar_one()
+    if int(latest or 0) != changes.base_ordinal:
+        raise Conflict(f"thread {thread_id} got new runs meanwhile")
+    if not changes.revisions:
+        return
+    v = provider_thread_revisions.c
+    versions = dict(
+        connection.execute(
+            select(v.provider_thread_id, func.max(v.version))
+            .where(v.provider_thread_id.in_(list(changes.revisions)))
+            .group_by(v.provider_thread_id)
+        ).all()
+    )
+    for pt_id in changes.revisions:
+        if versions.get(pt_id) != changes.base_versions.get(pt_id):
+            raise Conflict(f"provider thread {pt_id} was revised meanwhile")
 
 
 def list_threads(connection: Connection, limit: int | None = None) -> list[ThreadSummary]:

@@ -119,6 +119,9 @@ def decide(graph: ThreadGraph, target: str, facts: Facts, config: StalenessConfi
     pt, why_none = _candidate(graph, target)
     if pt is None:
         return _full_into_new(last, str(why_none))
+    unfit = _unfit(pt, target, facts)  # whatever it missed: not a context to resume
+    if unfit is not None:
+        return _full_into_new(last, unfit)
     covered = pt.coverage()
     missed = [n for n in ordinals if n not in covered]
     if not missed:
@@ -153,6 +156,19 @@ def decide(graph: ThreadGraph, target: str, facts: Facts, config: StalenessConfi
     )
 
 
+def _unfit(pt: ProviderThread, target: str, facts: Facts) -> str | None:
+    """Why ``pt`` is no context to resume, whatever runs it missed, or None. (A model changed
+    since is the user's to resume with, as their own CLI would; it only stops a handoff.)"""
+    name = f"{target} provider thread {pt.id}"
+    if facts.clean:
+        return "a clean context was asked for (--clean)"
+    if facts.resume_failed:
+        return f"resuming {name} failed"
+    if facts.conflict:
+        return f"{name} conflicts with the thread: {facts.conflict}"
+    return None
+
+
 def _staleness(
     pt: ProviderThread,
     graph: ThreadGraph,
@@ -161,16 +177,10 @@ def _staleness(
     config: StalenessConfig,
     missed: list[int],
 ) -> str | None:
-    """Why returning to ``pt`` is no longer appropriate, or None."""
+    """Why returning to ``pt`` with the runs it ``missed`` is no longer appropriate, or None."""
     name = f"{target} provider thread {pt.id}"
-    if facts.clean:
-        return "a clean context was asked for (--clean)"
-    if facts.resume_failed:
-        return f"resuming {name} failed"
     if facts.model_changed:
         return f"the {target} model or mode changed incompatibly since {name}"
-    if facts.conflict:
-        return f"{name} conflicts with the thread: {facts.conflict}"
     off = sum(1 for run in graph.live_runs if run.ordinal > (pt.last_run or 0))
     if off > config.max_off_provider_runs:
         return (

@@ -1,58 +1,59 @@
-"""Adopt a native session as an app thread, and keep app threads in step with their sessions.
+"""Adopt a native session as an app thread, and keep app threads in step with their files.
 
-A run is a typed prompt turn of a native session. ``sync`` reads each provider thread's current
-file (the registry's ``current_file``: a Codex thread that was rolled back continues in a newer
-generation file) and records the turns segue has not counted yet as the next runs, in the order
-they started. It holds the thread's lock while it compares and records, so two processes syncing
-the same thread at once count every turn once. Turns that disappeared (a rollback in the CLI)
-mark their runs ``rolled_back`` and the provider thread ``rolled_back``.
+A run is a typed prompt turn of a native session. A sync looks at every provider thread's file
+(:mod:`segue.threads.observe`: only the changed ones are read, each once per command), works out
+what changed (:mod:`segue.threads.reconcile`: new turns, rewinds, moves, files gone, changed in
+place, parallel work), and records it in one transaction that first checks the store still
+holds what it was worked out from; when another process recorded meanwhile, it is worked out
+again. The same two steps run without a store (:func:`observe_graph`) for a dry run.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-from sqlalchemy.engine import Connection
-
 from segue.conversation import Conversation, Provider
-from segue.errors import SessionError
-from segue.providers import ProviderEntry, entry
-from segue.sessions import find_session
+from segue.errors import StoreError
+from segue.providers import entry
+from segue.sessions import SessionReads, find_session
 from segue.store import Store
 from segue.threads import queries
-from segue.threads.model import ProviderThreadStatus, Run, RunStatus, ThreadGraph
+from segue.threads.model import Run, ThreadGraph
 from segue.threads.native import NativeTurn, native_turns
+from segue.threads.observe import Observation, observe, observe_former
+from segue.threads.reconcile import Changes, SyncOutcome, adopted_graph, reconcile
 from segue.threads.repository import ThreadStore, native_lock
 
-__all__ = ["SyncResult", "adopt", "sync"]
+__all__ = [
+    "SyncResult",
+    "adopt",
+    "adoption",
+    "observe_graph",
+    "record_outcome",
+    "sync",
+    "title_of",
+]
 
 TITLE_CHARS = 80
+_ATTEMPTS = 5  # how often a sync is worked out again when another process recorded meanwhile
 
 
 @dataclass(slots=True)
 class SyncResult:
     graph: ThreadGraph
     new_runs: list[Run] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)  # provider threads that could not be read
-
-
-@dataclass(frozen=True, slots=True)
-class _Observed:
-    provider_thread_id: str
-    path: str
-    turns: list[NativeTurn]
-    model: str | None
+    notes: list[str] = field(default_factory=list)  # what changed on disk that the user should know
 
 
 def _env(env: Mapping[str, str] | None) -> Mapping[str, str]:
     return os.environ if env is None else env
 
 
-def _title(conversation: Conversation, turns: list[NativeTurn]) -> str | None:
+def title_of(conversation: Conversation, turns: list[NativeTurn]) -> str | None:
     title = conversation.meta.title or (turns[0].prompt if turns else None)
     if title is None:
         return None
@@ -60,7 +61,76 @@ def _title(conversation: Conversation, turns: list[NativeTurn]) -> str | None:
     return line if len(line) <= TITLE_CHARS else line[: TITLE_CHARS - 1] + "…"
 
 
-def adopt(store: Store, session_ref: str, env: Mapping[str, str] | None = None) -> ThreadGraph:
+def observe_graph(
+    graph: ThreadGraph, reads: SessionReads, env: Mapping[str, str]
+) -> list[Observation]:
+    """What every provider thread's file (and every file one continued from) says now."""
+    seen: list[Observation] = []
+    for pt in graph.provider_threads:
+        seen.append(observe(pt, reads, env))
+        for index in range(len(pt.former)):
+            former = observe_former(pt, index, reads, env)
+            if former is not None:
+                seen.append(former)
+    return seen
+
+
+def adoption(
+    provider: Provider,
+    path: Path,
+    reads: SessionReads,
+    env: Mapping[str, str],
+    now: datetime | None = None,
+) -> tuple[ThreadGraph, Changes]:
+    """A new app thread for ``provider``'s native session in ``path`` (read through
+    ``reads``), not yet recorded: its graph and the changes that record it."""
+    e = entry(provider)
+    current = e.current_file(Path(os.path.abspath(path)), env)
+    conversation = reads.read(current, provider)
+    turns = native_turns(conversation)
+    return adopted_graph(
+        provider=provider.value,
+        native_id=e.session_id(current),
+        path=str(current),
+        turns=turns,
+        model=conversation.meta.model,
+        title=title_of(conversation, turns),
+        cwd=conversation.meta.cwd,
+        stamp=reads.stamp(current),
+        now=now or datetime.now(UTC),
+    )
+
+
+class AdoptedMeanwhile(StoreError):
+    """Another process adopted the session while this one worked out its adoption."""
+
+    def __init__(self, thread_id: str) -> None:
+        super().__init__(f"adopted meanwhile as thread {thread_id}")
+        self.thread_id = thread_id
+
+
+def record_outcome(store: Store, graph: ThreadGraph, changes: Changes, doing: str) -> None:
+    """Record ``changes`` (worked out on ``graph``) in one transaction; raises
+    :class:`queries.Conflict` or :class:`AdoptedMeanwhile` when the store moved on."""
+    if changes.empty:
+        return
+    with store.writing(doing) as connection:
+        if changes.thread is not None:
+            for pt in changes.provider_threads[:1]:
+                native_lock(connection, pt.provider, pt.native_id)
+                known = queries.threads_of_native(connection, pt.provider, pt.native_id)
+                if known:
+                    raise AdoptedMeanwhile(known[0])
+        queries.record_changes(connection, graph.thread.id, changes)
+
+
+def adopt(
+    store: Store,
+    session_ref: str,
+    env: Mapping[str, str] | None = None,
+    *,
+    reads: SessionReads | None = None,
+) -> ThreadGraph:
     """The app thread of a native session (an id, a unique id prefix, or a path): a new one with
     one provider thread whose runs are the session's typed prompt turns, or the thread that
     already holds it (then synced)."""
@@ -68,136 +138,43 @@ def adopt(store: Store, session_ref: str, env: Mapping[str, str] | None = None) 
     provider, path = find_session(session_ref, env)
     e = entry(provider)
     current = e.current_file(Path(os.path.abspath(path)), env)
-    native_id = e.session_id(current)
     threads = ThreadStore(store)
-    known = threads.threads_of_native(provider.value, native_id)
-    if known:
-        return sync(store, known[0], env).graph
-    conversation = e.read(current)
-    turns = native_turns(conversation)
-    with store.writing(f"cannot adopt session {native_id}") as connection:
-        native_lock(connection, provider.value, native_id)
-        again = queries.threads_of_native(connection, provider.value, native_id)
-        if again:  # another process adopted it while this one read the file
-            thread_id = again[0]
-        else:
-            thread = queries.create_thread(
-                connection, title=_title(conversation, turns), cwd=conversation.meta.cwd
-            )
-            thread_id = thread.id
-            pt_id = queries.add_provider_thread(
-                connection,
-                thread_id,
-                provider=provider.value,
-                origin="adopted",
-                native_id=native_id,
-                path=str(current),
-                native_turns=len(turns),
-                model=conversation.meta.model,
-                reason=f"adopted {current}",
-            )
-            queries.add_runs(
-                connection, thread_id, [_new_run(pt_id, n, t) for n, t in enumerate(turns, 1)]
-            )
-    return sync(store, thread_id, env).graph
-
-
-def _new_run(provider_thread_id: str, native_turn: int, turn: NativeTurn) -> queries.NewRun:
-    return queries.NewRun(
-        provider_thread_id=provider_thread_id,
-        native_turn=native_turn,
-        prompt=turn.prompt,
-        status=turn.status,
-        started_at=turn.started_at,
-        ended_at=turn.ended_at,
-    )
-
-
-def _observe(pt_provider: str, pt_path: str, env: Mapping[str, str]) -> tuple[Path, Conversation]:
-    e: ProviderEntry = entry(Provider(pt_provider))
-    current = e.current_file(Path(pt_path), env)
-    if not current.is_file():
-        raise SessionError(f"{current}: the session file is gone")
-    return current, e.read(current)
-
-
-def sync(store: Store, thread_id: str, env: Mapping[str, str] | None = None) -> SyncResult:
-    """Record the native turns of the thread's provider threads that segue has not counted."""
-    env = _env(env)
-    threads = ThreadStore(store)
-    graph = threads.graph(thread_id)
-    notes: list[str] = []
-    observed: list[_Observed] = []
-    for pt in graph.provider_threads:
+    reads = SessionReads() if reads is None else reads
+    for _ in range(_ATTEMPTS):
+        known = threads.threads_of_native(provider.value, e.session_id(current))
+        if known:
+            return sync(store, known[0], env, reads=reads).graph
+        graph, changes = adoption(provider, current, reads, env)
         try:
-            current, conversation = _observe(pt.provider, pt.path, env)
-        except SessionError as error:
-            notes.append(f"{pt.provider} provider thread {pt.id}: {error}")
+            record_outcome(store, graph, changes, f"cannot adopt session {current}")
+        except AdoptedMeanwhile as other:
+            return sync(store, other.thread_id, env, reads=reads).graph
+        return sync(store, graph.thread.id, env, reads=reads).graph
+    raise StoreError(f"{store.where}: cannot adopt {current}: the store kept changing")
+
+
+def sync(
+    store: Store,
+    thread_id: str,
+    env: Mapping[str, str] | None = None,
+    *,
+    reads: SessionReads | None = None,
+) -> SyncResult:
+    """Record what changed in the files of the thread's provider threads since segue last
+    looked (new turns as runs, rewinds, moves, files gone or changed)."""
+    env = _env(env)
+    reads = SessionReads() if reads is None else reads
+    threads = ThreadStore(store)
+    for _ in range(_ATTEMPTS):
+        graph = threads.graph(thread_id)
+        outcome = reconcile(graph, observe_graph(graph, reads, env))
+        try:
+            record_outcome(store, graph, outcome.changes, f"cannot sync thread {thread_id}")
+        except queries.Conflict:
             continue
-        turns = native_turns(conversation)
-        observed.append(_Observed(pt.id, str(current), turns, conversation.meta.model))
-    new_runs: list[Run] = []
-    with store.writing(f"cannot sync thread {thread_id}") as connection:
-        queries.lock_thread(connection, thread_id)
-        fresh = queries.load_graph(connection, thread_id)
-        assert fresh is not None  # the lock found it
-        pending: list[queries.NewRun] = []
-        for seen in observed:
-            pending += _reconcile(connection, fresh, seen)
-        pending.sort(key=lambda r: r.started_at or datetime.max.replace(tzinfo=UTC))
-        new_runs = queries.add_runs(connection, thread_id, pending)
-        final = queries.load_graph(connection, thread_id)
-    assert final is not None
-    return SyncResult(final, new_runs, notes)
+        return _result(outcome)
+    raise StoreError(f"{store.where}: cannot sync thread {thread_id}: the store kept changing")
 
 
-def _reconcile(connection: Connection, graph: ThreadGraph, seen: _Observed) -> list[queries.NewRun]:
-    """Record what changed in one provider thread; return its new runs (not yet numbered).
-
-    The native turns are compared with the runs recorded from them, prompt by prompt: a run
-    whose turn is gone or holds another prompt now was rolled back in the CLI (with every later
-    run of this provider thread); the turns after the last one that still matches are new."""
-    pt = graph.provider_thread(seen.provider_thread_id)
-    count = len(seen.turns)
-    mine = sorted(
-        (r for r in graph.live_runs if r.provider_thread_id == pt.id), key=lambda r: r.native_turn
-    )
-    changed = [
-        r.native_turn
-        for r in mine
-        if r.native_turn > count or seen.turns[r.native_turn - 1].prompt != r.prompt
-    ]
-    undone = [r for r in mine if changed and r.native_turn >= changed[0]]
-    kept = changed[0] - 1 if changed else min(pt.native_turns, count)
-    queries.revise_runs(connection, [replace(r, status=RunStatus.ROLLED_BACK) for r in undone])
-    queries.revise_runs(
-        connection,
-        [
-            replace(r, status=RunStatus.COMPLETED, ended_at=seen.turns[r.native_turn - 1].ended_at)
-            for r in mine
-            if r not in undone
-            and r.status is RunStatus.WORKING
-            and seen.turns[r.native_turn - 1].status is RunStatus.COMPLETED
-        ],
-    )
-    if count == pt.native_turns and seen.path == pt.path and not undone:
-        return []
-    status, reason = pt.status, f"synced: {count - kept} new native turns"
-    if undone:
-        reason = f"its CLI rolled back runs {', '.join(str(r.ordinal) for r in undone)}"
-        later = [r for r in graph.live_runs if r.ordinal > undone[0].ordinal and r not in undone]
-        if any(r.provider_thread_id != pt.id for r in later):  # others built on them
-            status = ProviderThreadStatus.ROLLED_BACK
-            reason += " after other provider threads continued from them"
-    elif count == pt.native_turns:
-        reason = "synced: the session continues in another file"
-    queries.revise_provider_thread(
-        connection,
-        pt,
-        reason=reason,
-        path=seen.path,
-        native_turns=count,
-        status=status,
-        model=seen.model,
-    )
-    return [_new_run(pt.id, n, turn) for n, turn in enumerate(seen.turns[kept:], start=kept + 1)]
+def _result(outcome: SyncOutcome) -> SyncResult:
+    return SyncResult(outcome.graph, outcome.new_runs, outcome.notes)

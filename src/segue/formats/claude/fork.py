@@ -93,6 +93,6 @@ def prepare_fork(
     records[0]["parentUuid"] = leaf
     tail = dump_lines([*records, last_prompt_record(records, new_id)])
     path = parent.parent / f"{new_id}.jsonl"
-    session = NativeSession(Provider.CLAUDE, new_id, path, [*copied, *tail])
+    session = NativeSession(Provider.CLAUDE, new_id, path, [*copied, *tail], added=len(copied))
     session.notes.append(f"fork of {old_id}")
     return session

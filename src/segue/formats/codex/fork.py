@@ -215,6 +215,12 @@ def prepare_fork(
     if not appended:
         raise SwitchError(f"{parent}: nothing to carry into a fork (no delta and no handoff)")
     lines = [orjson.dumps(meta) + b"\n", *flat.lines, *(orjson.dumps(r) + b"\n" for r in appended)]
-    session = NativeSession(Provider.CODEX, new_id, rollout_path(codex_home, new_id, moment), lines)
+    session = NativeSession(
+        Provider.CODEX,
+        new_id,
+        rollout_path(codex_home, new_id, moment),
+        lines,
+        added=1 + len(flat.lines),
+    )
     session.notes.append(f"fork of {parent_id} ({current.name})")
     return session

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import ClassVar
 
-from segue.conversation import Item, Provider
+from segue.conversation import Conversation, Item, Provider
 from segue.formats.atomic import NativeSession, publish
 from segue.formats.claude import fork, paths, reader, writer
 from segue.formats.claude.outline import outline
@@ -52,6 +52,10 @@ class ClaudeCode(ProviderEntry):
         return recorded if recorded != path.stem else None
 
     read = staticmethod(reader.read_session)
+
+    def read_lines(self, path: Path, lines: Iterable[bytes]) -> Conversation:
+        return reader.read_lines(path, lines, follow_chain=False)
+
     peek = staticmethod(peek)
     outline = staticmethod(outline)
     target_profile = staticmethod(target_profile)
@@ -80,7 +84,7 @@ class ClaudeCode(ProviderEntry):
         return fork.prepare_fork(parent, delta, handoff_text=handoff_text, cwd=cwd, now=now)
 
     def headless_argv(self, executable: str, session_id: str, prompt: str) -> list[str]:
-        return [executable, "-p", prompt, "--resume", session_id]
+        return [executable, "-p", "--resume", session_id, "--", prompt]
 
     def resume_argv(self, session_id: str) -> list[str]:
         return ["claude", "--resume", session_id]

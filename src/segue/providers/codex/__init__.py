@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import ClassVar
 
-from segue.conversation import Item, Provider
+from segue.conversation import Conversation, Item, Provider
 from segue.formats.atomic import NativeSession, publish
 from segue.formats.codex import fork, paths, reader, writer
 from segue.formats.codex.outline import outline
@@ -52,6 +52,10 @@ class Codex(ProviderEntry):
         return recorded if recorded != self.session_id(path) else None
 
     read = staticmethod(reader.read_session)
+
+    def read_lines(self, path: Path, lines: Iterable[bytes]) -> Conversation:
+        return reader.read_lines(path, lines)
+
     peek = staticmethod(peek)
     outline = staticmethod(outline)
     target_profile = staticmethod(target_profile)
@@ -85,7 +89,7 @@ class Codex(ProviderEntry):
         return fork.prepare_fork(parent, delta, handoff_text=handoff_text, codex_home=home, now=now)
 
     def headless_argv(self, executable: str, session_id: str, prompt: str) -> list[str]:
-        return [executable, "exec", "--skip-git-repo-check", "resume", session_id, prompt]
+        return [executable, "exec", "--skip-git-repo-check", "resume", session_id, "--", prompt]
 
     def resume_argv(self, session_id: str) -> list[str]:
         return ["codex", "resume", session_id]

@@ -1,0 +1,44 @@
+"""Where segue keeps its own files: its data (the store), its state (locks, caches, the journal
+of switches not yet recorded) and its configuration.
+
+Each has a variable that names it outright (``$SEGUE_DATA_DIR``, ``$SEGUE_STATE_DIR``), else the
+platform's place for it, worked out from the environment segue was given: its ``HOME`` and XDG
+variables, not this process's own (a caller that passes another environment gets that user's
+folders, never this one's).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Literal
+
+from platformdirs import user_config_dir, user_data_dir, user_state_dir
+
+__all__ = ["Kind", "user_folder"]
+
+Kind = Literal["data", "state", "config"]
+
+_XDG = {
+    "data": ("XDG_DATA_HOME", ".local/share"),
+    "state": ("XDG_STATE_HOME", ".local/state"),
+    "config": ("XDG_CONFIG_HOME", ".config"),
+}
+_PLATFORM = {"data": user_data_dir, "state": user_state_dir, "config": user_config_dir}
+
+
+def user_folder(kind: Kind, env: Mapping[str, str] | None = None) -> Path:
+    """segue's folder of this kind for the user ``env`` describes (default: this process's)."""
+    env = os.environ if env is None else env
+    home = env.get("HOME")
+    if home and os.path.isabs(home) and sys.platform != "win32":
+        if sys.platform == "darwin":
+            return Path(home) / "Library" / "Application Support" / "segue"
+        variable, default = _XDG[kind]
+        base = env.get(variable)
+        if not base or not os.path.isabs(base):
+            base = os.path.join(home, default)
+        return Path(base) / "segue"
+    return Path(_PLATFORM[kind]("segue"))

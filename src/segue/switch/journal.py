@@ -1,0 +1,367 @@
+"""segue's journal: the switches it wrote but could not record in its store.
+
+A switch never waits on its store: when the store cannot record (locked, full, read-only,
+corrupt, newer than this segue), the session is still written, and what it was is kept here, one
+small JSON file per switch in segue's state folder (``journal/``). Until the store can record
+again, a switch of the same session reads the journal into its in-memory graph, so the same
+session is never written twice; the next command that can record adopts each entry into the
+thread graph (matching the written session's turns to the thread's runs by their prompts) and
+removes it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from segue.errors import SegueError, StoreError
+from segue.formats.files import is_regular
+from segue.formats.stamp import Stamp
+from segue.sessions import SessionReads
+from segue.state import read_private_json, state_dir, write_private_json
+from segue.store import Store
+from segue.store.ids import new_id
+from segue.threads.model import (
+    Handoff,
+    HandoffForm,
+    HandoffStatus,
+    HandoffStrategy,
+    ProviderThread,
+    ProviderThreadStatus,
+    ThreadGraph,
+    Transfer,
+    TurnSlot,
+    assemble,
+    prompt_hash,
+)
+from segue.threads.reconcile import Changes, DecisionRecord, reconcile
+
+__all__ = ["JournalEntry", "entry_for", "replay", "save", "with_journaled"]
+
+VERSION = 1
+
+
+@dataclass(frozen=True, slots=True)
+class JournalEntry:
+    """One switch segue wrote and could not record."""
+
+    id: str
+    created_at: str
+    why: str | None
+    source: dict[str, str]  # provider, native_id, path
+    target: dict[str, Any]  # provider, native_id, path, model, origin, prompts, stamp
+    handoff: dict[str, Any] | None  # strategy, form, text, created_by, covers (prompt hashes)
+    decision: dict[str, Any]  # strategy, reason
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "version": VERSION,
+            "id": self.id,
+            "created_at": self.created_at,
+            "why": self.why,
+            "source": self.source,
+            "target": self.target,
+            "handoff": self.handoff,
+            "decision": self.decision,
+        }
+
+    @staticmethod
+    def from_json(value: object) -> JournalEntry | None:
+        if not isinstance(value, dict) or value.get("version") != VERSION:
+            return None
+        try:
+            source, target = value["source"], value["target"]
+            if not all(isinstance(source.get(k), str) for k in ("provider", "native_id", "path")):
+                return None
+            if not all(isinstance(target.get(k), str) for k in ("provider", "native_id", "path")):
+                return None
+            if not isinstance(target.get("prompts"), list):
+                return None
+            handoff = value.get("handoff")
+            decision = value.get("decision")
+            return JournalEntry(
+                str(value["id"]),
+                str(value.get("created_at")),
+                value.get("why") if isinstance(value.get("why"), str) else None,
+                source,
+                target,
+                handoff if isinstance(handoff, dict) else None,
+                decision if isinstance(decision, dict) else {},
+            )
+        except (KeyError, TypeError, AttributeError):
+            return None
+
+
+def _folder(env: Mapping[str, str]) -> Path:
+    return state_dir(env) / "journal"
+
+
+def entry_for(
+    state: Any, source: Any, prepared: Any, written: Any, why: str | None
+) -> JournalEntry:
+    """The journal entry of a switch that wrote ``written``."""
+    graph: ThreadGraph = state.graph
+    covered = {r.ordinal for r in graph.runs if prepared.covers and _in(r.ordinal, prepared.covers)}
+    covers_prompts = [prompt_hash(r.prompt) for r in graph.runs if r.ordinal in covered]
+    target: dict[str, Any] = {
+        "provider": prepared.plan.target.provider.value,
+        "native_id": written.session_id,
+        "path": str(written.path),
+        "model": prepared.plan.target.model,
+        "origin": "fork" if prepared.target_pt is not None else "switch",
+        "prompts": [],
+        "stamp": None if written.stamp is None else written.stamp.to_json(),
+        "replaces": None if prepared.target_pt is None else prepared.target_pt.native_id,
+    }
+    if prepared.target_pt is not None:  # a fork: its parent's turns first
+        target["prompts"] = [s.prompt for s in (prepared.target_pt.turns or ())]
+    target["prompts"] += [prompt_hash(t.prompt) for t in written.turns]
+    form = prepared.decision.form
+    handoff = None
+    if prepared.covers is not None:
+        handoff = {
+            "strategy": HandoffStrategy.DELTA_SINCE_TARGET_LAST_SEEN.value
+            if prepared.target_pt is not None
+            else HandoffStrategy.FULL_THREAD_SUMMARY.value,
+            "form": (form or HandoffForm.NATIVE_ITEMS).value,
+            "text": prepared.text,
+            "created_by": prepared.created_by,
+            "covers": covers_prompts,
+        }
+    return JournalEntry(
+        new_id(),
+        datetime.now(UTC).isoformat(),
+        why,
+        {
+            "provider": source.provider.value,
+            "native_id": source.native_id,
+            "path": str(source.path),
+        },
+        target,
+        handoff,
+        {"strategy": prepared.decision.strategy.value, "reason": prepared.decision.reason},
+    )
+
+
+def _in(n: int, covers: tuple[int, int]) -> bool:
+    return covers[0] <= n <= covers[1]
+
+
+def save(entry_: JournalEntry, env: Mapping[str, str]) -> str | None:
+    """Keep an entry; the reason it could not be kept, or None."""
+    path = _folder(env) / f"{entry_.id}.json"
+    if write_private_json(path, entry_.to_json()):
+        return None
+    return f"cannot write {path}"
+
+
+def entries(env: Mapping[str, str]) -> list[tuple[Path, JournalEntry]]:
+    """The entries kept, oldest first; a file that is not one is left alone."""
+    folder = _folder(env)
+    try:
+        names = sorted(p for p in folder.iterdir() if p.suffix == ".json")
+    except OSError:
+        return []
+    out: list[tuple[Path, JournalEntry]] = []
+    for path in names:
+        found = JournalEntry.from_json(read_private_json(path))
+        if found is not None:
+            out.append((path, found))
+    return out
+
+
+def _attach(
+    graph: ThreadGraph, journaled: JournalEntry, now: datetime
+) -> tuple[ThreadGraph, Changes]:
+    """``graph`` with the session a journaled switch wrote as one of its provider threads: its
+    turns matched to the thread's runs by their prompts, its handoff covering the runs it was
+    given. Nothing when the graph holds that session already."""
+    target = journaled.target
+    changes = Changes(
+        base_ordinal=max((r.ordinal for r in graph.runs), default=0),
+        base_versions={pt.id: pt.version for pt in graph.provider_threads},
+    )
+    if any(pt.native_id == target["native_id"] for pt in graph.provider_threads):
+        return graph, changes
+    line = list(graph.live_runs)
+    by_hash = [prompt_hash(r.prompt) for r in line]
+    slots: list[TurnSlot] = []
+    at = 0
+    for h in target["prompts"]:
+        found = next((i for i in range(at, len(line)) if by_hash[i] == h), None)
+        if found is None:
+            slots.append(TurnSlot(h if isinstance(h, str) else None, None))
+        else:
+            slots.append(TurnSlot(h, line[found].ordinal))
+            at = found + 1
+    thread_id = graph.thread.id
+    source = next(
+        (pt for pt in graph.provider_threads if pt.native_id == journaled.source["native_id"]),
+        None,
+    )
+    pt = ProviderThread(
+        id=new_id(),
+        thread_id=thread_id,
+        provider=target["provider"],
+        origin=target.get("origin") or "switch",
+        native_id=target["native_id"],
+        path=target["path"],
+        native_turns=len(slots),
+        status=ProviderThreadStatus.ACTIVE,
+        model=target.get("model") if isinstance(target.get("model"), str) else None,
+        version=1,
+        reason=f"recorded from segue's journal ({journaled.why or 'the store could not record'})",
+        stamp=Stamp.from_json(target.get("stamp")),
+        turns=tuple(slots),
+    )
+    changes.provider_threads.append(pt)
+    strategy = str(journaled.decision.get("strategy") or "full_into_new")
+    transfer = Transfer(
+        new_id(), thread_id, "switch" if pt.origin == "switch" else "return",
+        None if source is None else source.id, pt.id,
+        line[-1].ordinal if line else None, strategy, "done", now,
+    )  # fmt: skip
+    changes.transfers.append(transfer)
+    handoffs: list[Handoff] = []
+    h = journaled.handoff
+    if h is not None:
+        wanted = set(h.get("covers") or [])
+        covered = [r.ordinal for r in line if prompt_hash(r.prompt) in wanted]
+        if covered:
+            handoff = Handoff(
+                id=new_id(),
+                thread_id=thread_id,
+                to_provider_thread_id=pt.id,
+                from_provider_threads=() if source is None else (source.id,),
+                covers=(min(covered), max(covered)),
+                strategy=HandoffStrategy(str(h.get("strategy"))),
+                form=HandoffForm(str(h.get("form"))),
+                status=HandoffStatus.READY,
+                created_at=now,
+                text=h.get("text") if isinstance(h.get("text"), str) else None,
+                created_by_provider=h.get("created_by")
+                if isinstance(h.get("created_by"), str)
+                else None,
+                transfer_id=transfer.id,
+                target_run_ordinal=max(covered) + 1,
+            )
+            handoffs.append(handoff)
+            changes.handoffs.append(handoff)
+    changes.decisions.append(
+        DecisionRecord(
+            target_provider=pt.provider,
+            strategy=strategy,
+            form=None if h is None else str(h.get("form")),
+            reason=f"{journaled.decision.get('reason', '')} (recorded from segue's journal)",
+            provider_thread_id=pt.id,
+            covers=None,
+            inputs={"journal": journaled.id},
+        )
+    )
+    new_graph = assemble(
+        graph.thread, graph.runs, [*graph.provider_threads, pt], [*graph.handoffs, *handoffs]
+    )
+    return new_graph, changes
+
+
+def with_journaled(
+    graph: ThreadGraph, source: Any, reads: SessionReads, env: Mapping[str, str]
+) -> tuple[ThreadGraph, Changes, list[str]]:
+    """An in-memory graph (the store cannot be used) with the sessions journaled switches of the
+    same source wrote, checked against the disk like any provider thread."""
+    mine = [
+        e
+        for _, e in entries(env)
+        if e.source.get("native_id") == source.native_id
+        and e.source.get("provider") == source.provider.value
+    ]
+    changes = Changes()
+    notes: list[str] = []
+    now = datetime.now(UTC)
+    for journaled in mine:
+        if not is_regular(Path(journaled.target["path"])):
+            continue
+        graph, more = _attach(graph, journaled, now)
+        changes.absorb(more)
+        notes.append(
+            f"{journaled.target['provider']} session {journaled.target['native_id']}, written "
+            "earlier from this session and not yet recorded, is part of the thread"
+        )
+    if mine:
+        from segue.threads.sync import observe_graph
+
+        outcome = reconcile(graph, observe_graph(graph, reads, env))
+        graph = outcome.graph
+        changes.absorb(outcome.changes)
+        notes += outcome.notes
+    return graph, changes, notes
+
+
+def replay(store: Store, reads: SessionReads, env: Mapping[str, str]) -> list[str]:
+    """Record every journaled switch into ``store`` (adopting its source's thread) and remove
+    its entry; returns notes for the user. A store that still cannot record raises
+    :class:`StoreError` and leaves the journal as it was."""
+    from segue.threads.repository import ThreadStore
+    from segue.threads.sync import adopt, record_outcome
+
+    notes: list[str] = []
+    found = entries(env)
+    if not found:
+        return notes
+    threads = ThreadStore(store)
+    now = datetime.now(UTC)
+    for path, journaled in found:
+        target = journaled.target
+        if threads.threads_of_native(target["provider"], target["native_id"]):
+            _remove(path)
+            continue
+        if not is_regular(Path(target["path"])):
+            notes.append(
+                f"a switch segue could not record wrote {target['path']}, which is gone: "
+                "not recorded"
+            )
+            _remove(path)
+            continue
+        graph = _thread_of(store, journaled, reads, env, adopt)
+        if graph is None:
+            _remove(path)
+            continue
+        new_graph, changes = _attach(graph, journaled, now)
+        record_outcome(store, graph, changes, "cannot record a journaled switch")
+        _remove(path)
+        notes.append(
+            f"recorded the switch to {target['provider']} session {target['native_id']} that "
+            "segue could not record before"
+        )
+        del new_graph
+    return notes
+
+
+def _thread_of(
+    store: Store, journaled: JournalEntry, reads: SessionReads, env: Mapping[str, str], adopt: Any
+) -> ThreadGraph | None:
+    """The synced thread of a journaled switch's source (or, with the source gone, of the
+    session it wrote)."""
+    for ref in (journaled.source["path"], journaled.target["path"]):
+        if not is_regular(Path(ref)):
+            continue
+        try:
+            graph: ThreadGraph = adopt(store, ref, env, reads=reads)
+        except StoreError:
+            raise
+        except SegueError:
+            continue
+        if ref == journaled.target["path"]:
+            return None  # adopting the written session itself recorded it
+        return graph
+    return None
+
+
+def _remove(path: Path) -> None:
+    with contextlib.suppress(OSError):
+        os.unlink(path)

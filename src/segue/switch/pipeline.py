@@ -1,0 +1,226 @@
+"""``segue switch``: one session's conversation moved to another provider, in six steps.
+
+    source → lock → sync → decide → write → record
+
+1. **source**: the session is found and read, once (:class:`segue.sessions.SessionReads`
+   serves every later ask for the same file);
+2. **lock**: the session's lock, then its thread's, held to the end (:mod:`.locks`);
+3. **sync**: the thread checked against every file it relies on (:mod:`.thread`);
+4. **decide**: the seed's strategy on what the files say, and the session that carries it out,
+   prepared (:mod:`.decide`);
+5. **write**: that session published atomically, or nothing for a resume (:mod:`.record`);
+6. **record**: the sync, the decision and what was written, in one transaction, or in the
+   journal when the store cannot record (:mod:`.record`, :mod:`.journal`).
+
+A dry run stops after step 4: it takes no lock and writes nothing (no store, no folder). A
+dry run's result can be carried out later (:func:`carry_out`, the fleet's confirmed preview):
+the session shown is published as it was prepared when nothing it was worked out from changed.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from datetime import datetime
+from pathlib import Path
+
+from segue.agents import Agent
+from segue.budget import TargetProfile
+from segue.conversation import Provider
+from segue.errors import SessionError, SwitchError
+from segue.providers import default_target, entry
+from segue.sessions import SessionReads, find_session
+from segue.switch.decide import MoveKind, Prepared, SwitchOptions, decide_move, prepare_move
+from segue.switch.locks import SwitchLocks
+from segue.switch.record import preview_move, record_move, write_move
+from segue.switch.result import Switch
+from segue.switch.thread import Source, ThreadState, load_thread
+
+__all__ = ["carry_out", "switch_session"]
+
+
+def switch_session(
+    ref: str,
+    to: Provider | None = None,
+    *,
+    dry_run: bool = False,
+    clean: bool = False,
+    env: Mapping[str, str] | None = None,
+    profile: TargetProfile | None = None,
+    now: datetime | None = None,
+    need_cwd: bool = False,
+    redact_secrets: bool = False,
+    summary_by: str | None = None,
+    agents: Sequence[Agent] | None = None,
+) -> Switch:
+    """Switch the session ``ref`` (an id, a unique id prefix or a path) to provider ``to``
+    (default: another provider), as its app thread's strategy decides: what ``segue switch``
+    does. ``clean`` asks for a new session; ``need_cwd`` refuses before writing when the
+    session's directory does not exist; ``redact_secrets`` replaces the secrets the switch
+    finds by markers naming their kind; ``summary_by`` names who writes a summary handoff
+    (claude, codex, left, entered); ``agents`` are the running agents, when already scanned."""
+    env = dict(os.environ) if env is None else dict(env)
+    provider, path, target = _resolve(ref, to, env)
+    options = SwitchOptions(
+        target, dry_run, clean, need_cwd, redact_secrets, summary_by, profile, now, agents
+    )
+    reads = SessionReads()
+    with SwitchLocks(env, dry_run=dry_run) as locks:
+        locks.session(provider, entry(provider).session_id(path))
+        source = read_source(provider, path, reads, env)
+        state = load_thread(source, reads, env, locks, dry_run=dry_run)
+        decision, facts = decide_move(state, source, target, options, reads, env)
+        prepared = prepare_move(state, source, target, decision, facts, options, reads, env)
+        if dry_run:
+            return _preview(state, source, prepared, options)
+        return write_and_record(state, source, prepared, reads, env)
+
+
+def carry_out(preview: Switch, env: Mapping[str, str] | None = None) -> Switch:
+    """Carry out a dry run: publish exactly the session it prepared (the plan the user saw) if
+    the source and the thread are as they were; otherwise switch afresh (with a warning)."""
+    env = dict(os.environ) if env is None else dict(env)
+    shown = preview.prepared
+    if preview.source_path is None or shown is None or preview.options is None:
+        raise SwitchError("only a dry run of a session file can be carried out")
+    options = replace(preview.options, dry_run=False)
+    provider = preview.source.meta.provider
+    path = preview.source_path
+    reads = SessionReads()
+    with SwitchLocks(env, dry_run=False) as locks:
+        locks.session(provider, entry(provider).session_id(path))
+        if preview.source_stamp is not None:
+            reads.prime(path, preview.source_stamp, preview.source)
+        source = read_source(provider, path, reads, env)
+        state = load_thread(source, reads, env, locks, dry_run=False)
+        decision, facts = decide_move(state, source, preview.target, options, reads, env)
+        synced_new_runs = state.changes.thread is None and bool(state.changes.runs)
+        same = (
+            decision == shown.decision
+            and source.stamp == preview.source_stamp
+            and not synced_new_runs
+            and _unchanged(state, shown)
+        )
+        if same:
+            prepared = _rebased(shown, state)
+        else:
+            prepared = prepare_move(
+                state, source, preview.target, decision, facts, options, reads, env
+            )
+            prepared.plan.notes.append(
+                "the thread changed since the preview was shown: the switch was worked out again"
+            )
+        return write_and_record(state, source, prepared, reads, env)
+
+
+def _rebased(shown: Prepared, state: ThreadState) -> Prepared:
+    """A preview's prepared move on the thread as this command loaded it (a thread adopted in
+    memory again has new ids; its runs are the same)."""
+    runs = {r.ordinal: r for r in state.graph.runs}
+    target = None
+    if shown.target_pt is not None:
+        target = state.graph.provider_thread(shown.target_pt.id)
+    return replace(
+        shown,
+        thread_id=state.graph.thread.id,
+        carried=tuple(runs.get(r.ordinal, r) for r in shown.carried),
+        target_pt=target,
+    )
+
+
+def _unchanged(state: ThreadState, shown: Prepared) -> bool:
+    """Whether the provider thread a preview forks or resumes is still what it was."""
+    if shown.target_pt is None:
+        return True
+    try:
+        now = state.graph.provider_thread(shown.target_pt.id)
+    except KeyError:
+        return False
+    return now.stamp == shown.target_pt.stamp and now.path == shown.target_pt.path
+
+
+def _resolve(
+    ref: str, to: Provider | None, env: Mapping[str, str]
+) -> tuple[Provider, Path, Provider]:
+    try:
+        provider, path = find_session(ref, env)
+    except SessionError as exc:
+        raise SwitchError(str(exc)) from None
+    target = default_target(provider) if to is None else to
+    if provider is target:
+        raise SwitchError(f"{path} is already a {target.value} session")
+    return provider, path, target
+
+
+def read_source(
+    provider: Provider, path: Path, reads: SessionReads, env: Mapping[str, str]
+) -> Source:
+    """Step 1: the session, in the file it continues in now, read once."""
+    e = entry(provider)
+    current = e.current_file(Path(os.path.abspath(path)), env)
+    try:
+        conversation = reads.read(current, provider)
+    except SessionError as exc:
+        raise SwitchError(str(exc)) from None
+    return Source(provider, current, e.session_id(current), conversation, reads.stamp(current))
+
+
+def _preview(
+    state: ThreadState, source: Source, prepared: Prepared, options: SwitchOptions
+) -> Switch:
+    if state.store is not None:
+        state.store.close()
+    switch = Switch(
+        source.conversation,
+        source.path,
+        prepared.plan.target.provider,
+        prepared.plan,
+        prepared.cwd,
+        warnings=[*state.notes, *prepared.warnings],
+        thread=preview_move(state, prepared),
+        dry_run=True,
+        prepared=prepared,
+        source_stamp=source.stamp,
+        options=options,
+    )
+    if prepared.kind is MoveKind.RESUME and prepared.target_pt is not None:
+        switch.session_id = prepared.target_pt.native_id
+        switch.path = Path(prepared.target_pt.path)
+    return switch
+
+
+def write_and_record(
+    state: ThreadState,
+    source: Source,
+    prepared: Prepared,
+    reads: SessionReads,
+    env: Mapping[str, str],
+) -> Switch:
+    try:
+        written = write_move(prepared, env)
+    except BaseException:
+        if state.store is not None:
+            state.store.close()
+        raise
+    move, warnings = record_move(state, source, prepared, written, reads, env)
+    switch = Switch(
+        source.conversation,
+        source.path,
+        prepared.plan.target.provider,
+        prepared.plan,
+        prepared.cwd,
+        warnings=[
+            *state.notes,
+            *prepared.warnings,
+            *(written.warnings if written else []),
+            *warnings,
+        ],
+        thread=move,
+    )
+    if written is not None:
+        switch.session_id, switch.path, switch.written = written.session_id, written.path, True
+    elif prepared.target_pt is not None:
+        switch.session_id = prepared.target_pt.native_id
+        switch.path = Path(prepared.target_pt.path)
+    return switch

@@ -1,0 +1,302 @@
+"""Steps 5 and 6 of a switch: write the prepared session, then record what was done.
+
+Writing publishes the session atomically (never over an existing file) and reads back, from the
+lines just written and not from the disk, the turns the new file holds: the provider thread's
+layout, so the next sync knows which of its turns are new. Recording puts the sync's findings,
+the decision, the new provider thread (or the fork's revision), the transfer and the handoff
+into the store in one transaction. A store that cannot record leaves the switch made: what was
+written goes into segue's journal, the next command that can record adopts it, and the user
+gets one warning.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+from pathlib import Path
+
+from segue.errors import StoreError
+from segue.formats.stamp import Stamp, stamp_file
+from segue.providers import entry
+from segue.sessions import SessionReads
+from segue.store.ids import new_id
+from segue.switch.decide import MoveKind, Prepared
+from segue.switch.result import ThreadMove
+from segue.switch.thread import Source, ThreadState
+from segue.threads.model import (
+    FormerFile,
+    Handoff,
+    HandoffStatus,
+    HandoffStrategy,
+    ProviderThread,
+    ProviderThreadStatus,
+    Run,
+    Transfer,
+    TurnSlot,
+    prompt_hash,
+)
+from segue.threads.native import NativeTurn, native_turns
+from segue.threads.reconcile import Changes, DecisionRecord, layout_of
+from segue.threads.strategy import Strategy
+
+__all__ = ["Written", "layout_for", "record_move", "write_move"]
+
+
+@dataclass(slots=True)
+class Written:
+    session_id: str
+    path: Path
+    stamp: Stamp | None
+    turns: list[NativeTurn]  # the turns segue wrote (a fork: after its parent's copy)
+    warnings: list[str] = field(default_factory=list)
+
+
+def write_move(prepared: Prepared, env: Mapping[str, str]) -> Written | None:
+    """Publish the prepared session (None: a resume writes nothing)."""
+    session = prepared.session
+    if session is None:
+        return None
+    e = entry(session.provider)
+    warnings = e.publish(session, env)
+    try:
+        conversation = e.read_lines(session.path, session.lines[session.added :])
+        turns = native_turns(conversation)
+    except Exception as exc:  # never undo a published session over its read-back
+        warnings.append(f"could not read back what was written: {exc}")
+        turns = []
+    return Written(session.session_id, session.path, stamp_file(session.path), turns, warnings)
+
+
+def layout_for(turns: Sequence[NativeTurn], runs: Sequence[Run]) -> list[TurnSlot]:
+    """Which run each written turn is: one for one when there are as many, else matched by
+    prompt in order (a turn matching none is no run: a handoff's own message)."""
+    if len(turns) == len(runs):
+        return [
+            TurnSlot(prompt_hash(t.prompt), r.ordinal) for t, r in zip(turns, runs, strict=True)
+        ]
+    slots: list[TurnSlot] = []
+    at = 0
+    for turn in turns:
+        found = next((i for i in range(at, len(runs)) if runs[i].prompt == turn.prompt), None)
+        if found is None:
+            slots.append(TurnSlot(prompt_hash(turn.prompt), None))
+        else:
+            slots.append(TurnSlot(prompt_hash(turn.prompt), runs[found].ordinal))
+            at = found + 1
+    return slots
+
+
+def _move_changes(
+    state: ThreadState, source: Source, prepared: Prepared, written: Written | None, now: datetime
+) -> tuple[Changes, str | None, str | None]:
+    """What the move adds to the store: (changes, the target's provider thread, the handoff)."""
+    graph = state.graph
+    thread_id = graph.thread.id
+    decision = prepared.decision
+    changes = Changes()
+    pt_id: str | None = decision.provider_thread
+    handoff_id: str | None = None
+    if prepared.kind is MoveKind.NEW and written is not None:
+        layout = layout_for(written.turns, prepared.carried)
+        target = ProviderThread(
+            id=new_id(),
+            thread_id=thread_id,
+            provider=prepared.plan.target.provider.value,
+            origin="switch",
+            native_id=written.session_id,
+            path=str(written.path),
+            native_turns=len(written.turns),
+            status=ProviderThreadStatus.ACTIVE,
+            model=prepared.plan.target.model,
+            version=1,
+            reason=f"switched from {source.provider.value} {source.native_id}",
+            stamp=written.stamp,
+            turns=tuple(layout),
+        )
+        changes.provider_threads.append(target)
+        pt_id = target.id
+        sources = sorted({r.provider_thread_id for r in prepared.carried}) or [state.source_pt.id]
+        transfer = Transfer(
+            new_id(), thread_id, "switch", state.source_pt.id, target.id,
+            prepared.carried[-1].ordinal if prepared.carried else None,
+            Strategy.FULL_INTO_NEW.value, "done", now,
+        )  # fmt: skip
+        changes.transfers.append(transfer)
+        if prepared.covers is not None:
+            handoff = _handoff(
+                thread_id, target.id, sources, prepared, transfer.id, now,
+                HandoffStrategy.FULL_THREAD_SUMMARY,
+            )  # fmt: skip
+            changes.handoffs.append(handoff)
+            handoff_id = handoff.id
+    elif prepared.kind is MoveKind.FORK and written is not None and prepared.target_pt is not None:
+        old = prepared.target_pt
+        parent_layout = layout_of(old, graph.runs)
+        layout = [*parent_layout, *layout_for(written.turns, prepared.carried)]
+        covers = prepared.covers or (0, 0)
+        how = "as a summary" if prepared.text is not None else "as native items"
+        revised = replace(
+            old,
+            native_id=written.session_id,
+            path=str(written.path),
+            native_turns=len(layout),
+            status=ProviderThreadStatus.ACTIVE,
+            version=old.version + 1,
+            reason=f"runs {covers[0]}-{covers[1]} carried {how} into fork "
+            f"{written.session_id} of {old.native_id}",
+            stamp=written.stamp,
+            turns=tuple(layout),
+            former=(*old.former, FormerFile(old.path, old.stamp, tuple(parent_layout))),
+        )
+        changes.revisions[old.id] = revised
+        sources = sorted({r.provider_thread_id for r in prepared.carried})
+        transfer = Transfer(
+            new_id(), thread_id, "return", sources[-1] if sources else None, old.id,
+            covers[1], decision.strategy.value, "done", now,
+        )  # fmt: skip
+        changes.transfers.append(transfer)
+        strategy = (
+            HandoffStrategy.FULL_THREAD_SUMMARY
+            if decision.strategy is Strategy.FULL_INTO_EXISTING
+            else HandoffStrategy.DELTA_SINCE_TARGET_LAST_SEEN
+        )
+        handoff = _handoff(thread_id, old.id, sources, prepared, transfer.id, now, strategy)
+        changes.handoffs.append(handoff)
+        handoff_id = handoff.id
+    changes.decisions.append(
+        DecisionRecord(
+            target_provider=prepared.plan.target.provider.value,
+            strategy=decision.strategy.value,
+            form=None if decision.form is None else decision.form.value,
+            reason=decision.reason,
+            provider_thread_id=decision.provider_thread,
+            covers=decision.covers,
+            inputs={"facts": prepared.facts.to_json()},
+        )
+    )
+    return changes, pt_id, handoff_id
+
+
+def _handoff(
+    thread_id: str,
+    to: str,
+    sources: Sequence[str],
+    prepared: Prepared,
+    transfer_id: str,
+    now: datetime,
+    strategy: HandoffStrategy,
+) -> Handoff:
+    from segue.threads.model import HandoffForm
+
+    assert prepared.covers is not None
+    form = prepared.decision.form if prepared.kind is MoveKind.FORK else HandoffForm.NATIVE_ITEMS
+    return Handoff(
+        id=new_id(),
+        thread_id=thread_id,
+        to_provider_thread_id=to,
+        from_provider_threads=tuple(sources),
+        covers=prepared.covers,
+        strategy=strategy,
+        form=form or HandoffForm.NATIVE_ITEMS,
+        status=HandoffStatus.READY,
+        created_at=now,
+        text=prepared.text,
+        items=prepared.stored_items,
+        created_by_provider=prepared.created_by,
+        transfer_id=transfer_id,
+        target_run_ordinal=prepared.covers[1] + 1,
+        supersedes=prepared.supersedes,
+    )
+
+
+def record_move(
+    state: ThreadState,
+    source: Source,
+    prepared: Prepared,
+    written: Written | None,
+    reads: SessionReads,
+    env: Mapping[str, str],
+) -> tuple[ThreadMove, list[str]]:
+    """Record the sync, the decision and what was written; a store that cannot record it is a
+    warning (and the journal keeps what was written, for the next command that can)."""
+    from segue.switch.journal import entry_for, replay, save
+    from segue.threads.sync import record_outcome
+
+    now = datetime.now(UTC)
+    more, pt_id, handoff_id = _move_changes(state, source, prepared, written, now)
+    changes = state.changes
+    changes.absorb(more)
+    decision = prepared.decision
+    warnings: list[str] = []
+    recorded = False
+    store = state.store
+    why = state.unrecorded
+    if store is not None:
+        try:
+            if state.earlier is not None:
+                earlier_graph, earlier_changes = state.earlier
+                record_outcome(store, earlier_graph, earlier_changes, "cannot record the sync")
+            record_outcome(
+                store, state.graph, changes, f"cannot record the switch of {source.path}"
+            )
+            recorded = True
+        except StoreError as exc:
+            why = str(exc)
+    if not recorded and written is not None:
+        trouble = save(entry_for(state, source, prepared, written, why), env)
+        if trouble is None and store is not None:
+            try:
+                replay(store, reads, env)
+            except StoreError as exc:
+                why = str(exc)
+            else:
+                recorded, why = True, None
+        if not recorded:
+            kept = (
+                "segue's journal keeps it for the next command that can record"
+                if trouble is None
+                else f"nor could segue's journal keep it ({trouble})"
+            )
+            warnings.append(
+                f"the switch was made but not recorded in the app-thread graph: {why}; {kept}"
+            )
+    elif not recorded:
+        warnings.append(f"not recorded in the app-thread graph: {why}")
+    if store is not None:
+        store.close()
+    move = ThreadMove(
+        state.graph.thread.id,
+        decision.strategy.value,
+        decision.reason,
+        pt_id,
+        handoff_id if recorded else None,
+        prepared.covers if handoff_id else None,
+        _form(prepared),
+        prepared.created_by,
+        recorded,
+    )
+    return move, warnings
+
+
+def _form(prepared: Prepared) -> str | None:
+    if prepared.kind is MoveKind.RESUME:
+        return None
+    if prepared.kind is MoveKind.NEW:
+        return "native_items"
+    return None if prepared.decision.form is None else prepared.decision.form.value
+
+
+def preview_move(state: ThreadState, prepared: Prepared) -> ThreadMove:
+    """How a dry run would move the thread."""
+    return ThreadMove(
+        state.graph.thread.id,
+        prepared.decision.strategy.value,
+        prepared.decision.reason,
+        prepared.decision.provider_thread,
+        None,
+        prepared.covers,
+        _form(prepared),
+        None,
+        False,
+    )

@@ -1,0 +1,65 @@
+"""What a switch did: the plan it carried out (or would), the session it wrote or resumes, and
+how it moved its app thread."""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from segue.conversation import Conversation, Provider
+from segue.formats.stamp import Stamp
+from segue.providers import entry
+from segue.transforms.plan import Plan
+
+if TYPE_CHECKING:
+    from segue.switch.decide import Prepared, SwitchOptions
+
+__all__ = ["Switch", "ThreadMove"]
+
+
+@dataclass(frozen=True, slots=True)
+class ThreadMove:
+    """How a switch moved its app thread (``segue switch --json`` → ``"thread"``)."""
+
+    thread_id: str
+    strategy: str
+    reason: str
+    provider_thread: str | None  # the target's provider thread after the move
+    handoff_id: str | None = None
+    covers: tuple[int, int] | None = None
+    form: str | None = None
+    created_by_provider: str | None = None  # who wrote a summary handoff (None: segue)
+    recorded: bool = True  # False: a dry run, or a store that could not record it
+
+
+@dataclass(slots=True)
+class Switch:
+    """A planned (and, unless it was a dry run, written or resumed) switch."""
+
+    source: Conversation
+    source_path: Path | None  # None for a conversation that was never a file
+    target: Provider
+    plan: Plan
+    cwd: str
+    session_id: str | None = None  # the session to continue (None for a dry run)
+    path: Path | None = None
+    warnings: list[str] = field(default_factory=list)  # what the user must know: never fatal
+    thread: ThreadMove | None = None
+    written: bool = False  # whether it wrote a new session (no_handoff resumes one as it is)
+    dry_run: bool = False
+    # A dry run keeps what it prepared and what the source file was when read, so that carrying
+    # it out publishes exactly the plan that was shown if nothing changed.
+    prepared: Prepared | None = field(default=None, repr=False)
+    source_stamp: Stamp | None = field(default=None, repr=False)
+    options: SwitchOptions | None = field(default=None, repr=False)
+
+    @property
+    def resume_argv(self) -> list[str]:
+        assert self.session_id is not None
+        return entry(self.target).resume_argv(self.session_id)
+
+    @property
+    def resume_command(self) -> str:
+        return f"cd -- {shlex.quote(self.cwd)} && {shlex.join(self.resume_argv)}"

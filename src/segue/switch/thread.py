@@ -1,0 +1,219 @@
+"""Step 3 of a switch: the source's app thread, checked against the disk.
+
+The store is opened (read-only for a dry run, which creates nothing, not even the store), the
+thread holding the source session is found and locked, and every provider thread's file is
+checked (:mod:`segue.threads.sync`). A session no thread holds yet is adopted, in memory. When
+the store cannot be used (locked, full, read-only, corrupt, newer, unreachable) the switch goes
+on from an in-memory graph, with a warning that it will not be recorded; the switches segue
+wrote but could not record before (its journal) are part of that graph, so nothing is written
+twice. A source that went off its thread's line (parallel work, changed in place) goes on as a
+new thread forked from the old one at the last run both share.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from segue.conversation import Conversation, Provider
+from segue.errors import SegueError, StoreError
+from segue.formats.stamp import Stamp
+from segue.sessions import SessionReads
+from segue.store import Store
+from segue.switch.locks import SwitchLocks
+from segue.threads.model import ProviderThread, ProviderThreadStatus, ThreadGraph
+from segue.threads.reconcile import Changes, held_runs, reconcile
+from segue.threads.repository import ThreadStore
+from segue.threads.sync import adoption, observe_graph
+
+__all__ = ["STORE_WAIT_S", "Source", "ThreadState", "load_thread", "open_for_switch"]
+
+STORE_WAIT_S = 5.0  # how long a switch waits for another writer of the store, at most
+STORE_WAIT_VARIABLE = "SEGUE_STORE_WAIT"
+
+
+@dataclass(frozen=True, slots=True)
+class Source:
+    """The session being switched, read once."""
+
+    provider: Provider
+    path: Path  # the file it continues in now
+    native_id: str
+    conversation: Conversation
+    stamp: Stamp | None
+
+
+@dataclass(slots=True)
+class ThreadState:
+    """The source's thread as the files say it is now, and what recording that takes."""
+
+    graph: ThreadGraph
+    changes: Changes  # the adoption and the sync, not yet recorded
+    source_pt: ProviderThread
+    store: Store | None  # where it is recorded (None: nowhere)
+    unrecorded: str | None = None  # why a real switch cannot be recorded
+    notes: list[str] = field(default_factory=list)  # what the sync found
+    earlier: tuple[ThreadGraph, Changes] | None = None  # the thread a divergent source left
+
+
+def _store_wait(env: Mapping[str, str]) -> float:
+    try:
+        wait = float(env.get(STORE_WAIT_VARIABLE, "") or STORE_WAIT_S)
+    except ValueError:
+        return STORE_WAIT_S
+    return wait if 0 <= wait < 3600 else STORE_WAIT_S
+
+
+def open_for_switch(env: Mapping[str, str], *, dry_run: bool) -> tuple[Store | None, str | None]:
+    """segue's store for a switch, or None and why not. A dry run opens it read-only (and only
+    if it exists); a real switch waits for another writer a few seconds at most."""
+    from segue.store import open_store
+    from segue.store.engine import StoreAbsent
+
+    try:
+        store = open_store(env=env, read_only=dry_run, busy_timeout=_store_wait(env))
+    except StoreAbsent:
+        return None, None
+    except SegueError as exc:
+        return None, str(exc)
+    return store, None
+
+
+def _holding_thread(store: Store, source: Source) -> str | None:
+    """The thread the source session belongs to: of several (a session that went off one
+    thread's line goes on in a thread forked from it), the one where it is not off the line."""
+    threads = ThreadStore(store)
+    held = threads.threads_of_native(source.provider.value, source.native_id)
+    if len(held) <= 1:
+        return held[0] if held else None
+    best: list[str] = []
+    for thread_id in held:
+        graph = threads.graph(thread_id)
+        pt = _source_pt(graph, source)
+        if pt is not None and pt.status is not ProviderThreadStatus.DIVERGENT:
+            best.append(thread_id)
+    return max(best or held)  # ids sort by creation time: the newest
+
+
+def _source_pt(graph: ThreadGraph, source: Source) -> ProviderThread | None:
+    """The provider thread the source session is now, or the one it is a former file of."""
+    for pt in graph.provider_threads:
+        if pt.provider == source.provider.value and pt.native_id == source.native_id:
+            return pt
+    path = str(source.path)
+    for pt in graph.provider_threads:
+        if pt.provider == source.provider.value and pt.path == path:
+            return pt
+    for pt in graph.provider_threads:
+        if any(f.path == path for f in pt.former):
+            return pt
+    return None
+
+
+def load_thread(
+    source: Source,
+    reads: SessionReads,
+    env: Mapping[str, str],
+    locks: SwitchLocks,
+    *,
+    dry_run: bool,
+) -> ThreadState:
+    """The source's thread, synced with the disk (nothing recorded yet)."""
+    store, why = open_for_switch(env, dry_run=dry_run)
+    notes: list[str] = []
+    if store is None and why is not None and dry_run:
+        notes.append(f"the store could not be read ({why}); the plan assumes it holds nothing")
+    if store is not None and not dry_run:
+        from segue.switch.journal import replay
+
+        try:
+            notes += replay(store, reads, env)
+        except StoreError as exc:
+            _close(store)
+            store, why = None, str(exc)
+    thread_id = None
+    if store is not None:
+        try:
+            thread_id = _holding_thread(store, source)
+        except StoreError as exc:
+            _close(store)
+            store, why = None, str(exc)
+    graph: ThreadGraph | None = None
+    changes = Changes()
+    if store is not None and thread_id is not None:
+        locks.thread(thread_id)
+        try:
+            graph = ThreadStore(store).graph(thread_id)
+        except StoreError as exc:
+            _close(store)
+            store, why = None, str(exc)
+    if graph is not None:
+        outcome = reconcile(graph, observe_graph(graph, reads, env))
+        graph, changes = outcome.graph, outcome.changes
+        notes += outcome.notes
+    else:
+        graph, changes = adoption(source.provider, source.path, reads, env)
+        if store is None and not dry_run:
+            from segue.switch.journal import with_journaled
+
+            graph, more, journaled = with_journaled(graph, source, reads, env)
+            changes.absorb(more)
+            notes += journaled
+    return _off_the_line(graph, changes, store, None if dry_run else why, notes, source, reads, env)
+
+
+def _close(store: Store) -> None:
+    store.close()
+
+
+def _off_the_line(
+    old: ThreadGraph,
+    old_changes: Changes,
+    store: Store | None,
+    unrecorded: str | None,
+    notes: list[str],
+    source: Source,
+    reads: SessionReads,
+    env: Mapping[str, str],
+) -> ThreadState:
+    """The source's thread state; a source that is off its thread's line (parallel work, changed
+    in place, or typed into after segue forked it) goes on as a new thread forked from it."""
+    pt = _source_pt(old, source)
+    if pt is not None:
+        in_former = pt.native_id != source.native_id or pt.path != str(source.path)
+        divergent = pt.status is ProviderThreadStatus.DIVERGENT
+        if not divergent and not (in_former and _typed_in_former(old, pt, source)):
+            return ThreadState(old, old_changes, pt, store, unrecorded, notes)
+        held = held_runs(pt, pt.turns or (), None, [r.ordinal for r in old.runs])
+        why = pt.reason or "it went off the thread's line"
+    else:
+        held, why = set(), "the thread does not hold it under this id"
+    shared = max((r.ordinal for r in old.live_runs if r.ordinal in held), default=None)
+    graph, changes = adoption(source.provider, source.path, reads, env)
+    thread = replace(graph.thread, parent_thread_id=old.thread.id, parent_run_ordinal=shared)
+    changes.thread = thread
+    graph = replace(graph, thread=thread)
+    at = f" at run {shared}" if shared else ""
+    notes.append(
+        f"{source.provider.value} session {source.native_id} is off thread {old.thread.id}'s "
+        f"line ({why}): its own history goes on as thread {thread.id}, forked from it{at}"
+    )
+    new_pt = _source_pt(graph, source)
+    assert new_pt is not None
+    earlier = None if old_changes.empty else (old, old_changes)
+    return ThreadState(graph, changes, new_pt, store, unrecorded, notes, earlier=earlier)
+
+
+def _typed_in_former(graph: ThreadGraph, pt: ProviderThread, source: Source) -> bool:
+    """Whether work off the line was typed into the former file the source is."""
+    return any(
+        r.provider_thread_id == pt.id and r.note is not None and str(source.path) in r.note
+        for r in graph.runs
+        if not r.live
+    )
+
+
+def source_cwd(state: ThreadState, source: Source) -> str:
+    return state.graph.thread.cwd or source.conversation.meta.cwd or os.getcwd()

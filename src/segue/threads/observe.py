@@ -1,0 +1,149 @@
+"""What each provider thread's file says now: the I/O half of a sync.
+
+For every provider thread the file it continues in (the registry's ``current_file``: a Codex
+thread that was rolled back continues in a newer generation file) is checked against the stamp
+recorded when segue last looked. Unchanged, it is not read at all; gone from its place, it is
+looked for by its session id (a file moved to another project folder is followed); appended,
+touched or in a new file, it is read, once per command (:class:`segue.sessions.SessionReads`).
+What it found is an :class:`Observation`; deciding what that means for the thread is
+:mod:`segue.threads.reconcile`'s job.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from segue.conversation import Provider
+from segue.errors import SegueError
+from segue.formats.files import is_regular
+from segue.formats.stamp import Change, Stamp, check_stamp
+from segue.providers import ProviderEntry, entry
+from segue.sessions import SessionReads
+from segue.threads.model import ProviderThread
+from segue.threads.native import NativeTurn, native_turns
+
+__all__ = ["Observation", "observe", "observe_former", "provider_entry"]
+
+
+@dataclass(frozen=True, slots=True)
+class Observation:
+    """One provider thread's file as it is now."""
+
+    provider_thread_id: str
+    change: Change  # same / appended / touched / changed / empty / gone
+    path: str  # where the thread's file is now (followed when it moved)
+    stamp: Stamp | None = None
+    turns: list[NativeTurn] | None = None  # None: not read (unchanged, changed, or gone)
+    model: str | None = None
+    why: str | None = None  # what is wrong with a file that is gone or cannot be read
+    moved_from: str | None = None  # the path it was recorded at, when it moved
+    former: int | None = None  # which of its former files this is (None: its current file)
+
+
+def provider_entry(name: str) -> ProviderEntry | None:
+    """The registry entry of a provider named in the store (None: one this segue lacks)."""
+    try:
+        return entry(Provider(name))
+    except (ValueError, KeyError):
+        return None
+
+
+def _locate(e: ProviderEntry, native_id: str, env: Mapping[str, str]) -> Path | None:
+    """Where a session whose file is no longer at its place is now (moved), if anywhere."""
+    found = [p for p in e.session_files(env) if e.session_id(p) == native_id and is_regular(p)]
+    if not found:
+        return None
+    return e.current_file(max(found, key=lambda p: p.name), env)
+
+
+def _gone_why(path: Path) -> str:
+    if not path.exists() and not path.is_symlink():
+        return "no longer exists"
+    try:
+        if path.is_dir():
+            return "is a directory"
+        if path.is_symlink() and not path.exists():
+            return "is a dangling link"
+    except OSError as exc:
+        return f"cannot be read: {exc.strerror}"
+    return "is not a regular file"
+
+
+def observe(pt: ProviderThread, reads: SessionReads, env: Mapping[str, str]) -> Observation:
+    """What ``pt``'s file says now (reading it only when its stamp says it changed)."""
+    e = provider_entry(pt.provider)
+    recorded = Path(pt.path)
+    if e is None:
+        return Observation(pt.id, Change.SAME, pt.path, pt.stamp, why="unknown provider")
+    try:
+        current = e.current_file(recorded, env)
+    except (OSError, SegueError):
+        current = recorded
+    moved_from = None
+    if not is_regular(current):
+        why = _gone_why(current)
+        try:
+            found = _locate(e, pt.native_id, env)
+        except (OSError, SegueError):
+            found = None
+        if found is None:
+            return Observation(pt.id, Change.GONE, str(current), why=why)
+        moved_from, current = str(current), found
+    same_file = current == recorded or moved_from is not None
+    if pt.stamp is not None and same_file:
+        change, stamp = check_stamp(pt.stamp, current)
+        if change is Change.GONE:
+            return Observation(pt.id, change, str(current), why="could not be read")
+        if change is Change.EMPTY:
+            return Observation(pt.id, change, str(current), stamp, why="is empty")
+        if change is Change.CHANGED:
+            return Observation(pt.id, change, str(current), stamp, moved_from=moved_from)
+        if change is Change.SAME:
+            return Observation(pt.id, change, str(current), stamp, moved_from=moved_from)
+    else:
+        change = Change.APPENDED if current != recorded else Change.TOUCHED
+    try:
+        conversation = reads.read(current, e.provider)
+    except SegueError as exc:
+        return Observation(pt.id, Change.GONE, str(current), why=f"cannot be read ({exc})")
+    turns = native_turns(conversation)
+    stamp = reads.stamp(current)
+    if stamp is not None and stamp.size == 0:
+        return Observation(pt.id, Change.EMPTY, str(current), stamp, why="is empty")
+    return Observation(
+        pt.id,
+        change,
+        str(current),
+        stamp,
+        turns,
+        conversation.meta.model,
+        moved_from=moved_from,
+    )
+
+
+def observe_former(
+    pt: ProviderThread, index: int, reads: SessionReads, env: Mapping[str, str]
+) -> Observation | None:
+    """What a file ``pt`` continued from says now; None when it is as it was."""
+    former = pt.former[index]
+    path = Path(former.path)
+    e = provider_entry(pt.provider)
+    if e is None:
+        return None
+    if former.stamp is None:
+        change, stamp = Change.TOUCHED, None
+    else:
+        change, stamp = check_stamp(former.stamp, path)
+    if change is Change.SAME:
+        return None
+    if change is not Change.APPENDED and change is not Change.TOUCHED:
+        return Observation(pt.id, change, str(path), stamp, former=index)
+    try:
+        conversation = reads.read(path, e.provider)
+    except SegueError:
+        return Observation(pt.id, Change.GONE, str(path), former=index)
+    return Observation(
+        pt.id, change, str(path), reads.stamp(path), native_turns(conversation), former=index
+    )
