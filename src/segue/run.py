@@ -66,20 +66,22 @@ def run_turn(
     from segue.sessions import SessionReads
     from segue.store import open_store
     from segue.switch import switch_session, thread_lock
+    from segue.switch.journal import open_recording
     from segue.threads import ThreadStore, sync
 
     if not prompt.strip():
         raise SegueError("give a prompt to run (got an empty one)")
     env = dict(os.environ) if env is None else dict(env)
     cwd = cwd or os.getcwd()
-    with open_store(env=env) as store:
+    store, recorded = open_recording(env)
+    with store:
         thread_id = _thread_id(ThreadStore(store), thread, cwd, env)
     with thread_lock(thread_id, env):
         reads = SessionReads()
         with open_store(env=env) as store:
             synced = sync(store, thread_id, env, reads=reads)
         graph = synced.graph
-        warnings = list(synced.notes)
+        warnings = [*recorded, *synced.notes]
         if not graph.live_runs:
             raise SegueError(f"thread {thread_id} has no run to continue from")
         latest = graph.provider_thread(graph.live_runs[-1].provider_thread_id)

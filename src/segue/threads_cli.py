@@ -3,6 +3,7 @@ module only talks to the user (errors go through the one handler in :mod:`segue.
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Sequence
 from typing import Annotated
@@ -45,10 +46,11 @@ def adopt_command(
     as_json: JsonOption = False,
 ) -> None:
     """Make a native session an app thread (or show the thread that already holds it)."""
-    from segue.store import open_store
+    from segue.switch.journal import open_recording
     from segue.threads import adopt, graph_to_json
 
-    with open_store() as store:
+    store, _ = open_recording()
+    with store:
         graph = adopt(store, session)
     if as_json:
         _out(graph_to_json(graph))
@@ -59,10 +61,11 @@ def adopt_command(
 @thread_app.command("list")
 def list_command(as_json: JsonOption = False) -> None:
     """App threads, newest first."""
-    from segue.store import open_store
+    from segue.switch.journal import open_recording
     from segue.threads import summary_to_json
 
-    with open_store() as store:
+    store, _ = open_recording()
+    with store:
         from segue.threads.repository import ThreadStore
 
         summaries = ThreadStore(store).list_threads()
@@ -89,29 +92,35 @@ def list_command(as_json: JsonOption = False) -> None:
 @thread_app.command("show")
 def show_command(
     thread: Annotated[
-        str, typer.Argument(help="A thread id or unique prefix, or a session id it holds.")
+        str,
+        typer.Argument(help="A thread id or unique prefix, or a session (id or path) it holds."),
     ],
     as_json: JsonOption = False,
 ) -> None:
     """Sync a thread with its sessions, then show its runs and what each provider thread
     holds (natively, and by handoffs)."""
-    from segue.store import open_store
+    from segue.switch.journal import open_recording
+    from segue.switch.locks import thread_lock
     from segue.threads import graph_to_json, sync
 
-    with open_store() as store:
+    store, recorded = open_recording()
+    with store:
         from segue.threads.repository import ThreadStore
 
         threads = ThreadStore(store)
         try:
             thread_id = threads.resolve(thread)
         except StoreError:
-            held = threads.thread_holding(thread)
+            held = _holding(store, thread)
             if held is None:
                 raise StoreError(
-                    f"no thread {thread}, and no thread holds a session {thread}"
+                    f"no thread {thread}, and no thread holds a session {thread} "
+                    "(segue thread adopt SESSION makes one)"
                 ) from None
             thread_id = held
-        result = sync(store, thread_id)
+        with thread_lock(thread_id, os.environ):
+            result = sync(store, thread_id)
+        result.notes[:0] = recorded
     if as_json:
         _out({**graph_to_json(result.graph), "notes": result.notes})
         return
@@ -119,6 +128,22 @@ def show_command(
     _print_graph(console, result.graph)
     for note in result.notes:
         console.print(f"note: {note}", markup=False)
+
+
+def _holding(store: object, ref: str) -> str | None:
+    """The thread holding the session ``ref`` names (an id, a prefix, or a path)."""
+    from segue.errors import SessionError
+    from segue.sessions import find_session
+    from segue.store import Store
+    from segue.switch.thread import holding_thread
+    from segue.threads.repository import ThreadStore
+
+    assert isinstance(store, Store)
+    try:
+        provider, path = find_session(ref)
+    except SessionError:
+        return ThreadStore(store).thread_holding(ref)
+    return holding_thread(store, provider, path)
 
 
 def _rows(console: Console, header: tuple[str, ...], rows: Sequence[tuple[str, ...]]) -> None:

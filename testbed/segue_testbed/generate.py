@@ -286,3 +286,54 @@ def write_home(home: Path, per_provider: int) -> dict[str, int]:
     for i in range(per_provider):
         files += len(write_codex_session(codex[i % len(codex)], home, i))
     return {"sessions": 2 * per_provider, "files": files}
+
+
+# -- one more turn -----------------------------------------------------------------------------
+
+
+def _claude_leaf(path: Path) -> str | None:
+    """The uuid of the last conversation record of a Claude transcript (its leaf, for a linear
+    one such as segue writes)."""
+    for line in reversed(path.read_bytes().splitlines()):
+        try:
+            rec = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            continue
+        if rec.get("type") in CLAUDE_CHAIN_TYPES and isinstance(rec.get("uuid"), str):
+            return str(rec["uuid"])
+    return None
+
+
+def append_turn(provider: Provider, path: Path, scenario: str = "chat", copy: int = 1) -> int:
+    """Append one more stretch of conversation to the session in ``path``: a copy of a recorded
+    fixture's turns (its ids made unique), as if the user had typed it in the CLI. Returns the
+    number of bytes appended."""
+    fx = fixture(provider, scenario)
+    if provider is Provider.CODEX:
+        chunks = codex_copies(fx)
+        next(chunks)  # its session_meta: the session already has one
+    else:
+        chunks = claude_copies(fx)
+    for _ in range(copy):
+        next(chunks)
+    data = next(chunks)
+    if provider is Provider.CLAUDE:
+        leaf = _claude_leaf(path)
+        sid = path.stem
+        lines = []
+        rooted = False
+        for line in data.splitlines(keepends=True):
+            rec = orjson.loads(line)
+            if "sessionId" in rec:
+                rec["sessionId"] = sid
+            if (
+                not rooted
+                and rec.get("type") in CLAUDE_CHAIN_TYPES
+                and isinstance(rec.get("uuid"), str)
+            ):
+                rec["parentUuid"] = leaf
+                rooted = True
+            lines.append(orjson.dumps(rec) + b"\n")
+        data = b"".join(lines)
+    with path.open("ab") as f:
+        return f.write(data)

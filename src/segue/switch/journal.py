@@ -41,7 +41,7 @@ from segue.threads.model import (
 )
 from segue.threads.reconcile import Changes, DecisionRecord, reconcile
 
-__all__ = ["JournalEntry", "entry_for", "replay", "save", "with_journaled"]
+__all__ = ["JournalEntry", "entry_for", "open_recording", "replay", "save", "with_journaled"]
 
 VERSION = 1
 
@@ -128,7 +128,11 @@ def entry_for(
             "strategy": HandoffStrategy.DELTA_SINCE_TARGET_LAST_SEEN.value
             if prepared.target_pt is not None
             else HandoffStrategy.FULL_THREAD_SUMMARY.value,
-            "form": (form or HandoffForm.NATIVE_ITEMS).value,
+            "form": (
+                (form or HandoffForm.NATIVE_ITEMS)
+                if prepared.target_pt is not None
+                else HandoffForm.NATIVE_ITEMS
+            ).value,
             "text": prepared.text,
             "created_by": prepared.created_by,
             "covers": covers_prompts,
@@ -365,3 +369,17 @@ def _thread_of(
 def _remove(path: Path) -> None:
     with contextlib.suppress(OSError):
         os.unlink(path)
+
+
+def open_recording(env: Mapping[str, str] | None = None) -> tuple[Store, list[str]]:
+    """segue's store for a command that records, with the switches its journal kept adopted
+    first (and notes saying so). A journal that still cannot be recorded stays as it is."""
+    from segue.store import open_store
+
+    env = os.environ if env is None else env
+    store = open_store(env=env)
+    try:
+        notes = replay(store, SessionReads(), env)
+    except StoreError:
+        notes = []
+    return store, notes

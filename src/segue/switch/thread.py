@@ -30,7 +30,7 @@ from segue.threads.sync import adoption, observe_graph
 
 __all__ = ["STORE_WAIT_S", "Source", "ThreadState", "load_thread", "open_for_switch"]
 
-STORE_WAIT_S = 5.0  # how long a switch waits for another writer of the store, at most
+STORE_WAIT_S = 3.0  # how long a switch waits for another writer of the store, at most
 STORE_WAIT_VARIABLE = "SEGUE_STORE_WAIT"
 
 
@@ -81,7 +81,14 @@ def open_for_switch(env: Mapping[str, str], *, dry_run: bool) -> tuple[Store | N
     return store, None
 
 
-def _holding_thread(store: Store, source: Source) -> str | None:
+@dataclass(frozen=True, slots=True)
+class _Session:
+    provider: Provider
+    path: Path
+    native_id: str
+
+
+def _holding_thread(store: Store, source: Source | _Session) -> str | None:
     """The thread the source session belongs to: of several (a session that went off one
     thread's line goes on in a thread forked from it), the one where it is not off the line."""
     threads = ThreadStore(store)
@@ -97,7 +104,16 @@ def _holding_thread(store: Store, source: Source) -> str | None:
     return max(best or held)  # ids sort by creation time: the newest
 
 
-def _source_pt(graph: ThreadGraph, source: Source) -> ProviderThread | None:
+def holding_thread(store: Store, provider: Provider, path: Path) -> str | None:
+    """The thread the session in ``path`` belongs to (None: none yet)."""
+    from segue.providers import entry
+
+    e = entry(provider)
+    current = e.current_file(Path(os.path.abspath(path)), os.environ)
+    return _holding_thread(store, _Session(provider, current, e.session_id(current)))
+
+
+def _source_pt(graph: ThreadGraph, source: Source | _Session) -> ProviderThread | None:
     """The provider thread the source session is now, or the one it is a former file of."""
     for pt in graph.provider_threads:
         if pt.provider == source.provider.value and pt.native_id == source.native_id:

@@ -57,8 +57,11 @@ def _provider_thread(pt: ProviderThread) -> dict[str, Any]:
         "native_runs": list(pt.native_runs),
         "handoffs": [_handoff(h) for h in pt.handoffs],
         "status": pt.status.value,
+        "reason": pt.reason,
         "model": pt.model,
         "origin": pt.origin,
+        "native_turns": pt.native_turns,
+        "former_files": [f.path for f in pt.former],
     }
 
 
@@ -82,6 +85,8 @@ def graph_to_json(graph: ThreadGraph) -> dict[str, Any]:
                 "prompt": r.prompt,
                 "started_at": None if r.started_at is None else iso_z(r.started_at),
                 "ended_at": None if r.ended_at is None else iso_z(r.ended_at),
+                "native_turn": r.native_turn,
+                "note": r.note,
             }
             for r in graph.runs
         ],

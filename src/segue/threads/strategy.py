@@ -97,6 +97,11 @@ def _candidate(graph: ThreadGraph, target: str) -> tuple[ProviderThread | None, 
     usable = [pt for pt in mine if pt.status is ProviderThreadStatus.ACTIVE]
     if not usable:
         newest = mine[-1]
+        if newest.status is ProviderThreadStatus.UNKNOWN:
+            return None, (
+                f"{target} provider thread {newest.id} has a status this segue does not know "
+                "(a newer segue wrote it?): it is not returned to"
+            )
         why = f": {newest.reason}" if newest.reason else ""
         return None, f"{target} provider thread {newest.id} is {newest.status.value}{why}"
     return max(usable, key=lambda pt: (_last_seen(pt), pt.version)), None

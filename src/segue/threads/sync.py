@@ -115,7 +115,7 @@ def record_outcome(store: Store, graph: ThreadGraph, changes: Changes, doing: st
     if changes.empty:
         return
     with store.writing(doing) as connection:
-        if changes.thread is not None:
+        if changes.thread is not None and changes.thread.parent_thread_id is None:
             for pt in changes.provider_threads[:1]:
                 native_lock(connection, pt.provider, pt.native_id)
                 known = queries.threads_of_native(connection, pt.provider, pt.native_id)
