@@ -446,7 +446,8 @@ def test_an_in_memory_store_is_refused(tmp_path: Path) -> None:
 
 
 def test_redaction_reaches_the_delta_and_what_the_store_keeps(tmp_path: Path) -> None:
-    from tests.test_hostile import KEYS, marker
+    from segue.secrets import marker
+    from tests.test_hostile import KEYS
 
     _, source, env = _home(tmp_path, "claude-multi_turn")
     there = switch_session(str(source), Provider.CODEX, env=env)
