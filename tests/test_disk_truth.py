@@ -513,3 +513,34 @@ def test_a_rolled_back_run_is_never_carried(tmp_path: Path) -> None:
     graph = _graph(env, _moved(switched).thread_id)
     assert all(r.prompt not in fixture.spec["rolled_back_prompts"] for r in graph.live_runs)
     assert all(r.status is not RunStatus.ROLLED_BACK for r in graph.live_runs)
+
+
+def test_a_store_that_fails_after_the_session_is_written_never_loses_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The disk fills up between writing the session and recording it: the switch is made, it
+    says so in one warning with the command that continues it, and the next switch records
+    what was written instead of writing another session."""
+    import importlib
+
+    from segue.errors import StoreError
+
+    sync_module = importlib.import_module("segue.threads.sync")
+    _, source, env = _home(tmp_path, "claude-multi_turn")
+    real = sync_module.record_outcome
+
+    def full(*args: Any, **kwargs: Any) -> None:
+        raise StoreError(f"{tmp_path / 'data' / 'segue.db'}: database or disk is full")
+
+    monkeypatch.setattr(sync_module, "record_outcome", full)
+    first = switch_session(str(source), Provider.CODEX, env=env)
+    assert first.written and first.path is not None and first.path.is_file()
+    assert first.resume_command.endswith(f"codex resume {first.session_id}")
+    assert [w for w in first.warnings if "disk is full" in w and "journal" in w]
+    assert len(list((tmp_path / "state" / "journal").glob("*.json"))) == 1
+
+    monkeypatch.setattr(sync_module, "record_outcome", real)
+    again = switch_session(str(source), Provider.CODEX, env=env)
+    assert _moved(again).strategy == "no_handoff" and again.path == first.path
+    assert not list((tmp_path / "state" / "journal").glob("*.json"))
+    assert len(list((tmp_path / "home" / ".codex").rglob("rollout-*.jsonl"))) == 1

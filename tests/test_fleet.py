@@ -206,3 +206,23 @@ def test_a_confirmed_preview_is_published_as_shown_unless_the_source_changed(
         f.write(fixture.transcript.read_bytes().splitlines(keepends=True)[-1])
     again = carry_out(stale, home)
     assert again.session_id != stale.prepared.session.session_id
+
+
+def test_a_return_goes_on_past_a_session_that_is_gone_and_exits_non_zero(
+    home: dict[str, str],
+) -> None:
+    plan = plan_fleet(env=home, now=NOW, exhausted=[Provider.CODEX], agents=[])
+    result = run_fleet(plan, env=home)
+    gone, kept = [o.switch for o in result.outcomes if o.switch is not None]
+    assert gone is not None and gone.path is not None and kept is not None
+    gone.path.unlink()  # one of the sessions the batch wrote: deleted since
+
+    done = segue(["switch", "--return", "--yes", "--json"], home, timeout=120)
+
+    assert done.returncode == 1, done.stderr
+    doc = orjson.loads(done.stdout)  # one document
+    by = {a["session"]: a for a in doc["agents"]}
+    assert by[str(gone.session_id)]["error"] and by[str(gone.session_id)]["switch"] is None
+    back = by[str(kept.session_id)]["switch"]
+    assert back is not None and back["thread"]["strategy"] == "no_handoff"
+    assert "1 failed" in doc["summary"]

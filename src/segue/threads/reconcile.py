@@ -183,8 +183,9 @@ def held_runs(
     known: Iterable[int] = (),
 ) -> set[int]:
     """The runs ``pt``'s file holds (what its next turn is built on): the runs its turns are,
-    and every run of a handoff it was given, unless the file lost that handoff's turns. A turn
-    from before layouts were recorded may be any of the ``known`` runs."""
+    and the runs of the handoffs it was given: all of one whose turns are all still there (or
+    that never had turns of its own: a summary), else those before the first one its file lost.
+    A turn from before layouts were recorded may be any of the ``known`` runs."""
     held = {slot.run for slot in layout if slot.run is not None}
     if UNKNOWN_RUN in held:
         held.discard(UNKNOWN_RUN)
@@ -192,10 +193,15 @@ def held_runs(
     earlier = layout if before is None else before
     for handoff in pt.handoffs:
         first, last = handoff.covers
-        had = any(s.run and first <= s.run <= last for s in earlier)
-        has = any(s.run and first <= s.run <= last for s in layout)
-        if has or not had:
-            held.update(range(first, last + 1))
+        span = range(first, last + 1)
+        had = [s.run for s in earlier if s.run and first <= s.run <= last]
+        has = {s.run for s in layout if s.run and first <= s.run <= last}
+        lost = [run for run in had if run not in has]
+        if not lost:
+            held.update(span)
+        else:
+            cut = min(lost)
+            held.update(n for n in span if n < cut)
     return held
 
 
