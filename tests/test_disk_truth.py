@@ -525,7 +525,7 @@ def test_a_store_that_fails_after_the_session_is_written_never_loses_it(
 
     from segue.errors import StoreError
 
-    sync_module = importlib.import_module("segue.threads.sync")
+    sync_module = importlib.import_module("segue.threads.syncing")
     _, source, env = _home(tmp_path, "claude-multi_turn")
     real = sync_module.record_outcome
 

@@ -2,11 +2,29 @@
 CLI resumes, without asking the source provider for anything, as its app thread's strategy
 decides (:mod:`segue.switch.pipeline`: source → lock → sync → decide → write → record)."""
 
-from segue.state import state_dir
-from segue.switch.locks import session_lock, thread_lock
-from segue.switch.pipeline import carry_out, switch_session
-from segue.switch.plan import plan_switch, switch_conversation
-from segue.switch.result import Switch, ThreadMove
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from segue.state import state_dir
+    from segue.switch.locks import session_lock, thread_lock
+    from segue.switch.pipeline import carry_out, switch_session
+    from segue.switch.plan import plan_switch, switch_conversation
+    from segue.switch.result import Switch, ThreadMove
+
+_WHERE = {
+    "Switch": "segue.switch.result",
+    "ThreadMove": "segue.switch.result",
+    "carry_out": "segue.switch.pipeline",
+    "plan_switch": "segue.switch.plan",
+    "session_lock": "segue.switch.locks",
+    "state_dir": "segue.state",
+    "switch_conversation": "segue.switch.plan",
+    "switch_session": "segue.switch.pipeline",
+    "thread_lock": "segue.switch.locks",
+}
 
 __all__ = [
     "Switch",
@@ -19,3 +37,12 @@ __all__ = [
     "switch_session",
     "thread_lock",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    where = _WHERE.get(name)
+    if where is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(where), name)
+    globals()[name] = value
+    return value

@@ -297,7 +297,7 @@ def with_journaled(
             "earlier from this session and not yet recorded, is part of the thread"
         )
     if mine:
-        from segue.threads.sync import observe_graph
+        from segue.threads.syncing import observe_graph
 
         outcome = reconcile(graph, observe_graph(graph, reads, env))
         graph = outcome.graph
@@ -311,7 +311,7 @@ def replay(store: Store, reads: SessionReads, env: Mapping[str, str]) -> list[st
     its entry; returns notes for the user. A store that still cannot record raises
     :class:`StoreError` and leaves the journal as it was."""
     from segue.threads.repository import ThreadStore
-    from segue.threads.sync import adopt, record_outcome
+    from segue.threads.syncing import adopt, record_outcome
 
     notes: list[str] = []
     found = entries(env)

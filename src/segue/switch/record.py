@@ -221,7 +221,7 @@ def record_move(
     """Record the sync, the decision and what was written; a store that cannot record it is a
     warning (and the journal keeps what was written, for the next command that can)."""
     from segue.switch.journal import entry_for, replay, save
-    from segue.threads.sync import record_outcome
+    from segue.threads.syncing import record_outcome
 
     now = datetime.now(UTC)
     more, pt_id, handoff_id = _move_changes(state, source, prepared, written, now)

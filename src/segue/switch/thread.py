@@ -2,7 +2,7 @@
 
 The store is opened (read-only for a dry run, which creates nothing, not even the store), the
 thread holding the source session is found and locked, and every provider thread's file is
-checked (:mod:`segue.threads.sync`). A session no thread holds yet is adopted, in memory. When
+checked (:mod:`segue.threads.syncing`). A session no thread holds yet is adopted, in memory. When
 the store cannot be used (locked, full, read-only, corrupt, newer, unreachable) the switch goes
 on from an in-memory graph, with a warning that it will not be recorded; the switches segue
 wrote but could not record before (its journal) are part of that graph, so nothing is written
@@ -26,7 +26,7 @@ from segue.switch.locks import SwitchLocks
 from segue.threads.model import ProviderThread, ProviderThreadStatus, ThreadGraph
 from segue.threads.reconcile import Changes, held_runs, reconcile
 from segue.threads.repository import ThreadStore
-from segue.threads.sync import adoption, observe_graph
+from segue.threads.syncing import adoption, observe_graph
 
 __all__ = ["STORE_WAIT_S", "Source", "ThreadState", "load_thread", "open_for_switch"]
 

@@ -17,33 +17,73 @@ graph lives in segue's store, append-only::
 :func:`segue.threads.strategy.decide` is the pure decision and
 :func:`segue.threads.reconcile.reconcile` the pure check against the disk; a switch carries a
 decision out (:mod:`segue.switch`).
+
+Each name is imported on first use.
 """
 
-from segue.threads.config import StalenessConfig, config_path, load_config
-from segue.threads.documents import (
-    coverage_lines,
-    graph_to_json,
-    provider_thread_names,
-    summary_to_json,
-)
-from segue.threads.model import (
-    AppThread,
-    Handoff,
-    HandoffForm,
-    HandoffStatus,
-    HandoffStrategy,
-    ProviderThread,
-    ProviderThreadStatus,
-    Run,
-    RunStatus,
-    ThreadGraph,
-    ThreadSummary,
-    Transfer,
-)
-from segue.threads.moves import decide_move
-from segue.threads.repository import NewRun, ThreadStore
-from segue.threads.strategy import Decision, Facts, Strategy, decide
-from segue.threads.sync import SyncResult, adopt, sync
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from segue.threads.config import StalenessConfig, config_path, load_config
+    from segue.threads.documents import (
+        coverage_lines,
+        graph_to_json,
+        provider_thread_names,
+        summary_to_json,
+    )
+    from segue.threads.model import (
+        AppThread,
+        Handoff,
+        HandoffForm,
+        HandoffStatus,
+        HandoffStrategy,
+        ProviderThread,
+        ProviderThreadStatus,
+        Run,
+        RunStatus,
+        ThreadGraph,
+        ThreadSummary,
+        Transfer,
+    )
+    from segue.threads.moves import decide_move
+    from segue.threads.repository import NewRun, ThreadStore
+    from segue.threads.strategy import Decision, Facts, Strategy, decide
+    from segue.threads.syncing import SyncResult, adopt, sync
+
+_WHERE = {
+    "AppThread": "segue.threads.model",
+    "Decision": "segue.threads.strategy",
+    "Facts": "segue.threads.strategy",
+    "Handoff": "segue.threads.model",
+    "HandoffForm": "segue.threads.model",
+    "HandoffStatus": "segue.threads.model",
+    "HandoffStrategy": "segue.threads.model",
+    "NewRun": "segue.threads.repository",
+    "ProviderThread": "segue.threads.model",
+    "ProviderThreadStatus": "segue.threads.model",
+    "Run": "segue.threads.model",
+    "RunStatus": "segue.threads.model",
+    "StalenessConfig": "segue.threads.config",
+    "Strategy": "segue.threads.strategy",
+    "SyncResult": "segue.threads.syncing",
+    "ThreadGraph": "segue.threads.model",
+    "ThreadStore": "segue.threads.repository",
+    "ThreadSummary": "segue.threads.model",
+    "Transfer": "segue.threads.model",
+    "adopt": "segue.threads.syncing",
+    "config_path": "segue.threads.config",
+    "coverage_lines": "segue.threads.documents",
+    "decide": "segue.threads.strategy",
+    "decide_move": "segue.threads.moves",
+    "graph_to_json": "segue.threads.documents",
+    "load_config": "segue.threads.config",
+    "provider_thread_names": "segue.threads.documents",
+    "summary_to_json": "segue.threads.documents",
+    "sync": "segue.threads.syncing",
+}
 
 __all__ = [
     "AppThread",
@@ -76,3 +116,12 @@ __all__ = [
     "summary_to_json",
     "sync",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    where = _WHERE.get(name)
+    if where is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(where), name)
+    globals()[name] = value
+    return value

@@ -11,7 +11,7 @@ from segue.store import Store
 from segue.threads.config import StalenessConfig, load_config
 from segue.threads.repository import ThreadStore
 from segue.threads.strategy import Decision, Facts, decide
-from segue.threads.sync import sync
+from segue.threads.syncing import sync
 
 __all__ = ["decide_move"]
 
