@@ -100,7 +100,7 @@ def test_codex_resumes_a_fork_with_the_parent_verbatim_then_the_delta(
         assert texts.index(handoff) < texts.index(prompt_text)
     # and Codex goes on in the fork's own file
     assert codex_entry.current_file(session.path, env) == session.path
-    assert session.path.read_bytes().startswith(b"".join(session.lines))
+    assert session.path.read_bytes().startswith(b"".join(session.chunks()))
 
 
 def _ids_of_file(items: list[Any], on_disk: bytes) -> list[Any]:
@@ -230,5 +230,5 @@ def test_claude_resumes_a_fork_with_the_parent_verbatim_then_the_delta(
     assert positions == sorted(positions)
     assert positions[-1] < rest.rindex(PROMPT)
     # and Claude goes on in the fork's own file
-    assert session.path.read_bytes().startswith(b"".join(session.lines))
+    assert session.path.read_bytes().startswith(b"".join(session.chunks()))
     assert len(session.path.read_bytes()) > session.size

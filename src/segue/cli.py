@@ -291,11 +291,12 @@ def _switch_one(
     arrival: Arrival,
     source_compact: bool,
 ) -> None:
-    from segue.fleet import ArrivalCompact, arrival_compaction, compact_source
     from segue.switch import switch_session
 
     notes: list[str] = []
     if source_compact and not dry_run:
+        from segue.fleet import compact_source
+
         notes.append(compact_source(session))
     result = switch_session(
         session,
@@ -306,7 +307,9 @@ def _switch_one(
         redact_secrets=redact_secrets,
         summary_by=summary_by,
     )
-    if result.written and not dry_run:
+    if result.written and not dry_run and arrival is not Arrival.OFF:
+        from segue.fleet import ArrivalCompact, arrival_compaction
+
         note = arrival_compaction(result, ArrivalCompact(arrival.value))
         if note:
             notes.append(note)

@@ -1,37 +1,193 @@
-"""Publish a new session file atomically, never over an existing one."""
+"""Publish a new session file atomically, never over an existing one.
+
+A prepared session is the lines segue wrote, after (for a native fork) a copy of its parent's
+lines: streamed from the parent file when it is published, so that a fork of a 100 MB session
+never holds 100 MB in memory. The copy takes the parent's complete lines up to the size it had
+when the fork was prepared; one that changed since is refused.
+"""
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import BinaryIO
 
 from segue.conversation import Provider
-from segue.errors import SwitchError, TargetExists
+from segue.errors import SegueError, SwitchError, TargetExists
+from segue.formats.files import open_regular
 
-__all__ = ["NativeSession", "TargetExists", "publish", "remove_stale_partials"]
+__all__ = [
+    "FileCopy",
+    "NativeSession",
+    "TargetExists",
+    "publish",
+    "publish_session",
+    "remove_stale_partials",
+]
+
+
+COPY_CHUNK = 4 << 20  # how much of a parent is read at a time when it is copied
+
+
+@dataclass(frozen=True, slots=True)
+class FileCopy:
+    """A parent's lines, copied into a native fork: the complete lines of ``path`` in bytes
+    ``start``-``end`` (as the parent was when the fork was prepared), each with ``old`` replaced
+    by ``new`` when given (the session id a line names)."""
+
+    path: Path
+    start: int
+    end: int
+    old: bytes | None = None
+    new: bytes | None = None
+    head: bytes = b""  # the parent's first bytes, which must still be there
+
+    @property
+    def size(self) -> int:
+        return self.end - self.start
+
+    def write_into(self, out: int, at: int) -> None:
+        """Copy into the file open as ``out``, from its offset ``at``: in the kernel where it
+        can (``copy_file_range``), then each ``old`` overwritten in place (an id is as long as
+        the id it replaces); else line by line through memory."""
+        same_length = self.old is None or self.new is None or len(self.old) == len(self.new)
+        if not same_length or not hasattr(os, "copy_file_range"):
+            self._write_chunks(out, at)
+            return
+        try:
+            f = open_regular(self.path, buffering=0, what="session file to fork")
+        except SegueError as exc:
+            raise SwitchError(str(exc)) from None
+        with f:
+            src = f.fileno()
+            try:
+                self._check(src)
+                done = 0
+                while done < self.size:
+                    n = os.copy_file_range(src, out, self.size - done, self.start + done, at + done)
+                    if n == 0:
+                        raise SwitchError(f"{self.path}: changed since the fork was prepared")
+                    done += n
+                if self.old is not None and self.new is not None:
+                    for offset in self._occurrences(src):
+                        os.pwrite(out, self.new, at + offset - self.start)
+            except OSError as exc:
+                if exc.errno in (errno.EXDEV, errno.ENOSYS, errno.EOPNOTSUPP, errno.EINVAL):
+                    self._write_chunks(out, at)  # a filesystem that cannot copy in the kernel
+                    return
+                raise SwitchError(f"{self.path}: cannot copy: {exc.strerror}") from None
+
+    def _check(self, src: int) -> None:
+        if os.fstat(src).st_size < self.end or (
+            self.head and os.pread(src, len(self.head), 0) != self.head
+        ):
+            raise SwitchError(f"{self.path}: changed since the fork was prepared")
+
+    def _occurrences(self, src: int) -> Iterator[int]:
+        """Where ``old`` is in the copied range (read once, a chunk at a time)."""
+        assert self.old is not None
+        width = len(self.old)
+        at = self.start
+        while at < self.end:
+            data = os.pread(src, min(COPY_CHUNK, self.end - at), at)
+            if not data:
+                return
+            find = data.find
+            i = find(self.old)
+            while i >= 0:
+                if at + i + width <= self.end:
+                    yield at + i
+                i = find(self.old, i + 1)
+            if at + len(data) >= self.end:
+                return
+            at += max(1, len(data) - width + 1)  # a match across the chunk's end is found next
+
+    def _write_chunks(self, out: int, at: int) -> None:
+        for data in self.chunks():
+            view = memoryview(data)
+            while view:
+                n = os.pwrite(out, view, at)
+                at += n
+                view = view[n:]
+
+    def chunks(self) -> Iterator[bytes]:
+        try:
+            f = open_regular(self.path, buffering=0, what="session file to fork")
+        except SegueError as exc:
+            raise SwitchError(str(exc)) from None
+        with f:
+            try:
+                if os.fstat(f.fileno()).st_size < self.end or (
+                    self.head and os.pread(f.fileno(), len(self.head), 0) != self.head
+                ):
+                    raise SwitchError(f"{self.path}: changed since the fork was prepared")
+                at = self.start
+                rest = b""
+                while at < self.end:
+                    data = os.pread(f.fileno(), min(COPY_CHUNK, self.end - at), at)
+                    if not data:
+                        raise SwitchError(f"{self.path}: changed since the fork was prepared")
+                    at += len(data)
+                    data = rest + data
+                    cut = data.rfind(b"\n") + 1 if at < self.end else len(data)
+                    data, rest = data[:cut], data[cut:]  # replace whole lines only
+                    if self.old is not None and self.new is not None:
+                        data = data.replace(self.old, self.new)
+                    yield data
+                if rest:
+                    yield rest
+            except OSError as exc:
+                raise SwitchError(f"{self.path}: cannot read: {exc.strerror}") from None
 
 
 @dataclass(slots=True)
 class NativeSession:
     """A session file a writer prepared but has not published yet: its id, the path it will
-    take, and its lines. Everything that can fail about a write fails while preparing one;
-    publishing only puts the bytes in place."""
+    take, and its lines (after ``head`` and ``copied``, a native fork's new first line and its
+    parent's lines). Everything that can fail about a write fails while preparing one, but a
+    parent that changed since; publishing only puts the bytes in place."""
 
     provider: Provider
     session_id: str
     path: Path
-    lines: list[bytes]
+    lines: list[bytes]  # the lines segue wrote itself, last
     notes: list[str] = field(default_factory=list)
-    # where the lines segue wrote itself start (a native fork copies its parent's lines first)
-    added: int = 0
+    head: list[bytes] = field(default_factory=list)  # lines before the copy
+    copied: FileCopy | None = None
 
     @property
     def size(self) -> int:
-        return sum(len(line) for line in self.lines)
+        copied = 0 if self.copied is None else self.copied.size
+        return sum(map(len, self.head)) + copied + sum(map(len, self.lines))
+
+    def chunks(self) -> Iterator[bytes]:
+        """The file's bytes, in order (the parent's copy streamed as it is read)."""
+        yield from self.head
+        if self.copied is not None:
+            yield from self.copied.chunks()
+        yield from self.lines
+
+    def write_into(self, f: BinaryIO) -> None:
+        """Write the file into ``f`` (a parent's copy done in the kernel where it can be)."""
+        for line in self.head:
+            f.write(line)
+        if self.copied is not None:
+            f.flush()
+            at = f.tell()
+            self.copied.write_into(f.fileno(), at)
+            f.seek(at + self.copied.size)
+        for line in self.lines:
+            f.write(line)
+
+
+def publish_session(session: NativeSession, mode: int = 0o600) -> Path:
+    """:func:`publish` for a prepared session (a fork's copy of its parent streamed)."""
+    return _publish(session.path, session.write_into, mode)
 
 
 def publish(path: Path, lines: Iterable[bytes], mode: int = 0o600) -> Path:
@@ -45,6 +201,15 @@ def publish(path: Path, lines: Iterable[bytes], mode: int = 0o600) -> Path:
     or unwritable folder, a file size limit) raises :class:`SwitchError` naming the path, and
     leaves neither the file nor a temporary one.
     """
+
+    def write(f: BinaryIO) -> None:
+        for line in lines:
+            f.write(line)
+
+    return _publish(path, write, mode)
+
+
+def _publish(path: Path, write: Callable[[BinaryIO], None], mode: int) -> Path:
     try:
         make_private_dirs(path.parent)
     except OSError as exc:
@@ -62,11 +227,12 @@ def publish(path: Path, lines: Iterable[bytes], mode: int = 0o600) -> Path:
     try:
         try:
             os.fchmod(fd, mode)
-            with os.fdopen(fd, "wb") as f:
-                for line in lines:
-                    f.write(line)
+            with os.fdopen(fd, "wb", buffering=1 << 20) as f:
+                write(f)
                 f.flush()
                 os.fsync(f.fileno())
+        except SwitchError:
+            raise
         except OSError as exc:
             raise SwitchError(f"{path}: cannot write the new session: {exc.strerror}") from None
         try:

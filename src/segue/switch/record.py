@@ -60,7 +60,7 @@ def write_move(prepared: Prepared, env: Mapping[str, str]) -> Written | None:
     e = entry(session.provider)
     warnings = e.publish(session, env)
     try:
-        conversation = e.read_lines(session.path, session.lines[session.added :])
+        conversation = e.read_lines(session.path, session.lines)
         turns = native_turns(conversation)
     except Exception as exc:  # never undo a published session over its read-back
         warnings.append(f"could not read back what was written: {exc}")

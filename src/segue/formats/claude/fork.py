@@ -9,7 +9,7 @@ the delta), and it is what ``--fork-session`` itself does with the records it co
 * the new file sits in the parent's project folder (``--resume <new id>`` from the session's
   directory finds it);
 * every parent line is copied byte for byte except that its ``sessionId`` names the new session
-  (uuids, parents and timestamps kept);
+  (uuids, parents and timestamps kept), streamed from the parent as it is published;
 * the delta is chained below the parent's active leaf: the runs as native records, written by
   :func:`segue.formats.claude.writer.project` (the same mapping as a switch), opened by the
   handoff text as a user message marked ``<segue_handoff>`` (and the assistant's short
@@ -31,10 +31,12 @@ import orjson
 
 from segue.conversation import AssistantMessage, Compaction, Item, Provenance, Provider, UserMessage
 from segue.errors import SwitchError
-from segue.formats.atomic import NativeSession
+from segue.formats.atomic import FileCopy, NativeSession
 from segue.formats.claude.chain import active_leaf, index_records
+from segue.formats.claude.records import chain_parent
 from segue.formats.claude.writer import DEFAULT_VERSION, last_prompt_record, project
-from segue.formats.jsonl import LineReport, dump_lines, iter_records_in
+from segue.formats.jsonl import LineReport, dump_lines, iter_records, iter_records_in
+from segue.formats.parent import ParentFile, read_parent
 
 __all__ = ["HANDOFF_ACK", "handoff_items", "prepare_fork"]
 
@@ -48,11 +50,29 @@ def handoff_items(text: str) -> list[Item]:
     return [UserMessage(wrapped, _SEGUE), AssistantMessage(HANDOFF_ACK, _SEGUE)]
 
 
-def _complete_lines(data: bytes) -> list[bytes]:
-    lines = data.splitlines(keepends=True)
-    if lines and not lines[-1].endswith(b"\n"):
-        lines.pop()  # a CLI still appending: its last line is not there yet
-    return [line for line in lines if line.strip()]
+def _tail_leaf(parent: ParentFile) -> str | None:
+    """The active leaf, from the parent's last lines alone when they tell it (the newest
+    message, below the last ``last-prompt`` leaf, all within them); None when they do not."""
+    index = index_records(iter_records_in(parent.tail, str(parent.path), LineReport()))
+    if parent.whole:
+        return active_leaf(index)
+    hint = index.leaf_hint
+    latest = next(
+        (u for u in reversed(index.order) if index.by_uuid[u][1].get("type") in _MESSAGES), None
+    )
+    if hint is None or latest is None:
+        return None
+    current: object = latest
+    seen: set[str] = set()
+    while type(current) is str and current in index.by_uuid and current not in seen:
+        if current == hint:
+            return latest
+        seen.add(current)
+        current = chain_parent(index.by_uuid[current][1])
+    return None
+
+
+_MESSAGES = ("user", "assistant")
 
 
 def prepare_fork(
@@ -65,20 +85,17 @@ def prepare_fork(
     version: str = DEFAULT_VERSION,
 ) -> NativeSession:
     """A new Claude session holding ``parent`` verbatim (under a new session id), then the
-    delta. Not yet written; ``parent`` is only read."""
-    try:
-        data = parent.read_bytes()
-    except OSError as exc:
-        raise SwitchError(f"{parent}: cannot read: {exc.strerror}") from None
-    lines = _complete_lines(data)
-    report = LineReport()
-    leaf = active_leaf(index_records(iter_records_in(lines, str(parent), report)))
+    delta. Not yet written; ``parent`` is only read: its last lines now (to find where the
+    conversation goes on), the rest as it is copied."""
+    facts = read_parent(parent)
+    leaf = _tail_leaf(facts)
+    if leaf is None:  # the last lines do not tell: the whole file is indexed
+        leaf = active_leaf(index_records(iter_records(parent, LineReport())))
     if leaf is None:
         raise SwitchError(f"{parent}: no conversation to fork")
     old_id, new_id = parent.stem, str(uuid.uuid4())
     old_tag = b'"sessionId":' + orjson.dumps(old_id)
     new_tag = b'"sessionId":' + orjson.dumps(new_id)
-    copied = [line.replace(old_tag, new_tag) for line in lines]
     carried: list[Item] = handoff_items(handoff_text) if handoff_text else []
     carried += [item for item in delta if not isinstance(item, Compaction)]
     records = project(
@@ -93,6 +110,7 @@ def prepare_fork(
     records[0]["parentUuid"] = leaf
     tail = dump_lines([*records, last_prompt_record(records, new_id)])
     path = parent.parent / f"{new_id}.jsonl"
-    session = NativeSession(Provider.CLAUDE, new_id, path, [*copied, *tail], added=len(copied))
+    copy = FileCopy(parent, 0, facts.end, old_tag, new_tag, facts.head)
+    session = NativeSession(Provider.CLAUDE, new_id, path, tail, copied=copy)
     session.notes.append(f"fork of {old_id}")
     return session

@@ -11,7 +11,8 @@ items byte for byte, encrypted reasoning and compactions included, then the delt
   ``forked_from_id`` naming the parent, no ``history_base`` and a fresh context window id
   (keeping the parent's id would make Codex run the fork *as the parent* and repoint the
   parent's row in its database to the fork);
-* every other parent line is copied byte for byte;
+* every other parent line is copied byte for byte (streamed from the file as the fork is
+  published, for a thread in one file);
 * the delta follows as ordinary turns, written by :func:`segue.formats.codex.writer.project_turns`
   (the same mapping of items to records as a switch). In a paginated thread every appended line
   continues the ordinals, and the turn's messages are ``item_completed`` events naming the new
@@ -32,9 +33,10 @@ import orjson
 
 from segue.conversation import Item, Provider
 from segue.errors import SwitchError
-from segue.formats.atomic import NativeSession
+from segue.formats.atomic import FileCopy, NativeSession
 from segue.formats.codex.paths import parse_name, sessions_root_of, thread_files
 from segue.formats.codex.writer import project_turns, rollout_path, uuid7
+from segue.formats.parent import read_parent
 
 __all__ = ["current_file", "flatten", "prepare_fork"]
 
@@ -193,6 +195,17 @@ def _delta_lines(
     return out
 
 
+def _tail_ordinal(lines: list[bytes]) -> int | None:
+    """The highest ``ordinal`` among the last lines (a paginated thread numbers every line in
+    order, so the last one that has one is the highest)."""
+    for line in reversed(lines):
+        if b'"ordinal"' in line:
+            found = _ordinal(line)
+            if found is not None:
+                return found
+    return None
+
+
 def prepare_fork(
     parent: Path,
     delta: Sequence[Item],
@@ -203,24 +216,37 @@ def prepare_fork(
 ) -> NativeSession:
     """A new Codex thread holding ``parent``'s thread verbatim, then the delta: ``delta``'s
     turns as native items, opened by ``handoff_text`` as a developer message when given. Not
-    yet written; ``parent`` is only read."""
+    yet written; ``parent`` is only read (a thread in one file: its first and last lines now,
+    the rest streamed as it is copied)."""
     moment = now if now is not None else datetime.now(UTC)
     current = current_file(parent)
     parsed = parse_name(current)
-    flat = _flatten(current, None, 0)
-    parent_id = parsed[0] if parsed is not None else str(flat.meta["payload"].get("id", ""))
+    facts = read_parent(current)
+    root = _meta_of(facts.first, current)
     new_id = uuid7(moment)
+    if isinstance(root["payload"].get("history_base"), dict):  # several files: flattened
+        flat = _flatten(current, None, 0)
+        copy = None
+        body = flat.lines
+    else:
+        paginated = root["payload"].get("history_mode") == "paginated"
+        ordinal = _tail_ordinal(facts.tail) if paginated else None
+        flat = _Flat(root, [], ordinal, paginated)
+        copy = FileCopy(current, len(facts.first), facts.end, head=facts.head)
+        body = []
+    parent_id = parsed[0] if parsed is not None else str(flat.meta["payload"].get("id", ""))
     meta = _new_meta(flat.meta, new_id, parent_id)
     appended = _delta_lines(delta, handoff_text, flat, new_id, moment)
     if not appended:
         raise SwitchError(f"{parent}: nothing to carry into a fork (no delta and no handoff)")
-    lines = [orjson.dumps(meta) + b"\n", *flat.lines, *(orjson.dumps(r) + b"\n" for r in appended)]
+    lines = [orjson.dumps(r) + b"\n" for r in appended]
     session = NativeSession(
         Provider.CODEX,
         new_id,
         rollout_path(codex_home, new_id, moment),
         lines,
-        added=1 + len(flat.lines),
+        head=[orjson.dumps(meta) + b"\n", *body],
+        copied=copy,
     )
     session.notes.append(f"fork of {parent_id} ({current.name})")
     return session

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import ClassVar
 
 from segue.conversation import Conversation, Item, Provider
-from segue.formats.atomic import NativeSession, publish
+from segue.formats.atomic import NativeSession, publish_session
 from segue.formats.claude import fork, paths, reader, writer
 from segue.formats.claude.outline import outline
 from segue.formats.claude.peek import peek
@@ -68,7 +68,7 @@ class ClaudeCode(ProviderEntry):
         return writer.prepare_session(items, cwd=cwd, env=env, now=now)
 
     def publish(self, session: NativeSession, env: Env) -> list[str]:
-        publish(session.path, session.lines)
+        publish_session(session)
         return []
 
     def fork(

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import ClassVar
 
 from segue.conversation import Conversation, Item, Provider
-from segue.formats.atomic import NativeSession, publish
+from segue.formats.atomic import NativeSession, publish_session
 from segue.formats.codex import fork, paths, reader, writer
 from segue.formats.codex.outline import outline
 from segue.formats.codex.peek import peek
@@ -68,7 +68,7 @@ class Codex(ProviderEntry):
         return writer.prepare_session(items, cwd=cwd, codex_home=paths.codex_home(env), now=now)
 
     def publish(self, session: NativeSession, env: Env) -> list[str]:
-        publish(session.path, session.lines)
+        publish_session(session)
         warning = writer.request_rescan(paths.codex_home(env))
         return [warning] if warning else []
 
