@@ -181,7 +181,8 @@ def bench(source: Provider, size_mb: float, runs: int) -> dict[str, Any]:
             "return_ratio": back_s / back_bare,
             "return_peak_mb": min(p for _, p in back) / 1e6,
             "return_strategy": back_doc["thread"]["strategy"],
-            "return_covers": back_doc["thread"]["covers"],
+            "return_covers": back_doc["thread"].get("covers")
+            or (back_doc["thread"].get("handoff") or {}).get("covers"),
         }
 
 
