@@ -544,3 +544,65 @@ def test_a_store_that_fails_after_the_session_is_written_never_loses_it(
     assert _moved(again).strategy == "no_handoff" and again.path == first.path
     assert not list((tmp_path / "state" / "journal").glob("*.json"))
     assert len(list((tmp_path / "home" / ".codex").rglob("rollout-*.jsonl"))) == 1
+
+
+def _plant_last_claude_prompt(path: Path, key: str) -> None:
+    """A key pasted into the last typed prompt of a Claude transcript (a test of redaction)."""
+    lines = path.read_bytes().splitlines(keepends=True)
+    for i in range(len(lines) - 1, -1, -1):
+        record = orjson.loads(lines[i])
+        content = record.get("message", {}).get("content") if record.get("type") == "user" else None
+        if isinstance(content, str) and not content.startswith("<"):
+            record["message"]["content"] = f"{content} {key}"
+            lines[i] = orjson.dumps(record) + b"\n"
+            break
+    path.write_bytes(b"".join(lines))
+
+
+def test_redaction_reaches_a_summary_handoff(tmp_path: Path) -> None:
+    """A delta too big for the target's budget goes as a summary: segue's summary never holds a
+    detected secret, with or without --redact-secrets, nor does what the store keeps."""
+    from segue.secrets import marker
+    from tests.test_hostile import KEYS
+
+    _, source, env = _home(tmp_path, "codex-multi_turn")
+    there = switch_session(str(source), Provider.CLAUDE, env=env)
+    assert there.path is not None
+    append_turn(Provider.CLAUDE, there.path)
+    key = KEYS["github_token"]
+    _plant_last_claude_prompt(there.path, key)
+    config = tmp_path / "home" / ".codex" / "config.toml"
+    config.write_text("model_auto_compact_token_limit = 10\n" + config.read_text())
+
+    back = switch_session(str(there.path), Provider.CODEX, env=env)
+
+    move = _moved(back)
+    assert move.strategy == "delta_into_existing" and move.form == "summary"
+    assert back.path is not None
+    written = back.path.read_text()
+    assert key not in written and marker("github_token") in written
+    with sqlite3.connect(tmp_path / "data" / "segue.db") as db:
+        kept = " ".join(str(row) for row in db.execute("SELECT items, text FROM context_handoffs"))
+    assert key not in kept and marker("github_token") in kept
+
+
+def test_redaction_reaches_a_fleet_switch(tmp_path: Path) -> None:
+    from segue.fleet import plan_fleet, run_fleet
+    from segue.secrets import marker
+    from tests.test_hostile import KEYS
+
+    fixture, source, env = _home(tmp_path, "claude-multi_turn")
+    key = KEYS["aws_key"]
+    _plant_last_claude_prompt(source, key)
+    plan = plan_fleet(
+        Provider.CLAUDE,
+        sessions=[fixture.spec["session_id"]],
+        env=env,
+        agents=[],
+        redact_secrets=True,
+    )
+    result = run_fleet(plan, env=env, record=False)
+    (outcome,) = result.outcomes
+    assert outcome.switch is not None and outcome.switch.path is not None
+    written = outcome.switch.path.read_text()
+    assert key not in written and marker("aws_key") in written

@@ -49,6 +49,7 @@ from segue.threads.strategy import Decision, Facts, Strategy, decide
 from segue.transforms.handoff_summary import DEFAULT_MAX_CHARS, summarize_runs
 from segue.transforms.plan import Label, Plan
 from segue.transforms.redact import redact_items, scan_items
+from segue.transforms.shrink import Unfittable
 from segue.transforms.state import SessionState, session_state
 
 __all__ = ["MoveKind", "Prepared", "SwitchOptions", "decide_move", "prepare_move", "run_items"]
@@ -230,9 +231,13 @@ def decide_move(
     if decision.strategy is Strategy.DELTA_INTO_EXISTING and decision.covers is not None:
         missed = [r for r in graph.live_runs if _in(r, decision.covers)]
         items = run_items(graph, missed, reads, env, [])
-        plan = plan_switch(Conversation(meta=source.conversation.meta, items=items), to, env=env,
-                           cwd=cwd, profile=options.profile)  # fmt: skip
-        if plan.label is Label.SHRUNK or plan.chars_after > plan.target.budget_chars:
+        try:
+            plan = plan_switch(Conversation(meta=source.conversation.meta, items=items), to,
+                               env=env, cwd=cwd, profile=options.profile)  # fmt: skip
+            fits = plan.label is not Label.SHRUNK and plan.chars_after <= plan.target.budget_chars
+        except Unfittable:  # not even the last run fits as native items
+            fits = False
+        if not fits:
             facts = replace(facts, delta_fits_natively=False)
             decision = decide(graph, to.value, facts, config)
     return decision, facts

@@ -61,6 +61,7 @@ __all__ = [
     "create_thread",
     "list_threads",
     "load_graph",
+    "native_holders",
     "lock_thread",
     "record_changes",
     "record_decision",
@@ -726,3 +727,17 @@ def threads_of_native(
     if provider is not None:
         query = query.where(p.provider == provider)
     return [row[0] for row in connection.execute(query)]
+
+
+def native_holders(connection: Connection, prefix: str) -> list[tuple[str, str]]:
+    """(thread, native session id) for every native id that is ``prefix`` or starts with it."""
+    if not _ID_PREFIX.fullmatch(prefix):
+        return []
+    p, v = provider_threads.c, provider_thread_revisions.c
+    query = (
+        select(p.thread_id, v.native_id)
+        .join(provider_thread_revisions, v.provider_thread_id == p.id)
+        .where(v.native_id.startswith(prefix))
+        .distinct()
+    )
+    return [(row[0], row[1]) for row in connection.execute(query)]

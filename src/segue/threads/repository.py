@@ -73,11 +73,17 @@ class ThreadStore:
 
     def thread_holding(self, ref: str) -> str | None:
         """The one thread holding a native session whose id is ``ref`` or starts with it; None
-        when no thread holds one, an error when several do."""
-        held = sorted(set(self.threads_of_native(None, ref.strip().lower(), prefix=True)))
-        if len(held) > 1:
-            raise StoreError(f"{ref} names sessions of several threads: {', '.join(held[:5])}")
-        return held[0] if held else None
+        when no thread holds one, an error when ``ref`` names sessions of several threads. One
+        session held by several threads (one went on as a thread forked from the other) names
+        the newest."""
+        ref = ref.strip().lower()
+        with self.store.reading(f"cannot look up session {ref}") as connection:
+            pairs = queries.native_holders(connection, ref)
+        threads = sorted({thread for thread, _ in pairs})
+        sessions = {native for _, native in pairs}
+        if len(threads) > 1 and len(sessions) > 1:
+            raise StoreError(f"{ref} names sessions of several threads: {', '.join(threads[:5])}")
+        return threads[-1] if threads else None
 
     def resolve(self, ref: str) -> str:
         """The thread whose id is ``ref`` or starts with it; an ambiguous prefix is an error."""
