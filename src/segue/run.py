@@ -29,7 +29,6 @@ from segue.switch.result import ThreadMove
 from segue.threads.model import ProviderThread, ProviderThreadStatus, ThreadGraph
 
 if TYPE_CHECKING:
-    from segue.sessions import SessionReads
     from segue.store import Store
     from segue.threads import ThreadStore
 
@@ -106,7 +105,7 @@ def run_turn(
             move = switch.thread
             warnings += switch.warnings
             session_id, session_path, session_cwd = switch.session_id, switch.path, switch.cwd
-        _refuse_mid_turn(target, session_id, session_path, reads, env)
+        _refuse_mid_turn(graph, target, session_id, session_path, env)
         e = entry(target)
         executable = e.executable(env)
         if executable is None:
@@ -164,19 +163,18 @@ def _last_line(text: str) -> str | None:
 
 
 def _refuse_mid_turn(
-    provider: Provider, session_id: str, path: Path, reads: SessionReads, env: Mapping[str, str]
+    graph: ThreadGraph, provider: Provider, session_id: str, path: Path, env: Mapping[str, str]
 ) -> None:
     """A session whose CLI is in the middle of a turn is not run: two turns at once would
-    interleave in its file (and the run would be lost)."""
+    interleave in its file (and the run would be lost). The synced graph says whether its last
+    run is unfinished; only then are the running agents looked at."""
     from segue.agents import AgentState, list_agents
-    from segue.transforms.state import SessionState, session_state
 
-    try:
-        conversation = reads.read(path, provider)
-    except SegueError:
-        return
-    state, _ = session_state(conversation.items)
-    if state is not SessionState.WORKING:
+    mine = {pt.id for pt in graph.provider_threads if pt.native_id == session_id}
+    working = [
+        r for r in graph.runs if r.provider_thread_id in mine and r.status.value == "working"
+    ]
+    if not working:
         return
     try:
         agents = list_agents(env)
