@@ -282,6 +282,11 @@ def test_work_typed_into_the_parent_of_a_fork_is_followed(tmp_path: Path) -> Non
     assert str(source) in last["note"]
     live = [r for r in doc["runs"] if r["status"] == "completed"]
     assert len(live) == len(fixture.spec["prompts"]) + 1
+    # switching that file now: its own history goes on, forked at the last run both share
+    forked = switch_session(str(source), Provider.CODEX, env=env)
+    graph = _graph(env, _moved(forked).thread_id)
+    assert graph.thread.parent_thread_id == doc["id"]
+    assert graph.thread.parent_run_ordinal == len(fixture.spec["prompts"])
 
 
 # -- dry runs -----------------------------------------------------------------------------------
@@ -606,3 +611,115 @@ def test_redaction_reaches_a_fleet_switch(tmp_path: Path) -> None:
     assert outcome.switch is not None and outcome.switch.path is not None
     written = outcome.switch.path.read_text()
     assert key not in written and marker("aws_key") in written
+
+
+# -- what a careless user and a hostile machine do (found by an adversarial pass) ---------------
+
+
+@pytest.mark.parametrize("what", ["fifo", "/dev/zero"])
+def test_a_config_or_journal_that_is_no_regular_file_never_hangs(tmp_path: Path, what: str) -> None:
+    _, source, env = _home(tmp_path, "claude-multi_turn")
+    bad = tmp_path / "bad.toml"
+    if what == "fifo":
+        os.mkfifo(bad)
+    else:
+        bad.symlink_to(what)
+    done = segue(["switch", str(source), "--dry-run", "--json"], {**env, "SEGUE_CONFIG": str(bad)})
+    assert done.returncode == 1 and str(bad) in orjson.loads(done.stdout)["error"]
+    journal = tmp_path / "state" / "journal"
+    journal.mkdir(parents=True)
+    (journal / "stuck.json").symlink_to(bad) if what != "fifo" else os.mkfifo(journal / "x.json")
+    for args in (["thread", "list"], ["switch", str(source), "--json"]):
+        ran = segue(args, env, timeout=60)
+        assert ran.returncode == 0, ran.stderr
+
+
+def test_a_bad_store_url_is_one_line_and_creates_nothing(tmp_path: Path) -> None:
+    _, source, env = _home(tmp_path, "claude-multi_turn")
+    env["SEGUE_DATABASE_URL"] = f"sqlite:///{tmp_path / 'x.db'}?timeout=abc"
+    listed = segue(["thread", "list"], env)
+    assert listed.returncode == 1 and "timeout='abc'" in listed.stderr
+    done = segue(["switch", str(source), "--json"], env)
+    assert done.returncode == 0 and orjson.loads(done.stdout)["path"]  # the switch is made
+    assert not (tmp_path / "x.db").exists()
+
+
+def test_a_run_on_a_missing_cli_writes_nothing(tmp_path: Path) -> None:
+    fixture, source, env = _home(tmp_path, "claude-multi_turn")
+    env["SEGUE_CODEX_BIN"] = str(tmp_path / "no-such-codex")
+    env["PATH"] = str(tmp_path / "empty-path")
+    segue(["thread", "adopt", str(source)], env)
+    done = segue(["run", "--thread", str(fixture.spec["session_id"]), "--provider", "codex",
+                  "--json", "hi"], env)  # fmt: skip
+    assert done.returncode == 1 and "not installed" in orjson.loads(done.stdout)["error"]
+    assert not list((tmp_path / "home" / ".codex").rglob("rollout-*.jsonl"))
+    empty = segue(["run", "--thread", "", "hello"], env)
+    assert empty.returncode == 1 and "empty" in empty.stderr
+
+
+def test_a_prompt_that_is_a_list_item_keeps_the_options_after_it() -> None:
+    from segue.cli import _run_args
+
+    assert _run_args(["run", "--thread", "t", "- a list item", "--json"]) == [
+        "run", "--thread", "t", "--json", "--", "- a list item",
+    ]  # fmt: skip
+    assert _run_args(["run", "--thread", "- odd id", "go"]) == ["run", "--thread", "- odd id", "go"]
+
+
+def test_dry_runs_of_a_return_create_no_store(tmp_path: Path) -> None:
+    _, _, env = _home(tmp_path, "claude-multi_turn")
+    plain = ["switch", "--return", "--dry-run"]
+    for args in (plain, [*plain, "--json"]):
+        done = segue(args, env)
+        assert done.returncode == 1 and "no batch" in (done.stdout + done.stderr)
+    assert not (tmp_path / "data").exists()
+
+
+def test_a_fleet_waits_for_a_locked_store_no_longer_than_a_switch(tmp_path: Path) -> None:
+    import time
+
+    _, source, env = _home(tmp_path, "claude-multi_turn")
+    env["SEGUE_STORE_WAIT"] = "0.5"
+    segue(["thread", "adopt", str(source)], env)
+    holder = _lock_store(tmp_path / "data" / "segue.db")
+    try:
+        started = time.monotonic()
+        done = segue(["switch", "--from", "claude", "--all", "--yes", "--json"], env)
+        took = time.monotonic() - started
+    finally:
+        holder.close()
+    doc = orjson.loads(done.stdout)
+    assert took < 30 and doc["agents"] and all(a["switch"] for a in doc["agents"])
+    assert any("not recorded" in note for note in doc["notes"])
+    preview = orjson.loads(segue(["switch", "--from", "claude", "--all", "--dry-run",
+                                  "--json"], env).stdout)  # fmt: skip
+    assert {"tally", "summary", "notes"} <= set(preview)
+
+
+def test_a_dry_run_sees_a_switch_the_journal_keeps(tmp_path: Path) -> None:
+    _, source, env = _home(tmp_path, "claude-multi_turn")
+    env["SEGUE_STORE_WAIT"] = "0.5"
+    segue(["thread", "adopt", str(source)], env)
+    holder = _lock_store(tmp_path / "data" / "segue.db")
+    try:
+        first = switch_session(str(source), Provider.CODEX, env=env)
+    finally:
+        holder.close()
+    assert first.thread is not None and not first.thread.recorded
+    preview = switch_session(str(source), Provider.CODEX, env=env, dry_run=True)
+    assert _moved(preview).strategy == "no_handoff" and preview.session_id == first.session_id
+    real = switch_session(str(source), Provider.CODEX, env=env)
+    assert _moved(real).strategy == "no_handoff" and real.path == first.path
+
+
+def test_a_moved_codex_session_is_followed_and_said(tmp_path: Path) -> None:
+    _, source, env = _home(tmp_path, "claude-multi_turn")
+    there = switch_session(str(source), Provider.CODEX, env=env)
+    assert there.path is not None
+    elsewhere = there.path.parent.parent / "02" / there.path.name
+    elsewhere.parent.mkdir()
+    there.path.rename(elsewhere)
+    doc = orjson.loads(segue(["thread", "show", str(source), "--json"], env).stdout)
+    assert any("moved from" in note for note in doc["notes"])
+    codex = next(pt for pt in doc["provider_threads"] if pt["provider"] == "codex")
+    assert codex["path"] == str(elsewhere) and codex["status"] == "active"

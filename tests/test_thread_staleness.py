@@ -79,6 +79,11 @@ def test_a_failed_resume_makes_the_thread_stale(standin: StandIn, tmp_path: Path
     move = switch_session(c1, Provider.CLAUDE, env=env, dry_run=True).thread
     assert move is not None and move.strategy == "full_into_new"
     assert "failed" in move.reason
+    # nor does the next run: it goes on in a new Claude session
+    claude.lane.script("anthropic", ClaudeText("A fresh start."))
+    again = run_turn("Go on again.", thread=first.thread_id, env=env, cwd=str(cwd))
+    assert again.returncode == 0 and again.session_id != first.session_id
+    assert again.move is not None and again.move.strategy == "full_into_new"
 
 
 def test_a_run_whose_session_is_gone_continues_in_a_new_one(

@@ -504,20 +504,19 @@ _RUN_OPTIONS = {"--thread", "--provider", "--json", "--help"}
 def _run_args(args: list[str]) -> list[str]:
     """``segue run``'s prompt may start with ``-`` (a Markdown list item, ``- fix it``): an
     argument that starts with ``-`` but holds a space is no option, so it is taken as the
-    prompt (as if after ``--``)."""
+    prompt (moved after ``--``, the options around it kept)."""
     if not args or args[0] != "run" or "--" in args:
         return args
-    out = [args[0]]
-    rest = iter(args[1:])
-    for arg in rest:
+    for n, arg in enumerate(args[1:], start=1):
+        if args[n - 1] in ("--thread", "--provider"):
+            continue  # an option's value
         if (
             arg.startswith("-")
             and arg.split("=", 1)[0] not in _RUN_OPTIONS
             and (any(c.isspace() for c in arg) or arg == "-")
         ):
-            return [*out, "--", arg, *rest]
-        out.append(arg)
-    return out
+            return [*args[:n], *args[n + 1 :], "--", arg]
+    return args
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -45,6 +45,13 @@ __all__ = [
 RECENT_LIMIT = timedelta(hours=24)  # a limit with no reset time parks a session this long
 
 
+def store_wait(env: Mapping[str, str]) -> float:
+    """How long a fleet waits for another writer of the store (as a switch does)."""
+    from segue.switch.thread import store_wait as wait
+
+    return wait(env)
+
+
 class Selection(StrEnum):
     DEFAULT = "default"  # the exhausted provider's live agents and limit-parked sessions
     ALL = "all"  # every session of the source provider
@@ -99,6 +106,30 @@ class FleetPlan:
     @property
     def to_switch(self) -> list[Candidate]:
         return [c for c in self.candidates if c.skip is None and c.error is None]
+
+    def tally(self) -> dict[str, int]:
+        """What the batch would do, agent by agent: each preview's label, or failed / skipped."""
+        counts: dict[str, int] = {}
+        for c in self.candidates:
+            key = "skipped" if c.skip else "failed" if c.error else (c.label or "failed")
+            counts[key] = counts.get(key, 0) + 1
+        order = [label.value for label in Label] + ["failed", "skipped"]
+        return {k: counts[k] for k in order if k in counts}
+
+    def tally_line(self) -> str:
+        """``Would switch 3 agents to Claude Code: 2 native, 1 shrunk (1 skipped: working)``."""
+        n = len(self.to_switch)
+        labels = ", ".join(f"{v} {k}" for k, v in self.tally().items() if k in set(Label))
+        line = f"Would switch {n} agent{'s' if n != 1 else ''} to {entry(self.target).label}"
+        line += f": {labels}" if labels else ""
+        extra: list[str] = []
+        skipped = sorted({str(c.skip) for c in self.candidates if c.skip})
+        if skipped:
+            count = sum(1 for c in self.candidates if c.skip)
+            extra.append(f"{count} skipped: {', '.join(skipped)}")
+        if self.failing:
+            extra.append(f"{len(self.failing)} failing")
+        return line + (f" ({'; '.join(extra)})" if extra else "")
 
     @property
     def failing(self) -> list[Candidate]:
@@ -505,14 +536,21 @@ def return_plan(
     env: Mapping[str, str] | None = None,
     redact_secrets: bool = False,
     clean: bool = False,
+    dry_run: bool = False,
 ) -> FleetPlan:
     """The plan that moves a recorded batch's agents back to their first provider, carrying the
     work each did since (its session on the provider it was moved to). An agent whose session
-    is gone is one failed row; the others still go back."""
+    is gone is one failed row; the others still go back. ``dry_run`` reads the store without
+    creating or changing it."""
     from segue.store import open_store
+    from segue.store.engine import StoreAbsent
 
     env = dict(os.environ) if env is None else dict(env)
-    with open_store(env=env) as store:
+    try:
+        store = open_store(env=env, read_only=dry_run, busy_timeout=store_wait(env))
+    except StoreAbsent:
+        raise SegueError("no batch has been recorded yet (segue batches lists them)") from None
+    with store:
         if batch is None:
             summaries = store.list_batches(limit=1)
             if not summaries:
@@ -547,7 +585,7 @@ def _record(result: FleetResult, env: Mapping[str, str]) -> None:
 
     plan = result.plan
     try:
-        with open_store(env=env) as store:
+        with open_store(env=env, busy_timeout=store_wait(env)) as store:
             batch = store.create_batch(
                 plan.source.value,
                 plan.target.value,

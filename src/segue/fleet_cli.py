@@ -52,6 +52,7 @@ def run_fleet_command(
             target=target,
             redact_secrets=redact_secrets,
             clean=clean,
+            dry_run=dry_run,
         )
     else:
         plan = plan_fleet(

@@ -70,6 +70,8 @@ def run_turn(
 
     if not prompt.strip():
         raise SegueError("give a prompt to run (got an empty one)")
+    if thread is not None and not thread.strip():
+        raise SegueError("--thread names no thread (got an empty one)")
     env = dict(os.environ) if env is None else dict(env)
     cwd = cwd or os.getcwd()
     store, recorded = open_recording(env)
@@ -86,30 +88,30 @@ def run_turn(
         latest = graph.provider_thread(graph.live_runs[-1].provider_thread_id)
         source = Provider(latest.provider)
         target = provider or source
+        e = entry(target)
+        executable = e.executable(env)
+        if executable is None:  # before anything is switched or written
+            raise SegueError(e.not_installed())
         move: ThreadMove | None = None
         usable = latest.status is ProviderThreadStatus.ACTIVE and is_regular(Path(latest.path))
-        origin = latest if is_regular(Path(latest.path)) else _on_disk(graph)
-        if origin is None:
-            raise SegueError(f"no session of thread {thread_id} is left on disk to continue")
         if not usable:
             warnings.append(
-                f"the session of the last run ({latest.native_id}) cannot be resumed: "
+                f"the session of the last run ({latest.native_id}) is not resumed: "
                 f"{latest.reason or latest.status.value}"
             )
-        if (target is source and usable) or origin.provider == target.value:
-            session_id, session_path = origin.native_id, Path(origin.path)
+        if target is source and usable:
+            session_id, session_path = latest.native_id, Path(latest.path)
             session_cwd = graph.thread.cwd or cwd
         else:
-            switch = switch_session(str(origin.path), target, env=env)
+            origin = latest if usable else _on_disk(graph)
+            if origin is None:
+                raise SegueError(f"no session of thread {thread_id} is left on disk to go on from")
+            switch = switch_session(str(origin.path), target, env=env, within=True)
             assert switch.session_id is not None and switch.path is not None
             move = switch.thread
             warnings += switch.warnings
             session_id, session_path, session_cwd = switch.session_id, switch.path, switch.cwd
         _refuse_mid_turn(graph, target, session_id, session_path, env)
-        e = entry(target)
-        executable = e.executable(env)
-        if executable is None:
-            raise SegueError(e.not_installed())
         done = run_headless(
             e.headless_argv(executable, session_id, prompt), cwd=session_cwd, env=env,
             timeout=RUN_TIMEOUT,
@@ -149,10 +151,12 @@ def run_turn(
 
 
 def _on_disk(graph: ThreadGraph) -> ProviderThread | None:
-    """The provider thread of the newest run whose session is still on disk."""
+    """The provider thread of the newest run whose session is still on disk and on the line
+    (a stale one is a source to go on from, never a session to resume)."""
     for run in reversed(graph.live_runs):
         pt = graph.provider_thread(run.provider_thread_id)
-        if is_regular(Path(pt.path)) and pt.status is not ProviderThreadStatus.DIVERGENT:
+        off = pt.status in (ProviderThreadStatus.DIVERGENT, ProviderThreadStatus.MISSING)
+        if is_regular(Path(pt.path)) and not off:
             return pt
     return None
 

@@ -218,9 +218,13 @@ def _fleet_head(plan: FleetPlan, result: FleetResult | None) -> dict[str, Any]:
 
 
 def fleet_plan_to_json(plan: FleetPlan) -> dict[str, Any]:
-    """A fleet switch's preview (``--dry-run``, or nothing to switch)."""
+    """A fleet switch's preview (``--dry-run``, or nothing to switch): the same keys as the
+    result, with what it would do."""
     return {
         **_fleet_head(plan, None),
+        "tally": plan.tally(),
+        "summary": plan.tally_line(),
+        "notes": [],
         "agents": [_fleet_agent(c, None) for c in plan.candidates],
     }
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
@@ -29,12 +30,16 @@ def state_dir(env: Mapping[str, str] | None = None) -> Path:
 
 
 def read_private_json(path: Path) -> Any:
-    """The JSON value in ``path``, or None when it is missing, unreadable or not JSON."""
+    """The JSON value in ``path``, or None when it is missing, unreadable, not a regular file
+    (a FIFO is never waited on) or not JSON."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
-    except OSError:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
+    except (OSError, ValueError):
         return None
     try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            os.close(fd)
+            return None
         with os.fdopen(fd, "rb") as f:
             return orjson.loads(f.read(1 << 20))
     except (OSError, orjson.JSONDecodeError):

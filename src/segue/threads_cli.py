@@ -103,6 +103,8 @@ def show_command(
     from segue.switch.locks import thread_lock
     from segue.threads import graph_to_json, sync
 
+    if not thread.strip():
+        raise StoreError("give a thread id or prefix, or a session it holds (got an empty one)")
     store, recorded = open_recording()
     with store:
         from segue.threads.repository import ThreadStore

@@ -86,10 +86,11 @@ class ProviderEntry(ABC):
     headless: ClassVar[HeadlessCommands | None] = None
 
     def executable(self, env: Env) -> str | None:
-        """The user's CLI: ``$SEGUE_<PROVIDER>_BIN``, else ``command`` on ``$PATH``."""
+        """The user's CLI: ``$SEGUE_<PROVIDER>_BIN``, else ``command`` on ``$PATH``; None when
+        it is not there (or not executable)."""
         override = env.get(f"SEGUE_{self.provider.value.upper()}_BIN")
         if override:
-            return override
+            return shutil.which(override, path=env.get("PATH"))
         return shutil.which(self.command, path=env.get("PATH"))
 
     def not_installed(self) -> str:

@@ -55,9 +55,13 @@ def make_engine(url: URL, *, read_only: bool = False, busy_timeout: float | None
 
 def _sqlite_engine(url: URL, read_only: bool, busy_timeout: float | None) -> Engine:
     path = sqlite_path(url)
-    wait = BUSY_TIMEOUT_S if busy_timeout is None else busy_timeout
-    # sqlite3's timeout is SQLite's busy timeout; a URL's ?timeout=N overrides it
-    waits: dict[str, Any] = {} if "timeout" in url.query else {"timeout": wait}
+    # sqlite3's timeout is SQLite's busy timeout: a URL's ?timeout=N, else a minute; a caller
+    # that must not wait long (a switch) caps it
+    wait = float(str(url.query.get("timeout", BUSY_TIMEOUT_S)))
+    if busy_timeout is not None:
+        wait = min(wait, busy_timeout)
+    url = url.difference_update_query(["timeout"])
+    waits: dict[str, Any] = {"timeout": wait}
     if path is None:  # in memory: one connection, or every connection is another database
         engine = create_engine(url, poolclass=StaticPool)
     elif read_only:
@@ -92,6 +96,8 @@ def _sqlite_connect_read_only(dbapi: sqlite3.Connection, record: ConnectionPoolE
 
 def _create_file(path: Path) -> None:
     """The database file, 0600, in folders that are 0700 where segue creates them."""
+    if path.is_file():
+        return
     try:
         missing = [p for p in (path.parent, *path.parent.parents) if not p.exists()]
         for folder in reversed(missing):

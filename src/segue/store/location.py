@@ -71,6 +71,17 @@ def database_url(url: str | None = None, env: Mapping[str, str] | None = None) -
             f"{source} names an in-memory SQLite database, which keeps nothing once segue exits: "
             "give a file (sqlite:///path/segue.db)"
         )
+    if driver == "sqlite" and "timeout" in parsed.query:
+        value = parsed.query["timeout"]
+        text = value if isinstance(value, str) else ",".join(value)
+        try:
+            seconds = float(text)
+        except ValueError:
+            seconds = -1.0
+        if not 0 <= seconds < 1e9:
+            raise StoreError(
+                f"{source}: timeout={text!r} is not a number of seconds (e.g. ?timeout=30)"
+            )
     return parsed
 
 

@@ -58,6 +58,11 @@ class JournalEntry:
     handoff: dict[str, Any] | None  # strategy, form, text, created_by, covers (prompt hashes)
     decision: dict[str, Any]  # strategy, reason
 
+    def concerns(self, session: Any) -> bool:
+        """Whether this entry is about ``session`` (its source, or the session it wrote)."""
+        ids = {self.source.get("native_id"), self.target.get("native_id")}
+        return bool(getattr(session, "native_id", None) in ids)
+
     def to_json(self) -> dict[str, Any]:
         return {
             "version": VERSION,
@@ -310,10 +315,17 @@ def replay(store: Store, reads: SessionReads, env: Mapping[str, str]) -> list[st
     """Record every journaled switch into ``store`` (adopting its source's thread) and remove
     its entry; returns notes for the user. A store that still cannot record raises
     :class:`StoreError` and leaves the journal as it was."""
+    return [note for _, note in replay_entries(store, reads, env)]
+
+
+def replay_entries(
+    store: Store, reads: SessionReads, env: Mapping[str, str]
+) -> list[tuple[JournalEntry, str]]:
+    """:func:`replay`, each note with the entry it is about."""
     from segue.threads.repository import ThreadStore
     from segue.threads.syncing import adopt, record_outcome
 
-    notes: list[str] = []
+    notes: list[tuple[JournalEntry, str]] = []
     found = entries(env)
     if not found:
         return notes
@@ -326,8 +338,11 @@ def replay(store: Store, reads: SessionReads, env: Mapping[str, str]) -> list[st
             continue
         if not is_regular(Path(target["path"])):
             notes.append(
-                f"a switch segue could not record wrote {target['path']}, which is gone: "
-                "not recorded"
+                (
+                    journaled,
+                    f"a switch segue could not record wrote {target['path']}, which is gone: "
+                    "not recorded",
+                )
             )
             _remove(path)
             continue
@@ -339,8 +354,11 @@ def replay(store: Store, reads: SessionReads, env: Mapping[str, str]) -> list[st
         record_outcome(store, graph, changes, "cannot record a journaled switch")
         _remove(path)
         notes.append(
-            f"recorded the switch to {target['provider']} session {target['native_id']} that "
-            "segue could not record before"
+            (
+                journaled,
+                f"recorded the switch to {target['provider']} session {target['native_id']} "
+                "that segue could not record before",
+            )
         )
         del new_graph
     return notes

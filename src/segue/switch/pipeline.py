@@ -53,15 +53,19 @@ def switch_session(
     redact_secrets: bool = False,
     summary_by: str | None = None,
     agents: Sequence[Agent] | None = None,
+    within: bool = False,
 ) -> Switch:
     """Switch the session ``ref`` (an id, a unique id prefix or a path) to provider ``to``
     (default: another provider), as its app thread's strategy decides: what ``segue switch``
     does. ``clean`` asks for a new session; ``need_cwd`` refuses before writing when the
     session's directory does not exist; ``redact_secrets`` replaces the secrets the switch
     finds by markers naming their kind; ``summary_by`` names who writes a summary handoff
-    (claude, codex, left, entered); ``agents`` are the running agents, when already scanned."""
+    (claude, codex, left, entered); ``agents`` are the running agents, when already scanned.
+    ``within`` allows ``to`` to be the session's own provider: the thread moves to that
+    provider's best session, or a new one (``segue run`` on a thread whose session there
+    cannot be resumed)."""
     env = dict(os.environ) if env is None else dict(env)
-    provider, path, target = _resolve(ref, to, env)
+    provider, path, target = _resolve(ref, to, env, within)
     options = SwitchOptions(
         target, dry_run, clean, need_cwd, redact_secrets, summary_by, profile, now, agents
     )
@@ -141,14 +145,14 @@ def _unchanged(state: ThreadState, shown: Prepared) -> bool:
 
 
 def _resolve(
-    ref: str, to: Provider | None, env: Mapping[str, str]
+    ref: str, to: Provider | None, env: Mapping[str, str], within: bool = False
 ) -> tuple[Provider, Path, Provider]:
     try:
         provider, path = find_session(ref, env)
     except SessionError as exc:
         raise SwitchError(str(exc)) from None
     target = default_target(provider) if to is None else to
-    if provider is target:
+    if provider is target and not within:
         raise SwitchError(f"{path} is already a {target.value} session")
     return provider, path, target
 

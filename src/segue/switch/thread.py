@@ -58,7 +58,8 @@ class ThreadState:
     earlier: tuple[ThreadGraph, Changes] | None = None  # the thread a divergent source left
 
 
-def _store_wait(env: Mapping[str, str]) -> float:
+def store_wait(env: Mapping[str, str]) -> float:
+    """How long a switch waits for another writer of the store (``$SEGUE_STORE_WAIT``)."""
     try:
         wait = float(env.get(STORE_WAIT_VARIABLE, "") or STORE_WAIT_S)
     except ValueError:
@@ -73,7 +74,7 @@ def open_for_switch(env: Mapping[str, str], *, dry_run: bool) -> tuple[Store | N
     from segue.store.engine import StoreAbsent
 
     try:
-        store = open_store(env=env, read_only=dry_run, busy_timeout=_store_wait(env))
+        store = open_store(env=env, read_only=dry_run, busy_timeout=store_wait(env))
     except StoreAbsent:
         return None, None
     except SegueError as exc:
@@ -142,13 +143,15 @@ def load_thread(
     if store is None and why is not None and dry_run:
         notes.append(f"the store could not be read ({why}); the plan assumes it holds nothing")
     if store is not None and not dry_run:
-        from segue.switch.journal import replay
+        from segue.switch.journal import replay_entries
 
         try:
-            notes += replay(store, reads, env)
+            replayed = replay_entries(store, reads, env)
         except StoreError as exc:
             _close(store)
             store, why = None, str(exc)
+        else:  # what concerns this session (a fleet's other agents get their own)
+            notes += [note for entry, note in replayed if entry.concerns(source)]
     thread_id = None
     if store is not None:
         try:
@@ -171,12 +174,12 @@ def load_thread(
         notes += outcome.notes
     else:
         graph, changes = adoption(source.provider, source.path, reads, env)
-        if store is None and not dry_run:
-            from segue.switch.journal import with_journaled
+    if store is None or dry_run:  # the switches the journal holds, not recorded in this graph
+        from segue.switch.journal import with_journaled
 
-            graph, more, journaled = with_journaled(graph, source, reads, env)
-            changes.absorb(more)
-            notes += journaled
+        graph, more, journaled = with_journaled(graph, source, reads, env)
+        changes.absorb(more)
+        notes += journaled
     return _off_the_line(graph, changes, store, None if dry_run else why, notes, source, reads, env)
 
 
@@ -202,8 +205,13 @@ def _off_the_line(
         divergent = pt.status is ProviderThreadStatus.DIVERGENT
         if not divergent and not (in_former and _typed_in_former(old, pt, source)):
             return ThreadState(old, old_changes, pt, store, unrecorded, notes)
-        held = held_runs(pt, pt.turns or (), None, [r.ordinal for r in old.runs])
-        why = pt.reason or "it went off the thread's line"
+        former = next((f for f in pt.former if f.path == str(source.path)), None)
+        if former is not None:  # a file the thread went on from: what it held then
+            held = {slot.run for slot in former.turns if slot.run}
+            why = "work was typed into it after the thread went on in a fork of it"
+        else:
+            held = held_runs(pt, pt.turns or (), None, [r.ordinal for r in old.runs])
+            why = pt.reason or "it went off the thread's line"
     else:
         held, why = set(), "the thread does not hold it under this id"
     shared = max((r.ordinal for r in old.live_runs if r.ordinal in held), default=None)

@@ -5,7 +5,8 @@ folder (``$SEGUE_CONFIG`` names another file)::
     max_off_provider_runs = 20   # more runs elsewhere since a provider thread's last run: stale
     max_chained_handoffs = 3     # more handoffs given to it since its last run: stale
 
-A missing file means the defaults; a file that cannot be read or holds a wrong value is a
+A missing file means the defaults; a file that cannot be read, is not a regular file (a FIFO
+is never waited on) or holds a wrong value is a
 :class:`segue.errors.ConfigError` naming the file and the key.
 """
 
@@ -18,6 +19,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 
 from segue.errors import ConfigError
+from segue.formats.files import read_config
 from segue.places import user_folder
 
 __all__ = ["CONFIG_VARIABLE", "StalenessConfig", "config_path", "load_config"]
@@ -42,12 +44,11 @@ def config_path(env: Mapping[str, str] | None = None) -> Path:
 
 def load_config(env: Mapping[str, str] | None = None) -> StalenessConfig:
     path = config_path(env)
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
+    raw = read_config(path, "segue configuration")  # a regular file, bounded; never a FIFO
+    if raw is None:
         return StalenessConfig()
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
+    try:
+        data = tomllib.loads(raw.decode("utf-8"))
     except UnicodeDecodeError:
         raise ConfigError(f"{path}: not UTF-8 text") from None
     except tomllib.TOMLDecodeError as exc:

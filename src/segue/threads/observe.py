@@ -11,6 +11,8 @@ What it found is an :class:`Observation`; deciding what that means for the threa
 
 from __future__ import annotations
 
+import errno
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -59,15 +61,18 @@ def _locate(e: ProviderEntry, native_id: str, env: Mapping[str, str]) -> Path | 
 
 
 def _gone_why(path: Path) -> str:
-    if not path.exists() and not path.is_symlink():
-        return "no longer exists"
     try:
-        if path.is_dir():
-            return "is a directory"
-        if path.is_symlink() and not path.exists():
-            return "is a dangling link"
+        os.stat(path)
+    except FileNotFoundError:
+        return "is a dangling link" if os.path.islink(path) else "no longer exists"
     except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return "is a loop of symbolic links"
         return f"cannot be read: {exc.strerror}"
+    except ValueError:
+        return "is not a usable file name"
+    if os.path.isdir(path):
+        return "is a directory"
     return "is not a regular file"
 
 
@@ -82,6 +87,8 @@ def observe(pt: ProviderThread, reads: SessionReads, env: Mapping[str, str]) -> 
     except (OSError, SegueError):
         current = recorded
     moved_from = None
+    if current != recorded and current.name == recorded.name and not is_regular(recorded):
+        moved_from = str(recorded)  # the registry found it elsewhere under the same name
     if not is_regular(current):
         why = _gone_why(current)
         try:

@@ -383,6 +383,7 @@ def _observed(
         work.notes.append(f"{name}: {why}")
     if back:
         work.revise(pt.id, f"its file {seen.path} is back", status=ProviderThreadStatus.ACTIVE)
+        work.notes.append(f"{name}: its file {seen.path} is back")
     if seen.change is Change.CHANGED:
         reason = f"its file {seen.path} was changed in place: the records segue saw there are gone"
         if pt.status is not ProviderThreadStatus.DIVERGENT or back:
