@@ -22,8 +22,9 @@ does not need); a type checker sees them all.
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING, Any
+
+from segue.lazy import lazy_attribute
 
 if TYPE_CHECKING:
     from segue.budget import TargetProfile
@@ -179,12 +180,7 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
-    where = _WHERE.get(name)
-    if where is None:
-        raise AttributeError(f"module 'segue' has no attribute {name!r}")
-    value = getattr(importlib.import_module(where), name)
-    globals()[name] = value
-    return value
+    return lazy_attribute(__name__, _WHERE, globals(), name)
 
 
 def __dir__() -> list[str]:

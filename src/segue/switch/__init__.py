@@ -4,8 +4,9 @@ decides (:mod:`segue.switch.pipeline`: source → lock → sync → decide → w
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING, Any
+
+from segue.lazy import lazy_attribute
 
 if TYPE_CHECKING:
     from segue.state import state_dir
@@ -40,9 +41,4 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
-    where = _WHERE.get(name)
-    if where is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(where), name)
-    globals()[name] = value
-    return value
+    return lazy_attribute(__name__, _WHERE, globals(), name)

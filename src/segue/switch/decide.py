@@ -293,24 +293,35 @@ def prepare_move(
         plan = plan_switch(nothing, to, env=env, cwd=cwd, profile=options.profile)
         plan.notes += [*notes, f"nothing to carry: {reason}"]
         return Prepared(thread_id, decision, facts, MoveKind.RESUME, plan, cwd, held)
+    move = _Move(state, source, to, decision, facts, options, reads, env, cwd, now, notes)
     if strategy in (Strategy.DELTA_INTO_EXISTING, Strategy.FULL_INTO_EXISTING):
-        return _fork(state, source, to, decision, facts, options, reads, env, cwd, now, notes)
-    return _new(state, source, to, decision, facts, options, reads, env, notes, now)
+        return _fork(move)
+    return _new(move)
 
 
-def _new(
-    state: ThreadState,
-    source: Source,
-    to: Provider,
-    decision: Decision,
-    facts: Facts,
-    options: SwitchOptions,
-    reads: SessionReads,
-    env: Mapping[str, str],
-    notes: list[str],
-    now: datetime,
-) -> Prepared:
+@dataclass(frozen=True, slots=True)
+class _Move:
+    """What preparing one move works from."""
+
+    state: ThreadState
+    source: Source
+    to: Provider
+    decision: Decision
+    facts: Facts
+    options: SwitchOptions
+    reads: SessionReads
+    env: Mapping[str, str]
+    cwd: str
+    now: datetime
+    notes: list[str]
+
+
+def _new(move: _Move) -> Prepared:
     """``full_into_new``: a new session holding the whole thread."""
+    state, source, to, decision, options = (
+        move.state, move.source, move.to, move.decision, move.options,
+    )  # fmt: skip
+    reads, env, notes, now = move.reads, move.env, move.notes, move.now
     graph, pt = state.graph, state.source_pt
     where = source.path
     cwd = checked_cwd(source.conversation.meta.cwd or graph.thread.cwd, where, options.need_cwd)
@@ -349,7 +360,7 @@ def _new(
     return Prepared(
         graph.thread.id,
         replace(decision, strategy=Strategy.FULL_INTO_NEW),
-        facts,
+        move.facts,
         MoveKind.NEW,
         plan,
         cwd,
@@ -360,23 +371,15 @@ def _new(
     )
 
 
-def _fork(
-    state: ThreadState,
-    source: Source,
-    to: Provider,
-    decision: Decision,
-    facts: Facts,
-    options: SwitchOptions,
-    reads: SessionReads,
-    env: Mapping[str, str],
-    cwd: str,
-    now: datetime,
-    notes: list[str],
-) -> Prepared:
+def _fork(move: _Move) -> Prepared:
     """``delta_into_existing`` / ``full_into_existing``: a native fork of the target's session
     carrying the runs it missed (as native items, or as a summary)."""
     from segue.summaries import write_summary
 
+    state, source, to, decision, options = (
+        move.state, move.source, move.to, move.decision, move.options,
+    )  # fmt: skip
+    reads, env, notes, now, cwd = move.reads, move.env, move.notes, move.now, move.cwd
     graph = state.graph
     assert decision.covers is not None and decision.provider_thread is not None
     target = graph.provider_thread(decision.provider_thread)
@@ -434,7 +437,7 @@ def _fork(
     return Prepared(
         graph.thread.id,
         decision,
-        facts,
+        move.facts,
         MoveKind.FORK,
         plan,
         cwd,

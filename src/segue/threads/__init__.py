@@ -23,8 +23,9 @@ Each name is imported on first use.
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING, Any
+
+from segue.lazy import lazy_attribute
 
 if TYPE_CHECKING:
     from segue.threads.config import StalenessConfig, config_path, load_config
@@ -119,9 +120,4 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
-    where = _WHERE.get(name)
-    if where is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(where), name)
-    globals()[name] = value
-    return value
+    return lazy_attribute(__name__, _WHERE, globals(), name)
