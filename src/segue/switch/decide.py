@@ -23,9 +23,8 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from segue.agents import Agent, AgentState
 from segue.budget import TargetProfile
 from segue.conversation import Conversation, Item, Provider
 from segue.errors import SegueError, SwitchError
@@ -51,6 +50,9 @@ from segue.transforms.plan import Label, Plan
 from segue.transforms.redact import redact_items, scan_items
 from segue.transforms.shrink import Unfittable
 from segue.transforms.state import SessionState, session_state
+
+if TYPE_CHECKING:
+    from segue.agents import Agent
 
 __all__ = ["MoveKind", "Prepared", "SwitchOptions", "decide_move", "prepare_move", "run_items"]
 
@@ -183,10 +185,10 @@ def _mid_turn(
     session, _ = session_state(source.conversation.items)
     if session is not SessionState.WORKING:
         return None
+    from segue.agents import AgentState, list_agents
+
     agents = options.agents
     if agents is None:
-        from segue.agents import list_agents
-
         try:
             agents = list_agents(env)
         except (OSError, SegueError):

@@ -24,8 +24,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from segue.agents import Agent
 from segue.budget import TargetProfile
 from segue.conversation import Provider
 from segue.errors import SessionError, SwitchError
@@ -36,6 +36,9 @@ from segue.switch.locks import SwitchLocks
 from segue.switch.record import preview_move, record_move, write_move
 from segue.switch.result import Switch
 from segue.switch.thread import Source, ThreadState, load_thread
+
+if TYPE_CHECKING:
+    from segue.agents import Agent
 
 __all__ = ["carry_out", "switch_session"]
 
