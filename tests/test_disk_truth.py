@@ -723,3 +723,88 @@ def test_a_moved_codex_session_is_followed_and_said(tmp_path: Path) -> None:
     assert any("moved from" in note for note in doc["notes"])
     codex = next(pt for pt in doc["provider_threads"] if pt["provider"] == "codex")
     assert codex["path"] == str(elsewhere) and codex["status"] == "active"
+
+
+def _claude_rewind(source: Path, keep_turns: int) -> None:
+    """Claude Code's rewind, as it writes one: a new branch after turn ``keep_turns`` of the
+    same file, then a recorded turn on it."""
+    from segue_testbed.generate import claude_rewind_point
+
+    append_turn(Provider.CLAUDE, source, after=claude_rewind_point(source, keep_turns))
+
+
+def test_a_session_written_after_a_rewind_is_resumed_as_it_is(tmp_path: Path) -> None:
+    fixture, source, env = _home(tmp_path, "claude-multi_turn")
+    first = switch_session(str(source), Provider.CODEX, env=env)
+    _claude_rewind(source, len(fixture.spec["prompts"]) - 1)
+    second = switch_session(str(source), Provider.CODEX, env=env)
+    assert _moved(second).strategy == "full_into_new" and "rolled back" in _moved(second).reason
+    third = switch_session(str(source), Provider.CODEX, env=env)
+    assert _moved(third).strategy == "no_handoff" and third.path == second.path
+    assert first.path != second.path
+
+
+def test_a_journaled_switch_of_a_forked_thread_is_recorded_in_that_thread(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import importlib
+
+    from segue.errors import StoreError
+
+    sync_module = importlib.import_module("segue.threads.syncing")
+    _, source, env = _home(tmp_path, "claude-multi_turn")
+    there = switch_session(str(source), Provider.CODEX, env=env)
+    assert there.path is not None and there.thread is not None
+    data = there.path.read_bytes()
+    there.path.write_bytes(data.replace(b'"type":"session_meta"', b'"type":"session_meta" ', 1))
+    real = sync_module.record_outcome
+
+    def full(*args: Any, **kwargs: Any) -> None:
+        raise StoreError("database or disk is full")
+
+    monkeypatch.setattr(sync_module, "record_outcome", full)
+    forked = switch_session(str(there.path), Provider.CLAUDE, env=env)  # a new thread, journaled
+    monkeypatch.setattr(sync_module, "record_outcome", real)
+    assert forked.thread is not None and not forked.thread.recorded
+    assert forked.thread.thread_id != there.thread.thread_id
+
+    again = switch_session(str(there.path), Provider.CLAUDE, env=env)  # replays, then decides
+    assert _moved(again).strategy == "no_handoff" and again.path == forked.path
+    graph = _graph(env, forked.thread.thread_id)
+    assert graph.thread.parent_thread_id == there.thread.thread_id
+    assert forked.session_id in {pt.native_id for pt in graph.provider_threads}
+
+
+def test_the_journal_is_recorded_once_whoever_replays_it(tmp_path: Path) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    _, source, env = _home(tmp_path, "claude-multi_turn")
+    env["SEGUE_STORE_WAIT"] = "0.5"
+    segue(["thread", "adopt", str(source)], env)
+    holder = _lock_store(tmp_path / "data" / "segue.db")
+    try:
+        first = switch_session(str(source), Provider.CODEX, env=env)
+    finally:
+        holder.close()
+    with ThreadPoolExecutor(3) as pool:
+        done = list(pool.map(lambda _: segue(["thread", "list", "--json"], env), range(3)))
+    assert all(d.returncode == 0 for d in done)
+    doc = orjson.loads(segue(["thread", "show", str(source), "--json"], env).stdout)
+    holders = [pt for pt in doc["provider_threads"] if pt["native_id"] == first.session_id]
+    assert len(holders) == 1
+
+
+def test_a_provider_this_segue_does_not_know_is_no_internal_error(tmp_path: Path) -> None:
+    _, source, env = _home(tmp_path, "claude-multi_turn")
+    switch_session(str(source), Provider.CODEX, env=env)
+    with sqlite3.connect(tmp_path / "data" / "segue.db") as db:
+        db.execute("UPDATE provider_threads SET provider = 'gemini' WHERE provider = 'codex'")
+        db.execute("UPDATE runs SET provider = 'gemini' WHERE provider = 'codex'")
+    for args in (
+        ["switch", str(source), "--json"],
+        ["thread", "show", str(source), "--json"],
+        ["run", "--thread", str(source), "--json", "hi"],
+    ):
+        done = segue(args, env)
+        assert "internal error" not in done.stdout + done.stderr, args
+        assert "Traceback" not in done.stderr

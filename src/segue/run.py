@@ -64,7 +64,7 @@ def run_turn(
     provider of its newest run)."""
     from segue.sessions import SessionReads
     from segue.store import open_store
-    from segue.switch import switch_session, thread_lock
+    from segue.switch import session_lock, switch_session, thread_lock
     from segue.switch.journal import open_recording
     from segue.threads import ThreadStore, sync
 
@@ -77,41 +77,51 @@ def run_turn(
     store, recorded = open_recording(env)
     with store:
         thread_id = _thread_id(ThreadStore(store), thread, cwd, env)
-    with thread_lock(thread_id, env):
-        reads = SessionReads()
+    with thread_lock(thread_id, env):  # 1. where the run goes: the thread as its files say
         with open_store(env=env) as store:
-            synced = sync(store, thread_id, env, reads=reads)
+            synced = sync(store, thread_id, env, reads=SessionReads())
         graph = synced.graph
         warnings = [*recorded, *synced.notes]
         if not graph.live_runs:
             raise SegueError(f"thread {thread_id} has no run to continue from")
         latest = graph.provider_thread(graph.live_runs[-1].provider_thread_id)
-        source = Provider(latest.provider)
+        try:
+            source = Provider(latest.provider)
+        except ValueError:
+            raise SegueError(
+                f"thread {thread_id}'s last run ran on {latest.provider!r}, a provider this "
+                "segue does not know (a newer segue recorded it?)"
+            ) from None
         target = provider or source
         e = entry(target)
         executable = e.executable(env)
         if executable is None:  # before anything is switched or written
             raise SegueError(e.not_installed())
-        move: ThreadMove | None = None
         usable = latest.status is ProviderThreadStatus.ACTIVE and is_regular(Path(latest.path))
         if not usable:
             warnings.append(
                 f"the session of the last run ({latest.native_id}) is not resumed: "
                 f"{latest.reason or latest.status.value}"
             )
-        if target is source and usable:
-            session_id, session_path = latest.native_id, Path(latest.path)
-            session_cwd = graph.thread.cwd or cwd
-        else:
-            origin = latest if usable else _on_disk(graph)
-            if origin is None:
-                raise SegueError(f"no session of thread {thread_id} is left on disk to go on from")
-            switch = switch_session(str(origin.path), target, env=env, within=True)
-            assert switch.session_id is not None and switch.path is not None
-            move = switch.thread
-            warnings += switch.warnings
-            session_id, session_path, session_cwd = switch.session_id, switch.path, switch.cwd
-        _refuse_mid_turn(graph, target, session_id, session_path, env)
+        origin = latest if usable else _on_disk(graph)
+        if origin is None:
+            raise SegueError(f"no session of thread {thread_id} is left on disk to go on from")
+    move: ThreadMove | None = None
+    if target is source and usable:
+        session_id, session_cwd = latest.native_id, graph.thread.cwd or cwd
+    else:  # 2. the move there, as a switch makes it (its own locks, in their order)
+        switch = switch_session(str(origin.path), target, env=env, within=True)
+        assert switch.session_id is not None and switch.path is not None
+        move = switch.thread
+        warnings += switch.warnings
+        session_id, session_cwd = switch.session_id, switch.cwd
+    # 3. the turn, holding the session's lock and then the thread's (the order every switch
+    # takes them in), and what it did, recorded
+    with session_lock(target, session_id, env), thread_lock(thread_id, env):
+        with open_store(env=env) as store:
+            now = sync(store, thread_id, env)
+        warnings += [n for n in now.notes if n not in warnings]
+        _refuse_mid_turn(now.graph, target, session_id, env)
         done = run_headless(
             e.headless_argv(executable, session_id, prompt), cwd=session_cwd, env=env,
             timeout=RUN_TIMEOUT,
@@ -167,7 +177,7 @@ def _last_line(text: str) -> str | None:
 
 
 def _refuse_mid_turn(
-    graph: ThreadGraph, provider: Provider, session_id: str, path: Path, env: Mapping[str, str]
+    graph: ThreadGraph, provider: Provider, session_id: str, env: Mapping[str, str]
 ) -> None:
     """A session whose CLI is in the middle of a turn is not run: two turns at once would
     interleave in its file (and the run would be lost). The synced graph says whether its last
@@ -185,8 +195,11 @@ def _refuse_mid_turn(
     except (OSError, SegueError):
         return
     for agent in agents:
-        same = agent.session_id == session_id or agent.session_path == path
-        if agent.provider is provider and same and agent.state is AgentState.WORKING:
+        if (
+            agent.provider is provider
+            and agent.session_id == session_id
+            and agent.state is AgentState.WORKING
+        ):
             raise SegueError(
                 f"{provider.value} session {session_id} is mid-turn: {entry(provider).label} "
                 f"(pid {agent.pid}) is still working on it; run the prompt when it has finished"

@@ -304,10 +304,27 @@ def _claude_leaf(path: Path) -> str | None:
     return None
 
 
-def append_turn(provider: Provider, path: Path, scenario: str = "chat", copy: int = 1) -> int:
+def claude_rewind_point(path: Path, keep_turns: int) -> str:
+    """Where Claude Code's rewind to after turn ``keep_turns`` continues a transcript from: the
+    ``parentUuid`` of the next typed prompt on the active chain (measured against 2.1.328: its
+    ``--resume-session-at`` and the TUI's rewind append a new branch there, in the same file)."""
+    from segue_testbed.claude_cli import read_transcript, rewind_point
+
+    return rewind_point(read_transcript(path), keep_turns)
+
+
+def append_turn(
+    provider: Provider,
+    path: Path,
+    scenario: str = "chat",
+    copy: int = 1,
+    *,
+    after: str | None = None,
+) -> int:
     """Append one more stretch of conversation to the session in ``path``: a copy of a recorded
-    fixture's turns (its ids made unique), as if the user had typed it in the CLI. Returns the
-    number of bytes appended."""
+    fixture's turns (its ids made unique), as if the user had typed it in the CLI. For Claude,
+    ``after`` chains it below that record instead of the leaf: a rewind, as Claude Code writes
+    one (see :func:`claude_rewind_point`). Returns the number of bytes appended."""
     fx = fixture(provider, scenario)
     if provider is Provider.CODEX:
         chunks = codex_copies(fx)
@@ -318,7 +335,7 @@ def append_turn(provider: Provider, path: Path, scenario: str = "chat", copy: in
         next(chunks)
     data = next(chunks)
     if provider is Provider.CLAUDE:
-        leaf = _claude_leaf(path)
+        leaf = after or _claude_leaf(path)
         sid = path.stem
         lines = []
         rooted = False

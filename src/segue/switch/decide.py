@@ -44,6 +44,7 @@ from segue.threads.model import (
     ThreadGraph,
 )
 from segue.threads.native import turn_items
+from segue.threads.observe import provider_entry
 from segue.threads.strategy import Decision, Facts, Strategy, decide
 from segue.transforms.handoff_summary import DEFAULT_MAX_CHARS, summarize_runs
 from segue.transforms.plan import Label, Plan
@@ -137,8 +138,10 @@ def run_items(
     for run in runs:
         if run.provider_thread_id not in turns:
             pt = graph.provider_thread(run.provider_thread_id)
-            e = entry(Provider(pt.provider))
+            e = provider_entry(pt.provider)  # None: a provider this segue does not know
             try:
+                if e is None:
+                    raise SwitchError(f"unknown provider {pt.provider!r}")
                 conversation = reads.read(e.current_file(Path(pt.path), env), e.provider)
             except SegueError:
                 turns[pt.id] = None
@@ -247,7 +250,9 @@ def decide_move(
 
 def _secrets_held(pt: ProviderThread, reads: SessionReads, env: Mapping[str, str]) -> str | None:
     """The secrets a provider thread's session holds, as "N secrets (kinds)", or None."""
-    e = entry(Provider(pt.provider))
+    e = provider_entry(pt.provider)
+    if e is None:
+        return None
     try:
         conversation = reads.read(e.current_file(Path(pt.path), env), e.provider)
     except SegueError:

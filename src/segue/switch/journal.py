@@ -14,11 +14,12 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from segue.conversation import Provider
 from segue.errors import SegueError, StoreError
 from segue.formats.files import is_regular
 from segue.formats.stamp import Stamp
@@ -57,6 +58,7 @@ class JournalEntry:
     target: dict[str, Any]  # provider, native_id, path, model, origin, prompts, stamp
     handoff: dict[str, Any] | None  # strategy, form, text, created_by, covers (prompt hashes)
     decision: dict[str, Any]  # strategy, reason
+    thread: dict[str, Any] | None = None  # id, parent, parent_run: the thread it belongs to
 
     def concerns(self, session: Any) -> bool:
         """Whether this entry is about ``session`` (its source, or the session it wrote)."""
@@ -73,6 +75,7 @@ class JournalEntry:
             "target": self.target,
             "handoff": self.handoff,
             "decision": self.decision,
+            "thread": self.thread,
         }
 
     @staticmethod
@@ -89,6 +92,9 @@ class JournalEntry:
                 return None
             handoff = value.get("handoff")
             decision = value.get("decision")
+            thread = value.get("thread")
+            if isinstance(thread, dict) and not isinstance(thread.get("id"), str):
+                thread = None
             return JournalEntry(
                 str(value["id"]),
                 str(value.get("created_at")),
@@ -97,6 +103,7 @@ class JournalEntry:
                 target,
                 handoff if isinstance(handoff, dict) else None,
                 decision if isinstance(decision, dict) else {},
+                thread if isinstance(thread, dict) else None,
             )
         except (KeyError, TypeError, AttributeError):
             return None
@@ -154,6 +161,13 @@ def entry_for(
         target,
         handoff,
         {"strategy": prepared.decision.strategy.value, "reason": prepared.decision.reason},
+        {
+            "id": graph.thread.id,
+            "parent": graph.thread.parent_thread_id,
+            "parent_run": graph.thread.parent_run_ordinal,
+            "title": graph.thread.title,
+            "cwd": graph.thread.cwd,
+        },
     )
 
 
@@ -169,9 +183,22 @@ def save(entry_: JournalEntry, env: Mapping[str, str]) -> str | None:
     return f"cannot write {path}"
 
 
+CLAIMED = ".claimed-"  # an entry a command is recording now: <id>.json.claimed-<pid>
+
+
 def entries(env: Mapping[str, str]) -> list[tuple[Path, JournalEntry]]:
-    """The entries kept, oldest first; a file that is not one is left alone."""
+    """The entries kept, oldest first; a file that is not one is left alone, and an entry a
+    command that is gone had claimed is released."""
     folder = _folder(env)
+    try:
+        listed = list(folder.iterdir())
+    except OSError:
+        return []
+    for claimed in listed:
+        head, sep, pid = claimed.name.partition(CLAIMED)
+        if sep and pid.isdigit() and not _alive(int(pid)):
+            with contextlib.suppress(OSError):
+                os.rename(claimed, claimed.with_name(head))
     try:
         names = sorted(p for p in folder.iterdir() if p.suffix == ".json")
     except OSError:
@@ -323,7 +350,6 @@ def replay_entries(
 ) -> list[tuple[JournalEntry, str]]:
     """:func:`replay`, each note with the entry it is about."""
     from segue.threads.repository import ThreadStore
-    from segue.threads.syncing import adopt, record_outcome
 
     notes: list[tuple[JournalEntry, str]] = []
     found = entries(env)
@@ -332,56 +358,137 @@ def replay_entries(
     threads = ThreadStore(store)
     now = datetime.now(UTC)
     for path, journaled in found:
-        target = journaled.target
-        if threads.threads_of_native(target["provider"], target["native_id"]):
-            _remove(path)
+        claimed = _claim(path)
+        if claimed is None:  # another command is recording it
             continue
-        if not is_regular(Path(target["path"])):
-            notes.append(
-                (
-                    journaled,
-                    f"a switch segue could not record wrote {target['path']}, which is gone: "
-                    "not recorded",
-                )
-            )
-            _remove(path)
+        try:
+            note = _replay_one(store, threads, journaled, reads, env, now)
+        except BaseException:
+            _release(claimed, path)
+            raise
+        if note is None:  # not now (its source is being switched): left for later
+            _release(claimed, path)
             continue
-        graph = _thread_of(store, journaled, reads, env, adopt)
-        if graph is None:
-            _remove(path)
-            continue
-        new_graph, changes = _attach(graph, journaled, now)
-        record_outcome(store, graph, changes, "cannot record a journaled switch")
-        _remove(path)
-        notes.append(
-            (
-                journaled,
-                f"recorded the switch to {target['provider']} session {target['native_id']} "
-                "that segue could not record before",
-            )
-        )
-        del new_graph
+        _remove(claimed)
+        if note:
+            notes.append((journaled, note))
     return notes
 
 
+def _claim(path: Path) -> Path | None:
+    """Take an entry for this command (an atomic rename: two commands never record it twice)."""
+    claimed = path.with_name(f"{path.name}{CLAIMED}{os.getpid()}")
+    try:
+        os.rename(path, claimed)
+    except OSError:
+        return None
+    return claimed
+
+
+def _release(claimed: Path, path: Path) -> None:
+    with contextlib.suppress(OSError):
+        os.rename(claimed, path)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _replay_one(
+    store: Store,
+    threads: Any,
+    journaled: JournalEntry,
+    reads: SessionReads,
+    env: Mapping[str, str],
+    now: datetime,
+) -> str | None:
+    """Record one entry; its note ("" for nothing to say), or None to leave it for later."""
+    from segue.errors import SwitchLocked
+    from segue.switch.locks import session_lock
+    from segue.threads.queries import Conflict
+    from segue.threads.syncing import record_outcome
+
+    target = journaled.target
+    if threads.threads_of_native(target["provider"], target["native_id"]):
+        return ""
+    if not is_regular(Path(target["path"])):
+        return (
+            f"a switch segue could not record wrote {target['path']}, which is gone: not recorded"
+        )
+    try:
+        provider = Provider(journaled.source["provider"])
+    except ValueError:
+        return ""
+    try:  # its source is not being switched meanwhile (a switch of it would write again)
+        with session_lock(provider, journaled.source["native_id"], env, wait=0):
+            for attempt in range(3):
+                graph, first = _thread_of(store, journaled, reads, env)
+                if graph is None:
+                    return ""
+                if threads.threads_of_native(target["provider"], target["native_id"]):
+                    return ""
+                _, changes = _attach(graph, journaled, now)
+                if first is not None:  # the thread itself was never recorded: with it
+                    first.absorb(changes)
+                    changes = first
+                try:
+                    record_outcome(store, graph, changes, "cannot record a journaled switch")
+                    break
+                except Conflict:  # another command recorded into the thread meanwhile
+                    if attempt == 2:
+                        return None
+    except SwitchLocked:
+        return None
+    return (
+        f"recorded the switch to {target['provider']} session {target['native_id']} "
+        "that segue could not record before"
+    )
+
+
 def _thread_of(
-    store: Store, journaled: JournalEntry, reads: SessionReads, env: Mapping[str, str], adopt: Any
-) -> ThreadGraph | None:
-    """The synced thread of a journaled switch's source (or, with the source gone, of the
-    session it wrote)."""
+    store: Store, journaled: JournalEntry, reads: SessionReads, env: Mapping[str, str]
+) -> tuple[ThreadGraph | None, Changes | None]:
+    """The synced thread a journaled switch belongs to: the one it names, when the store has
+    it; a thread forked from another, recorded now (with the changes that record it); else the
+    thread of its source (or, with the source gone, of the session it wrote)."""
+    from segue.threads.repository import ThreadStore
+    from segue.threads.syncing import adopt, adoption, sync
+
+    named = journaled.thread or {}
+    if named.get("id") and ThreadStore(store).thread_ids(str(named["id"])):
+        return sync(store, str(named["id"]), env, reads=reads).graph, None
+    source = Path(journaled.source["path"])
+    if named.get("parent") and is_regular(source):
+        provider = Provider(journaled.source["provider"])
+        graph, changes = adoption(provider, source, reads, env, thread_id=str(named["id"]))
+        thread = replace(
+            graph.thread,
+            parent_thread_id=str(named["parent"]),
+            parent_run_ordinal=named.get("parent_run")
+            if isinstance(named.get("parent_run"), int)
+            else None,
+        )
+        changes.thread = thread
+        return replace(graph, thread=thread), changes
     for ref in (journaled.source["path"], journaled.target["path"]):
         if not is_regular(Path(ref)):
             continue
         try:
-            graph: ThreadGraph = adopt(store, ref, env, reads=reads)
+            adopted: ThreadGraph = adopt(store, ref, env, reads=reads)
         except StoreError:
             raise
         except SegueError:
             continue
         if ref == journaled.target["path"]:
-            return None  # adopting the written session itself recorded it
-        return graph
-    return None
+            return None, None  # adopting the written session itself recorded it
+        return adopted, None
+    return None, None
 
 
 def _remove(path: Path) -> None:

@@ -133,7 +133,14 @@ def _move_changes(
     elif prepared.kind is MoveKind.FORK and written is not None and prepared.target_pt is not None:
         old = prepared.target_pt
         parent_layout = layout_of(old, graph.runs)
-        layout = [*parent_layout, *layout_for(written.turns, prepared.carried)]
+        if prepared.text is not None and prepared.covers is not None:
+            # a summary's own message is the first run it carries: rewound away, it takes the
+            # summarized runs with it
+            first = prepared.covers[0]
+            added = [TurnSlot(prompt_hash(t.prompt), first) for t in written.turns]
+        else:
+            added = layout_for(written.turns, prepared.carried)
+        layout = [*parent_layout, *added]
         covers = prepared.covers or (0, 0)
         how = "as a summary" if prepared.text is not None else "as native items"
         revised = replace(

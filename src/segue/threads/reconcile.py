@@ -226,10 +226,11 @@ def adopted_graph(
     cwd: str | None,
     stamp: Any,
     now: datetime,
+    thread_id: str | None = None,
 ) -> tuple[ThreadGraph, Changes]:
     """A new app thread holding one native session (its typed prompt turns are runs 1, 2, …),
     not yet recorded: the graph and the changes that record it."""
-    thread = AppThread(new_id(), now, title, cwd)
+    thread = AppThread(thread_id or new_id(), now, title, cwd)
     pt_id = new_id()
     runs = [
         Run(
@@ -307,7 +308,16 @@ class _Work:
         self.runs[run.ordinal] = run
 
     def held(self, pt_id: str) -> set[int]:
-        return held_runs(self.pts[pt_id], self.layouts[pt_id], self.before[pt_id], self.original)
+        pt = self.pts[pt_id]
+        # what a turn of an older revision (no layout) may be: a live run up to the last one it
+        # ran or was given
+        reach = max(
+            [r.ordinal for r in self.original.values() if r.provider_thread_id == pt_id]
+            + [h.covers[1] for h in pt.handoffs],
+            default=None,
+        )  # None: nothing tells (a record of an older segue with no runs and no handoffs)
+        known = [n for n, r in self.original.items() if r.live and (reach is None or n <= reach)]
+        return held_runs(pt, self.layouts[pt_id], self.before[pt_id], known)
 
 
 def reconcile(graph: ThreadGraph, observations: Sequence[Observation]) -> SyncOutcome:
@@ -445,17 +455,27 @@ def _roll_back(work: _Work, rewinds: list[tuple[int, str]]) -> None:
         note = f"rolled back: {work.name(pt_id)} went back to before run {earliest}"
         for run in undone:
             work.set_run(replace(run, status=RunStatus.ROLLED_BACK, note=note))
-        reason = f"its CLI rolled back runs {', '.join(map(str, own or [earliest]))}"
-        if others:
-            reason += f", and with them runs {_span(others)}, which came after"
+        if not own:  # it went back past runs it was given (a handoff's)
+            reason = f"its CLI went back to before run {earliest}: runs {_span(others)} "
+            reason += "are rolled back"
+        else:
+            reason = f"its CLI rolled back runs {', '.join(map(str, own))}"
+            if others:
+                reason += f", and with them runs {_span(others)}, which came after"
         work.revise(pt_id, reason)
         work.notes.append(f"{work.name(pt_id)}: {reason}")
 
 
 def _mark_holders_of_undone_runs(work: _Work) -> None:
-    """A provider thread whose file still holds a rolled-back run (natively, or carried by a
-    handoff) conflicts with the thread: it is divergent, never a target as it is."""
-    undone = {r.ordinal for r in work.runs.values() if r.status is RunStatus.ROLLED_BACK}
+    """A provider thread whose file still holds a run this sync rolled back (natively, or
+    carried by a handoff) conflicts with the thread: it is divergent, never a target as it is.
+    (Runs rolled back before are not held by sessions written since: their handoffs' ranges
+    may span them, but what they carried was the line without them.)"""
+    undone = {
+        r.ordinal
+        for r in work.runs.values()
+        if r.status is RunStatus.ROLLED_BACK and work.original[r.ordinal].live
+    }
     if not undone:
         return
     for pt_id in work.pts:

@@ -85,6 +85,11 @@ class ThreadStore:
             raise StoreError(f"{ref} names sessions of several threads: {', '.join(threads[:5])}")
         return threads[-1] if threads else None
 
+    def thread_ids(self, ref: str) -> list[str]:
+        """The ids of threads that are ``ref`` or start with it (a few at most)."""
+        with self.store.reading(f"cannot read thread {ref}") as connection:
+            return queries.thread_ids_like(connection, ref, _SHOWN + 1)
+
     def resolve(self, ref: str) -> str:
         """The thread whose id is ``ref`` or starts with it; an ambiguous prefix is an error."""
         ref = ref.strip().lower()

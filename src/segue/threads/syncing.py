@@ -81,9 +81,12 @@ def adoption(
     reads: SessionReads,
     env: Mapping[str, str],
     now: datetime | None = None,
+    *,
+    thread_id: str | None = None,
 ) -> tuple[ThreadGraph, Changes]:
     """A new app thread for ``provider``'s native session in ``path`` (read through
-    ``reads``), not yet recorded: its graph and the changes that record it."""
+    ``reads``), not yet recorded: its graph and the changes that record it (``thread_id``: the
+    id it takes, else a new one)."""
     e = entry(provider)
     current = e.current_file(Path(os.path.abspath(path)), env)
     conversation = reads.read(current, provider)
@@ -98,6 +101,7 @@ def adoption(
         cwd=conversation.meta.cwd,
         stamp=reads.stamp(current),
         now=now or datetime.now(UTC),
+        thread_id=thread_id,
     )
 
 
