@@ -8,14 +8,16 @@ import os
 import sys
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, NoReturn
+from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import orjson
 import typer
-from rich.console import Console
 
 from segue.conversation import Provider
 from segue.errors import SegueError
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 app = typer.Typer(
     name="segue",
@@ -41,10 +43,14 @@ def _out(obj: object) -> None:
 
 
 def _console() -> Console:
+    from rich.console import Console
+
     return Console(highlight=False, soft_wrap=True)
 
 
 def _stderr() -> Console:
+    from rich.console import Console
+
     return Console(stderr=True, highlight=False, soft_wrap=True)
 
 

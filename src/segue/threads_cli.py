@@ -6,13 +6,15 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Sequence
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import orjson
 import typer
-from rich.console import Console
 
 from segue.errors import StoreError
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 thread_app = typer.Typer(
     name="thread",
@@ -32,6 +34,8 @@ def _out(obj: object) -> None:
 
 
 def _console() -> Console:
+    from rich.console import Console
+
     return Console(highlight=False, soft_wrap=True)
 
 
