@@ -808,3 +808,26 @@ def test_a_provider_this_segue_does_not_know_is_no_internal_error(tmp_path: Path
         done = segue(args, env)
         assert "internal error" not in done.stdout + done.stderr, args
         assert "Traceback" not in done.stderr
+
+
+FIXTURE_MODELS = {"claude-multi_turn": "claude-sonnet-5-5"}  # the others ran claude-opus-5-5
+
+
+@pytest.mark.parametrize("name", sorted(BY_NAME))
+def test_every_recorded_session_is_written_once_and_resumed_after(
+    tmp_path: Path, name: str
+) -> None:
+    """What the first switch wrote is what the next sync reads: a second switch resumes it, the
+    way back resumes the first session, and nothing is taken for a rewind or new work."""
+    fixture, source, env = _home(tmp_path, name)
+    env["ANTHROPIC_MODEL"] = FIXTURE_MODELS.get(name, "claude-opus-5-5")
+    back_to = Provider(fixture.provider)
+    to = Provider.CLAUDE if back_to is Provider.CODEX else Provider.CODEX
+    first = switch_session(str(source), to, env=env)
+    assert first.written and first.path is not None
+    again = switch_session(str(source), to, env=env)
+    back = switch_session(str(first.path), back_to, env=env)
+    assert (_moved(again).strategy, again.path, again.warnings) == ("no_handoff", first.path, [])
+    assert (_moved(back).strategy, back.warnings) == ("no_handoff", [])
+    graph = _graph(env, _moved(first).thread_id)
+    assert {pt.status for pt in graph.provider_threads} == {ProviderThreadStatus.ACTIVE}

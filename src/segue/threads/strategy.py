@@ -24,6 +24,7 @@ from segue.threads.model import (
     HandoffForm,
     ProviderThread,
     ProviderThreadStatus,
+    RunStatus,
     ThreadGraph,
 )
 
@@ -107,6 +108,15 @@ def _candidate(graph: ThreadGraph, target: str) -> tuple[ProviderThread | None, 
     return max(usable, key=lambda pt: (_last_seen(pt), pt.version)), None
 
 
+def _unfinished_held(pt: ProviderThread, graph: ThreadGraph) -> set[int]:
+    """Runs still unfinished that ``pt``'s file already holds as far as they got (a switch
+    made mid-turn carried what was on disk): nothing more to carry until they end."""
+    working = {r.ordinal for r in graph.live_runs if r.status is RunStatus.WORKING}
+    if not working or pt.turns is None:
+        return set()
+    return {slot.run for slot in pt.turns if slot.run in working}
+
+
 def _full_into_new(runs: int, reason: str) -> Decision:
     covers = (1, runs) if runs else None
     form = HandoffForm.SUMMARY if runs else None
@@ -127,7 +137,7 @@ def decide(graph: ThreadGraph, target: str, facts: Facts, config: StalenessConfi
     unfit = _unfit(pt, target, facts)  # whatever it missed: not a context to resume
     if unfit is not None:
         return _full_into_new(last, unfit)
-    covered = pt.coverage()
+    covered = pt.coverage() | _unfinished_held(pt, graph)
     missed = [n for n in ordinals if n not in covered]
     if not missed:
         return Decision(
