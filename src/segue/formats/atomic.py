@@ -279,7 +279,7 @@ def remove_stale_partials(folder: Path) -> list[Path]:
         return removed
     for candidate in candidates:
         pid_text = candidate.name[len(PARTIAL_PREFIX) :].split("-", 1)[0]
-        if pid_text.isdigit() and not _alive(int(pid_text)):
+        if pid_text.isdigit() and not process_alive(int(pid_text)):
             try:
                 candidate.unlink(missing_ok=True)
             except OSError:
@@ -288,7 +288,8 @@ def remove_stale_partials(folder: Path) -> list[Path]:
     return removed
 
 
-def _alive(pid: int) -> bool:
+def process_alive(pid: int) -> bool:
+    """Whether a process ``pid`` runs (one of another user's counts)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:

@@ -21,6 +21,7 @@ from typing import Any
 
 from segue.conversation import Provider
 from segue.errors import SegueError, StoreError
+from segue.formats.atomic import process_alive
 from segue.formats.files import is_regular
 from segue.formats.stamp import Stamp
 from segue.sessions import SessionReads
@@ -196,7 +197,7 @@ def entries(env: Mapping[str, str]) -> list[tuple[Path, JournalEntry]]:
         return []
     for claimed in listed:
         head, sep, pid = claimed.name.partition(CLAIMED)
-        if sep and pid.isdigit() and not _alive(int(pid)):
+        if sep and pid.isdigit() and not process_alive(int(pid)):
             with contextlib.suppress(OSError):
                 os.rename(claimed, claimed.with_name(head))
     try:
@@ -388,16 +389,6 @@ def _claim(path: Path) -> Path | None:
 def _release(claimed: Path, path: Path) -> None:
     with contextlib.suppress(OSError):
         os.rename(claimed, path)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def _replay_one(

@@ -34,7 +34,7 @@ from segue.sessions import SessionReads, find_session
 from segue.switch.decide import MoveKind, Prepared, SwitchOptions, decide_move, prepare_move
 from segue.switch.locks import SwitchLocks
 from segue.switch.record import preview_move, record_move, write_move
-from segue.switch.result import Switch
+from segue.switch.result import Switch, ThreadMove
 from segue.switch.thread import Source, ThreadState, load_thread
 
 if TYPE_CHECKING:
@@ -173,27 +173,38 @@ def read_source(
     return Source(provider, current, e.session_id(current), conversation, reads.stamp(current))
 
 
-def _preview(
-    state: ThreadState, source: Source, prepared: Prepared, options: SwitchOptions
+def _result(
+    state: ThreadState,
+    source: Source,
+    prepared: Prepared,
+    move: ThreadMove,
+    warnings: list[str],
 ) -> Switch:
-    if state.store is not None:
-        state.store.close()
+    """The switch as the user is told of it: the session to continue is the one resumed
+    (``no_handoff``) until a written one replaces it."""
     switch = Switch(
         source.conversation,
         source.path,
         prepared.plan.target.provider,
         prepared.plan,
         prepared.cwd,
-        warnings=[*state.notes, *prepared.warnings],
-        thread=preview_move(state, prepared),
-        dry_run=True,
-        prepared=prepared,
-        source_stamp=source.stamp,
-        options=options,
+        warnings=[*state.notes, *prepared.warnings, *warnings],
+        thread=move,
     )
     if prepared.kind is MoveKind.RESUME and prepared.target_pt is not None:
         switch.session_id = prepared.target_pt.native_id
         switch.path = Path(prepared.target_pt.path)
+    return switch
+
+
+def _preview(
+    state: ThreadState, source: Source, prepared: Prepared, options: SwitchOptions
+) -> Switch:
+    if state.store is not None:
+        state.store.close()
+    switch = _result(state, source, prepared, preview_move(state, prepared), [])
+    switch.dry_run = True
+    switch.prepared, switch.source_stamp, switch.options = prepared, source.stamp, options
     return switch
 
 
@@ -211,23 +222,9 @@ def write_and_record(
             state.store.close()
         raise
     move, warnings = record_move(state, source, prepared, written, reads, env)
-    switch = Switch(
-        source.conversation,
-        source.path,
-        prepared.plan.target.provider,
-        prepared.plan,
-        prepared.cwd,
-        warnings=[
-            *state.notes,
-            *prepared.warnings,
-            *(written.warnings if written else []),
-            *warnings,
-        ],
-        thread=move,
+    switch = _result(
+        state, source, prepared, move, [*(written.warnings if written else []), *warnings]
     )
     if written is not None:
         switch.session_id, switch.path, switch.written = written.session_id, written.path, True
-    elif prepared.target_pt is not None:
-        switch.session_id = prepared.target_pt.native_id
-        switch.path = Path(prepared.target_pt.path)
     return switch
