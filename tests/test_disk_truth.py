@@ -831,3 +831,35 @@ def test_every_recorded_session_is_written_once_and_resumed_after(
     assert (_moved(back).strategy, back.warnings) == ("no_handoff", [])
     graph = _graph(env, _moved(first).thread_id)
     assert {pt.status for pt in graph.provider_threads} == {ProviderThreadStatus.ACTIVE}
+
+
+def test_a_journaled_return_is_recorded_as_the_fork_of_the_session_it_left(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import importlib
+
+    from segue.errors import StoreError
+
+    sync_module = importlib.import_module("segue.threads.syncing")
+    _, source, env = _home(tmp_path, "claude-multi_turn")
+    there = switch_session(str(source), Provider.CODEX, env=env)
+    assert there.path is not None and there.thread is not None
+    append_turn(Provider.CODEX, there.path)  # one run typed in Codex
+    real = sync_module.record_outcome
+
+    def full(*args: Any, **kwargs: Any) -> None:
+        raise StoreError("database or disk is full")
+
+    monkeypatch.setattr(sync_module, "record_outcome", full)
+    back = switch_session(str(there.path), Provider.CLAUDE, env=env)  # a fork, journaled
+    monkeypatch.setattr(sync_module, "record_outcome", real)
+    assert _moved(back).strategy == "delta_into_existing" and not _moved(back).recorded
+    again = switch_session(str(there.path), Provider.CLAUDE, env=env)  # replays, then decides
+    assert _moved(again).strategy == "no_handoff" and again.path == back.path
+    graph = _graph(env, there.thread.thread_id)
+    claude = [pt for pt in graph.provider_threads if pt.provider == "claude"]
+    assert [pt.native_id for pt in claude] == [back.session_id]  # the fork, not a second thread
+    assert [f.path for f in claude[0].former] == [str(source)]
+    assert graph.handoffs[-1].to_provider_thread_id == claude[0].id
+    last = max(r.ordinal for r in graph.runs)
+    assert graph.handoffs[-1].covers == (last, last)

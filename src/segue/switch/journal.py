@@ -29,6 +29,7 @@ from segue.state import read_private_json, state_dir, write_private_json
 from segue.store import Store
 from segue.store.ids import new_id
 from segue.threads.model import (
+    FormerFile,
     Handoff,
     HandoffForm,
     HandoffStatus,
@@ -41,7 +42,7 @@ from segue.threads.model import (
     assemble,
     prompt_hash,
 )
-from segue.threads.reconcile import Changes, DecisionRecord, reconcile
+from segue.threads.reconcile import Changes, DecisionRecord, layout_of, reconcile
 
 __all__ = ["JournalEntry", "entry_for", "open_recording", "replay", "save", "with_journaled"]
 
@@ -241,25 +242,56 @@ def _attach(
         (pt for pt in graph.provider_threads if pt.native_id == journaled.source["native_id"]),
         None,
     )
-    pt = ProviderThread(
-        id=new_id(),
-        thread_id=thread_id,
-        provider=target["provider"],
-        origin=target.get("origin") or "switch",
-        native_id=target["native_id"],
-        path=target["path"],
-        native_turns=len(slots),
-        status=ProviderThreadStatus.ACTIVE,
-        model=target.get("model") if isinstance(target.get("model"), str) else None,
-        version=1,
-        reason=f"recorded from segue's journal ({journaled.why or 'the store could not record'})",
-        stamp=Stamp.from_json(target.get("stamp")),
-        turns=tuple(slots),
+    why = f"recorded from segue's journal ({journaled.why or 'the store could not record'})"
+    replaced = next(
+        (
+            p
+            for p in graph.provider_threads
+            if target.get("replaces") is not None
+            and p.native_id == target.get("replaces")
+            and p.provider == target["provider"]
+        ),
+        None,
     )
-    changes.provider_threads.append(pt)
+    if replaced is not None:  # a native fork: the next revision of the thread it forked
+        pt = replace(
+            replaced,
+            native_id=target["native_id"],
+            path=target["path"],
+            native_turns=len(slots),
+            status=ProviderThreadStatus.ACTIVE,
+            version=replaced.version + 1,
+            reason=f"fork {target['native_id']} of {replaced.native_id}, {why}",
+            stamp=Stamp.from_json(target.get("stamp")),
+            turns=tuple(slots),
+            former=(
+                *replaced.former,
+                FormerFile(replaced.path, replaced.stamp, tuple(layout_of(replaced, graph.runs))),
+            ),
+        )
+        changes.revisions[replaced.id] = pt
+        kept = [p for p in graph.provider_threads if p.id != replaced.id]
+    else:
+        pt = ProviderThread(
+            id=new_id(),
+            thread_id=thread_id,
+            provider=target["provider"],
+            origin=target.get("origin") or "switch",
+            native_id=target["native_id"],
+            path=target["path"],
+            native_turns=len(slots),
+            status=ProviderThreadStatus.ACTIVE,
+            model=target.get("model") if isinstance(target.get("model"), str) else None,
+            version=1,
+            reason=why,
+            stamp=Stamp.from_json(target.get("stamp")),
+            turns=tuple(slots),
+        )
+        changes.provider_threads.append(pt)
+        kept = list(graph.provider_threads)
     strategy = str(journaled.decision.get("strategy") or "full_into_new")
     transfer = Transfer(
-        new_id(), thread_id, "switch" if pt.origin == "switch" else "return",
+        new_id(), thread_id, "switch" if replaced is None and pt.origin == "switch" else "return",
         None if source is None else source.id, pt.id,
         line[-1].ordinal if line else None, strategy, "done", now,
     )  # fmt: skip
@@ -300,9 +332,7 @@ def _attach(
             inputs={"journal": journaled.id},
         )
     )
-    new_graph = assemble(
-        graph.thread, graph.runs, [*graph.provider_threads, pt], [*graph.handoffs, *handoffs]
-    )
+    new_graph = assemble(graph.thread, graph.runs, [*kept, pt], [*graph.handoffs, *handoffs])
     return new_graph, changes
 
 
