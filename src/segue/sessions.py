@@ -13,13 +13,14 @@ from pathlib import Path
 
 from segue.conversation import Conversation, Provider
 from segue.errors import SegueError, SessionError
-from segue.formats.stamp import Stamp, stamp_file
+from segue.formats.stamp import Change, Stamp, check_stamp, stamp_file
 from segue.providers import Env, ProviderEntry, all_entries, entry, entry_for_file
 from segue.session_info import SessionInfo
 
 __all__ = [
     "Listing",
     "SessionReads",
+    "current_session",
     "find_session",
     "list_sessions",
     "read_session",
@@ -59,6 +60,18 @@ def read_session(path: Path, provider: Provider | None = None) -> Conversation:
     return reader.read(path)
 
 
+def current_session(provider: Provider, path: Path, env: Env) -> tuple[Path, str]:
+    """The file the session in ``path`` continues in now (a Codex thread that was rolled back
+    goes on in a newer file), as an absolute path, and the session's id."""
+    e = entry(provider)
+    current = e.current_file(Path(os.path.abspath(path)), env)
+    return current, e.session_id(current)
+
+
+def _key(path: Path) -> Path:
+    return Path(os.path.abspath(path))
+
+
 class SessionReads:
     """The session files one command reads: each at most once (a second ask gets the same
     conversation), with the stamp it had just before it was read."""
@@ -68,7 +81,7 @@ class SessionReads:
 
     def read(self, path: Path, provider: Provider | None = None) -> Conversation:
         """The session in ``path``, read now or earlier in this command."""
-        key = Path(os.path.abspath(path))
+        key = _key(path)
         known = self._read.get(key)
         if known is not None:
             return known[1]
@@ -80,23 +93,21 @@ class SessionReads:
     def prime(self, path: Path, stamp: Stamp, conversation: Conversation) -> None:
         """Take ``conversation`` as what ``path`` holds, if the file still has ``stamp`` (a
         preview's read, reused when nothing changed since)."""
-        from segue.formats.stamp import Change, check_stamp
-
         change, _ = check_stamp(stamp, path)
         if change is Change.SAME:
-            self._read[Path(os.path.abspath(path))] = (stamp, conversation)
+            self._read[_key(path)] = (stamp, conversation)
 
     def stamp(self, path: Path) -> Stamp | None:
         """The stamp ``path`` had when this command read it (None: not read, or gone)."""
-        known = self._read.get(Path(os.path.abspath(path)))
+        known = self._read.get(_key(path))
         return None if known is None else known[0]
 
     def was_read(self, path: Path) -> bool:
-        return Path(os.path.abspath(path)) in self._read
+        return _key(path) in self._read
 
     def forget(self, path: Path) -> None:
         """Drop what was read of ``path`` (a file this command then rewrote)."""
-        self._read.pop(Path(os.path.abspath(path)), None)
+        self._read.pop(_key(path), None)
 
 
 def list_sessions(

@@ -30,7 +30,7 @@ from segue.budget import TargetProfile
 from segue.conversation import Provider
 from segue.errors import SessionError, SwitchError
 from segue.providers import default_target, entry
-from segue.sessions import SessionReads, find_session
+from segue.sessions import SessionReads, current_session, find_session
 from segue.switch.decide import MoveKind, Prepared, SwitchOptions, decide_move, prepare_move
 from segue.switch.locks import SwitchLocks
 from segue.switch.record import preview_move, record_move, write_move
@@ -164,13 +164,12 @@ def read_source(
     provider: Provider, path: Path, reads: SessionReads, env: Mapping[str, str]
 ) -> Source:
     """Step 1: the session, in the file it continues in now, read once."""
-    e = entry(provider)
-    current = e.current_file(Path(os.path.abspath(path)), env)
+    current, native_id = current_session(provider, path, env)
     try:
         conversation = reads.read(current, provider)
     except SessionError as exc:
         raise SwitchError(str(exc)) from None
-    return Source(provider, current, e.session_id(current), conversation, reads.stamp(current))
+    return Source(provider, current, native_id, conversation, reads.stamp(current))
 
 
 def _result(

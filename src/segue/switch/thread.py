@@ -20,7 +20,7 @@ from pathlib import Path
 from segue.conversation import Conversation, Provider
 from segue.errors import SegueError, StoreError
 from segue.formats.stamp import Stamp
-from segue.sessions import SessionReads
+from segue.sessions import SessionReads, current_session
 from segue.store import Store
 from segue.switch.locks import SwitchLocks
 from segue.threads.model import ProviderThread, ProviderThreadStatus, ThreadGraph
@@ -107,11 +107,8 @@ def _holding_thread(store: Store, source: Source | _Session) -> str | None:
 
 def holding_thread(store: Store, provider: Provider, path: Path) -> str | None:
     """The thread the session in ``path`` belongs to (None: none yet)."""
-    from segue.providers import entry
-
-    e = entry(provider)
-    current = e.current_file(Path(os.path.abspath(path)), os.environ)
-    return _holding_thread(store, _Session(provider, current, e.session_id(current)))
+    current, native_id = current_session(provider, path, os.environ)
+    return _holding_thread(store, _Session(provider, current, native_id))
 
 
 def _source_pt(graph: ThreadGraph, source: Source | _Session) -> ProviderThread | None:
@@ -148,7 +145,7 @@ def load_thread(
         try:
             replayed = replay_entries(store, reads, env)
         except StoreError as exc:
-            _close(store)
+            store.close()
             store, why = None, str(exc)
         else:  # what concerns this session (a fleet's other agents get their own)
             notes += [note for entry, note in replayed if entry.concerns(source)]
@@ -157,7 +154,7 @@ def load_thread(
         try:
             thread_id = _holding_thread(store, source)
         except StoreError as exc:
-            _close(store)
+            store.close()
             store, why = None, str(exc)
     graph: ThreadGraph | None = None
     changes = Changes()
@@ -166,7 +163,7 @@ def load_thread(
         try:
             graph = ThreadStore(store).graph(thread_id)
         except StoreError as exc:
-            _close(store)
+            store.close()
             store, why = None, str(exc)
     if graph is not None:
         outcome = reconcile(graph, observe_graph(graph, reads, env))
@@ -181,10 +178,6 @@ def load_thread(
         changes.absorb(more)
         notes += journaled
     return _off_the_line(graph, changes, store, None if dry_run else why, notes, source, reads, env)
-
-
-def _close(store: Store) -> None:
-    store.close()
 
 
 def _off_the_line(

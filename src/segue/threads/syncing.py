@@ -18,8 +18,7 @@ from pathlib import Path
 
 from segue.conversation import Conversation, Provider
 from segue.errors import StoreError
-from segue.providers import entry
-from segue.sessions import SessionReads, find_session
+from segue.sessions import SessionReads, current_session, find_session
 from segue.store import Store
 from segue.threads import queries
 from segue.threads.model import Run, ThreadGraph
@@ -87,13 +86,12 @@ def adoption(
     """A new app thread for ``provider``'s native session in ``path`` (read through
     ``reads``), not yet recorded: its graph and the changes that record it (``thread_id``: the
     id it takes, else a new one)."""
-    e = entry(provider)
-    current = e.current_file(Path(os.path.abspath(path)), env)
+    current, native_id = current_session(provider, path, env)
     conversation = reads.read(current, provider)
     turns = native_turns(conversation)
     return adopted_graph(
         provider=provider.value,
-        native_id=e.session_id(current),
+        native_id=native_id,
         path=str(current),
         turns=turns,
         model=conversation.meta.model,
@@ -140,12 +138,11 @@ def adopt(
     already holds it (then synced)."""
     env = _env(env)
     provider, path = find_session(session_ref, env)
-    e = entry(provider)
-    current = e.current_file(Path(os.path.abspath(path)), env)
+    current, native_id = current_session(provider, path, env)
     threads = ThreadStore(store)
     reads = SessionReads() if reads is None else reads
     for _ in range(_ATTEMPTS):
-        known = threads.threads_of_native(provider.value, e.session_id(current))
+        known = threads.threads_of_native(provider.value, native_id)
         if known:
             return sync(store, known[0], env, reads=reads).graph
         graph, changes = adoption(provider, current, reads, env)
