@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from segue.conversation import Provider
-from segue.errors import SegueError, SwitchError, TargetExists
+from segue.errors import SwitchError, TargetExists
 from segue.formats.files import open_regular
 
 __all__ = [
@@ -59,11 +59,7 @@ class FileCopy:
         if not same_length or not hasattr(os, "copy_file_range"):
             self._write_chunks(out, at)
             return
-        try:
-            f = open_regular(self.path, buffering=0, what="session file to fork")
-        except SegueError as exc:
-            raise SwitchError(str(exc)) from None
-        with f:
+        with self._open() as f:
             src = f.fileno()
             try:
                 self._check(src)
@@ -82,7 +78,11 @@ class FileCopy:
                     return
                 raise SwitchError(f"{self.path}: cannot copy: {exc.strerror}") from None
 
+    def _open(self) -> BinaryIO:
+        return open_regular(self.path, buffering=0, what="session file to fork", error=SwitchError)
+
     def _check(self, src: int) -> None:
+        """Refuse a parent that is no longer what the fork was prepared from."""
         if os.fstat(src).st_size < self.end or (
             self.head and os.pread(src, len(self.head), 0) != self.head
         ):
@@ -116,16 +116,9 @@ class FileCopy:
                 view = view[n:]
 
     def chunks(self) -> Iterator[bytes]:
-        try:
-            f = open_regular(self.path, buffering=0, what="session file to fork")
-        except SegueError as exc:
-            raise SwitchError(str(exc)) from None
-        with f:
+        with self._open() as f:
             try:
-                if os.fstat(f.fileno()).st_size < self.end or (
-                    self.head and os.pread(f.fileno(), len(self.head), 0) != self.head
-                ):
-                    raise SwitchError(f"{self.path}: changed since the fork was prepared")
+                self._check(f.fileno())
                 at = self.start
                 rest = b""
                 while at < self.end:

@@ -15,7 +15,14 @@ from typing import BinaryIO
 
 from segue.errors import ConfigError, SegueError, SessionError
 
-__all__ = ["MAX_LINE", "is_regular", "open_regular", "read_config", "read_regular"]
+__all__ = [
+    "MAX_LINE",
+    "is_regular",
+    "newline_before",
+    "open_regular",
+    "read_config",
+    "read_regular",
+]
 
 # The longest line a reader takes (a Claude message with several images runs to tens of MB);
 # a longer one is skipped with a report, so memory stays bounded whatever a file holds.
@@ -105,3 +112,18 @@ def is_regular(path: Path) -> bool:
         return stat.S_ISREG(os.stat(path).st_mode)
     except (OSError, ValueError):
         return False
+
+
+SCAN_CHUNK = 1 << 16  # how much is read at a time when looking back for a newline
+
+
+def newline_before(fd: int, pos: int) -> int:
+    """Where the last newline before offset ``pos`` of the open file ``fd`` is (-1: none),
+    read backwards a chunk at a time."""
+    while pos > 0:
+        start = max(0, pos - SCAN_CHUNK)
+        found = os.pread(fd, pos - start, start).rfind(b"\n")
+        if found >= 0:
+            return start + found
+        pos = start
+    return -1

@@ -7,8 +7,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from segue.errors import SegueError, SwitchError
-from segue.formats.files import MAX_LINE, open_regular
+from segue.errors import SwitchError
+from segue.formats.files import MAX_LINE, newline_before, open_regular
 from segue.formats.jsonl import split_lines
 
 __all__ = ["ParentFile", "read_parent"]
@@ -29,11 +29,7 @@ class ParentFile:
 
 def read_parent(path: Path, tail_bytes: int = TAIL_BYTES) -> ParentFile:
     """The facts a fork needs of ``path``; :class:`SwitchError` when it cannot be read."""
-    try:
-        f = open_regular(path, buffering=0, what="session file to fork")
-    except SegueError as exc:
-        raise SwitchError(str(exc)) from None
-    with f:
+    with open_regular(path, buffering=0, what="session file to fork", error=SwitchError) as f:
         try:
             fd = f.fileno()
             size = os.fstat(fd).st_size
@@ -42,7 +38,7 @@ def read_parent(path: Path, tail_bytes: int = TAIL_BYTES) -> ParentFile:
             last_newline = data.rfind(b"\n")
             if last_newline < 0 and start == 0:
                 raise SwitchError(f"{path}: no complete line to fork")
-            end = start + last_newline + 1 if last_newline >= 0 else _end_before(fd, start)
+            end = start + last_newline + 1 if last_newline >= 0 else newline_before(fd, start) + 1
             data = data[: max(0, last_newline + 1)]
             if start > 0:  # the first line in the window may be cut: drop it
                 cut = data.find(b"\n")
@@ -59,15 +55,3 @@ def read_parent(path: Path, tail_bytes: int = TAIL_BYTES) -> ParentFile:
             raise SwitchError(f"{path}: cannot read: {exc.strerror}") from None
     tail = [line for line in split_lines(data) if line.strip()]
     return ParentFile(path, end, first, head, tail, whole=start == 0)
-
-
-def _end_before(fd: int, start: int) -> int:
-    """The end of the last complete line before ``start`` (a last line longer than the tail)."""
-    pos = start
-    while pos > 0:
-        begin = max(0, pos - (1 << 20))
-        found = os.pread(fd, pos - begin, begin).rfind(b"\n")
-        if found >= 0:
-            return begin + found + 1
-        pos = begin
-    return 0

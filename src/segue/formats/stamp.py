@@ -27,6 +27,8 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
+from segue.formats.files import newline_before
+
 __all__ = ["Change", "Stamp", "check_stamp", "stamp_file"]
 
 HEAD_BYTES = 4096  # the head a stamp hashes (less for a smaller file)
@@ -103,32 +105,11 @@ def _open(path: Path) -> int | None:
 
 def _last_line(fd: int, size: int) -> tuple[int, int]:
     """Where the last complete line of a file starts, and its length (0, 0: none)."""
-    # the last complete line ends at the last newline
-    chunk = 65536
-    pos = size
-    newline = -1
-    while pos > 0 and newline < 0:
-        start = max(0, pos - chunk)
-        data = os.pread(fd, pos - start, start)
-        found = data.rfind(b"\n")
-        if found >= 0:
-            newline = start + found
-        pos = start
+    newline = newline_before(fd, size)  # the last complete line ends at the last newline
     if newline < 0:
         return 0, 0
-    end = newline + 1
-    # and starts after the newline before it
-    pos = newline
-    begin = 0
-    while pos > 0:
-        start = max(0, pos - chunk)
-        data = os.pread(fd, pos - start, start)
-        found = data.rfind(b"\n")
-        if found >= 0:
-            begin = start + found + 1
-            break
-        pos = start
-    return begin, end - begin
+    begin = newline_before(fd, newline) + 1  # and starts after the newline before it
+    return begin, newline + 1 - begin
 
 
 def _tail_hash(fd: int, at: int, length: int) -> str:
