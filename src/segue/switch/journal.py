@@ -38,11 +38,16 @@ from segue.threads.model import (
     ProviderThreadStatus,
     ThreadGraph,
     Transfer,
-    TurnSlot,
     assemble,
     prompt_hash,
 )
-from segue.threads.reconcile import Changes, DecisionRecord, layout_of, reconcile
+from segue.threads.reconcile import (
+    Changes,
+    DecisionRecord,
+    layout_of,
+    match_prompts,
+    reconcile,
+)
 
 __all__ = ["JournalEntry", "entry_for", "open_recording", "replay", "save", "with_journaled"]
 
@@ -227,16 +232,7 @@ def _attach(
     if any(pt.native_id == target["native_id"] for pt in graph.provider_threads):
         return graph, changes
     line = list(graph.live_runs)
-    by_hash = [prompt_hash(r.prompt) for r in line]
-    slots: list[TurnSlot] = []
-    at = 0
-    for h in target["prompts"]:
-        found = next((i for i in range(at, len(line)) if by_hash[i] == h), None)
-        if found is None:
-            slots.append(TurnSlot(h if isinstance(h, str) else None, None))
-        else:
-            slots.append(TurnSlot(h, line[found].ordinal))
-            at = found + 1
+    slots = match_prompts([h if isinstance(h, str) else None for h in target["prompts"]], line)
     thread_id = graph.thread.id
     source = next(
         (pt for pt in graph.provider_threads if pt.native_id == journaled.source["native_id"]),

@@ -37,7 +37,13 @@ from segue.threads.model import (
     prompt_hash,
 )
 from segue.threads.native import NativeTurn, native_turns
-from segue.threads.reconcile import Changes, DecisionRecord, layout_of
+from segue.threads.reconcile import (
+    Changes,
+    DecisionRecord,
+    layout_of,
+    match_prompts,
+    turns_to_layout,
+)
 from segue.threads.strategy import Strategy
 
 __all__ = ["Written", "layout_for", "record_move", "write_move"]
@@ -72,19 +78,8 @@ def layout_for(turns: Sequence[NativeTurn], runs: Sequence[Run]) -> list[TurnSlo
     """Which run each written turn is: one for one when there are as many, else matched by
     prompt in order (a turn matching none is no run: a handoff's own message)."""
     if len(turns) == len(runs):
-        return [
-            TurnSlot(prompt_hash(t.prompt), r.ordinal) for t, r in zip(turns, runs, strict=True)
-        ]
-    slots: list[TurnSlot] = []
-    at = 0
-    for turn in turns:
-        found = next((i for i in range(at, len(runs)) if runs[i].prompt == turn.prompt), None)
-        if found is None:
-            slots.append(TurnSlot(prompt_hash(turn.prompt), None))
-        else:
-            slots.append(TurnSlot(prompt_hash(turn.prompt), runs[found].ordinal))
-            at = found + 1
-    return slots
+        return turns_to_layout(turns, [r.ordinal for r in runs])
+    return match_prompts([prompt_hash(t.prompt) for t in turns], runs)
 
 
 def _move_changes(

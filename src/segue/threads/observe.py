@@ -105,9 +105,7 @@ def observe(pt: ProviderThread, reads: SessionReads, env: Mapping[str, str]) -> 
             return Observation(pt.id, change, str(current), why="could not be read")
         if change is Change.EMPTY:
             return Observation(pt.id, change, str(current), stamp, why="is empty")
-        if change is Change.CHANGED:
-            return Observation(pt.id, change, str(current), stamp, moved_from=moved_from)
-        if change is Change.SAME:
+        if change is Change.CHANGED or change is Change.SAME:  # not read
             return Observation(pt.id, change, str(current), stamp, moved_from=moved_from)
     else:
         change = Change.APPENDED if current != recorded else Change.TOUCHED

@@ -54,6 +54,7 @@ __all__ = [
     "adopted_graph",
     "held_runs",
     "layout_of",
+    "match_prompts",
     "reconcile",
     "turns_to_layout",
 ]
@@ -215,6 +216,34 @@ def _first_difference(layout: Sequence[TurnSlot], seen: Sequence[NativeTurn]) ->
     return None
 
 
+def _compare(
+    layout: Sequence[TurnSlot], turns: Sequence[NativeTurn]
+) -> tuple[int, list[TurnSlot], list[tuple[int, NativeTurn]]]:
+    """A file's turns now against the layout segue saw: how many of its turns still hold, that
+    prefix with its prompts as they are now, and the turns after it (each with its place, from
+    1)."""
+    cut = _first_difference(layout, turns)
+    kept = len(layout) if cut is None else cut
+    prefix = [TurnSlot(prompt_hash(turns[i].prompt), s.run) for i, s in enumerate(layout[:kept])]
+    return kept, prefix, list(enumerate(turns[kept:], start=kept + 1))
+
+
+def match_prompts(prompts: Sequence[str | None], runs: Sequence[Run]) -> list[TurnSlot]:
+    """Which of ``runs`` each turn is, by its prompt's hash, in order (a turn matching none is
+    no run: a handoff's own message; a prompt None matches nothing)."""
+    hashes = [prompt_hash(r.prompt) for r in runs]
+    slots: list[TurnSlot] = []
+    at = 0
+    for prompt in prompts:
+        found = next((i for i in range(at, len(runs)) if hashes[i] == prompt), None)
+        if found is None:
+            slots.append(TurnSlot(prompt, None))
+        else:
+            slots.append(TurnSlot(prompt, runs[found].ordinal))
+            at = found + 1
+    return slots
+
+
 def adopted_graph(
     *,
     provider: str,
@@ -353,17 +382,8 @@ def _observed_former(
     if seen.turns is None:  # gone, emptied or rewritten: no longer watched
         files[seen.former] = None
         return
-    layout = list(former.turns)
-    cut = _first_difference(layout, seen.turns)
-    kept = len(layout) if cut is None else cut
-    files[seen.former] = FormerFile(
-        former.path,
-        seen.stamp,
-        tuple(
-            TurnSlot(prompt_hash(seen.turns[i].prompt), s.run) for i, s in enumerate(layout[:kept])
-        ),
-    )
-    fresh = list(enumerate(seen.turns[kept:], start=kept + 1))
+    _, prefix, fresh = _compare(former.turns, seen.turns)
+    files[seen.former] = FormerFile(former.path, seen.stamp, tuple(prefix))
     if fresh:
         pending[(seen.provider_thread_id, seen.former)] = fresh
 
@@ -406,23 +426,19 @@ def _observed(
         return
     turns = seen.turns
     layout = work.layouts[pt.id]
-    cut = _first_difference(layout, turns)
-    kept = len(layout) if cut is None else cut
+    kept, prefix, fresh = _compare(layout, turns)
     undone = sorted({s.run for s in layout[kept:] if s.run})
     if undone:
         rewinds.append((undone[0], pt.id))
     # the prefix that still holds: its prompts as they are now, and its runs' endings
-    work.layouts[pt.id] = [
-        TurnSlot(prompt_hash(turns[i].prompt), slot.run) for i, slot in enumerate(layout[:kept])
-    ]
-    for i, slot in enumerate(layout[:kept]):
+    work.layouts[pt.id] = prefix
+    for i, slot in enumerate(prefix):
         run = work.runs.get(slot.run) if slot.run is not None else None
         if run is None or run.provider_thread_id != pt.id or run.status is not RunStatus.WORKING:
             continue
         now = turns[i]
         if now.status is not RunStatus.WORKING:
             work.set_run(replace(run, status=now.status, ended_at=now.ended_at, note=now.note))
-    fresh = list(enumerate(turns[kept:], start=kept + 1))
     if fresh:
         pending[(pt.id, None)] = fresh
     synced: str | None = None
