@@ -22,12 +22,13 @@ from pathlib import Path
 import psutil
 
 from segue.conversation import Provider
+from segue.errors import SegueError
 from segue.providers import ProviderEntry, all_entries
 from segue.providers.base import RunningSession
 from segue.tmux import Pane, PaneProcess, default_sockets, list_panes
 from segue.transforms.state import SessionState
 
-__all__ = ["Agent", "AgentState", "Pane", "end_agent", "list_agents"]
+__all__ = ["Agent", "AgentState", "Pane", "end_agent", "list_agents", "working_on"]
 
 
 class AgentState(StrEnum):
@@ -82,6 +83,28 @@ def list_agents(
             agents.append(agent)
     agents.sort(key=lambda a: (a.pane.target if a.pane else "~", a.pid))
     return agents
+
+
+def working_on(
+    provider: Provider,
+    session_id: str,
+    path: Path | None = None,
+    *,
+    agents: Sequence[Agent] | None = None,
+    env: Mapping[str, str] | None = None,
+) -> Agent | None:
+    """The agent in the middle of a turn of this session (named by its id, or its file), from
+    ``agents`` or a scan now; None when there is none, or the scan cannot be made."""
+    if agents is None:
+        try:
+            agents = list_agents(env)
+        except (OSError, SegueError):
+            return None
+    for agent in agents:
+        same = agent.session_id == session_id or (path is not None and agent.session_path == path)
+        if agent.provider is provider and same and agent.state is AgentState.WORKING:
+            return agent
+    return None
 
 
 def _own_servers(found: Sequence[tuple[ProviderEntry, psutil.Process, RunningSession]]) -> set[str]:

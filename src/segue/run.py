@@ -26,7 +26,7 @@ from segue.formats.limits import looks_like_limit_text
 from segue.providers import entry
 from segue.providers.headless import run_headless
 from segue.switch.result import ThreadMove
-from segue.threads.model import ProviderThread, ProviderThreadStatus, ThreadGraph
+from segue.threads.model import ProviderThread, ProviderThreadStatus, RunStatus, ThreadGraph
 
 if TYPE_CHECKING:
     from segue.store import Store
@@ -182,28 +182,20 @@ def _refuse_mid_turn(
     """A session whose CLI is in the middle of a turn is not run: two turns at once would
     interleave in its file (and the run would be lost). The synced graph says whether its last
     run is unfinished; only then are the running agents looked at."""
-    from segue.agents import AgentState, list_agents
+    from segue.agents import working_on
 
     mine = {pt.id for pt in graph.provider_threads if pt.native_id == session_id}
     working = [
-        r for r in graph.runs if r.provider_thread_id in mine and r.status.value == "working"
+        r for r in graph.runs if r.provider_thread_id in mine and r.status is RunStatus.WORKING
     ]
     if not working:
         return
-    try:
-        agents = list_agents(env)
-    except (OSError, SegueError):
-        return
-    for agent in agents:
-        if (
-            agent.provider is provider
-            and agent.session_id == session_id
-            and agent.state is AgentState.WORKING
-        ):
-            raise SegueError(
-                f"{provider.value} session {session_id} is mid-turn: {entry(provider).label} "
-                f"(pid {agent.pid}) is still working on it; run the prompt when it has finished"
-            )
+    agent = working_on(provider, session_id, env=env)
+    if agent is not None:
+        raise SegueError(
+            f"{provider.value} session {session_id} is mid-turn: {entry(provider).label} "
+            f"(pid {agent.pid}) is still working on it; run the prompt when it has finished"
+        )
 
 
 def _thread_id(threads: ThreadStore, ref: str | None, cwd: str, env: Mapping[str, str]) -> str:

@@ -188,22 +188,17 @@ def _mid_turn(
     session, _ = session_state(source.conversation.items)
     if session is not SessionState.WORKING:
         return None
-    from segue.agents import AgentState, list_agents
+    from segue.agents import working_on
 
-    agents = options.agents
-    if agents is None:
-        try:
-            agents = list_agents(env)
-        except (OSError, SegueError):
-            agents = []
-    for agent in agents:
-        same = agent.session_id == source.native_id or agent.session_path == source.path
-        if agent.provider is source.provider and same and agent.state is AgentState.WORKING:
-            raise SwitchError(
-                f"{source.provider.value} session {source.native_id} is mid-turn: "
-                f"{entry(source.provider).label} (pid {agent.pid}) is still working on it; "
-                "switch it when the turn has ended"
-            )
+    agent = working_on(
+        source.provider, source.native_id, source.path, agents=options.agents, env=env
+    )
+    if agent is not None:
+        raise SwitchError(
+            f"{source.provider.value} session {source.native_id} is mid-turn: "
+            f"{entry(source.provider).label} (pid {agent.pid}) is still working on it; "
+            "switch it when the turn has ended"
+        )
     return (
         f"run {last.ordinal} had not finished (no CLI is running it): what is on disk so far "
         "is carried, and the run is not counted as carried"
