@@ -13,7 +13,8 @@ switch of its session is written.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -43,13 +44,6 @@ __all__ = [
 ]
 
 RECENT_LIMIT = timedelta(hours=24)  # a limit with no reset time parks a session this long
-
-
-def store_wait(env: Mapping[str, str]) -> float:
-    """How long a fleet waits for another writer of the store (as a switch does)."""
-    from segue.switch.thread import store_wait as wait
-
-    return wait(env)
 
 
 class Selection(StrEnum):
@@ -109,27 +103,17 @@ class FleetPlan:
 
     def tally(self) -> dict[str, int]:
         """What the batch would do, agent by agent: each preview's label, or failed / skipped."""
-        counts: dict[str, int] = {}
-        for c in self.candidates:
-            key = "skipped" if c.skip else "failed" if c.error else (c.label or "failed")
-            counts[key] = counts.get(key, 0) + 1
-        order = [label.value for label in Label] + ["failed", "skipped"]
-        return {k: counts[k] for k in order if k in counts}
+        return _in_order(
+            "skipped" if c.skip else "failed" if c.error else (c.label or "failed")
+            for c in self.candidates
+        )
 
     def tally_line(self) -> str:
         """``Would switch 3 agents to Claude Code: 2 native, 1 shrunk (1 skipped: working)``."""
+        skipped = [str(c.skip) for c in self.candidates if c.skip]
+        failing = f"{len(self.failing)} failing" if self.failing else None
         n = len(self.to_switch)
-        labels = ", ".join(f"{v} {k}" for k, v in self.tally().items() if k in set(Label))
-        line = f"Would switch {n} agent{'s' if n != 1 else ''} to {entry(self.target).label}"
-        line += f": {labels}" if labels else ""
-        extra: list[str] = []
-        skipped = sorted({str(c.skip) for c in self.candidates if c.skip})
-        if skipped:
-            count = sum(1 for c in self.candidates if c.skip)
-            extra.append(f"{count} skipped: {', '.join(skipped)}")
-        if self.failing:
-            extra.append(f"{len(self.failing)} failing")
-        return line + (f" ({'; '.join(extra)})" if extra else "")
+        return _tally_line("Would switch", n, self.target, self.tally(), skipped, failing)
 
     @property
     def failing(self) -> list[Candidate]:
@@ -154,16 +138,14 @@ class FleetResult:
     notes: list[str] = field(default_factory=list)
 
     def tally(self) -> dict[str, int]:
-        counts: dict[str, int] = {}
-        for outcome in self.outcomes:
-            key = (
-                outcome.switch.plan.label.value
-                if outcome.switch is not None
-                else ("failed" if outcome.error else "skipped")
-            )
-            counts[key] = counts.get(key, 0) + 1
-        order = [label.value for label in Label] + ["failed", "skipped"]
-        return {k: counts[k] for k in order if k in counts}
+        return _in_order(
+            o.switch.plan.label.value
+            if o.switch is not None
+            else "failed"
+            if o.error
+            else "skipped"
+            for o in self.outcomes
+        )
 
     @property
     def failed(self) -> bool:
@@ -172,23 +154,38 @@ class FleetResult:
 
     def tally_line(self) -> str:
         """``Switched 9 agents to Codex: 5 native, 3 raw, 1 shrunk (1 skipped: working)``."""
-        switched = [o for o in self.outcomes if o.switch is not None]
-        labels = ", ".join(
-            f"{n} {label}" for label, n in self.tally().items() if label in set(Label)
-        )
-        line = (
-            f"Switched {len(switched)} agent{'s' if len(switched) != 1 else ''} to "
-            f"{entry(self.plan.target).label}" + (f": {labels}" if labels else "")
-        )
-        extra: list[str] = []
-        skipped = [o.candidate.skip for o in self.outcomes if o.switch is None and not o.error]
-        if skipped:
-            reasons = sorted({str(s) for s in skipped})
-            extra.append(f"{len(skipped)} skipped: {', '.join(reasons)}")
-        failed = [o for o in self.outcomes if o.error]
-        if failed:
-            extra.append(f"{len(failed)} failed")
-        return line + (f" ({'; '.join(extra)})" if extra else "")
+        switched = sum(1 for o in self.outcomes if o.switch is not None)
+        skipped = [str(o.candidate.skip) for o in self.outcomes if o.switch is None and not o.error]
+        failed = sum(1 for o in self.outcomes if o.error)
+        failing = f"{failed} failed" if failed else None
+        return _tally_line("Switched", switched, self.plan.target, self.tally(), skipped, failing)
+
+
+def _in_order(keys: Iterable[str]) -> dict[str, int]:
+    """How many of each key: the plan labels first (in Label's order), then failed, skipped."""
+    counts = Counter(keys)
+    order = [label.value for label in Label] + ["failed", "skipped"]
+    return {k: counts[k] for k in order if k in counts}
+
+
+def _tally_line(
+    done: str,
+    n: int,
+    target: Provider,
+    tally: Mapping[str, int],
+    skipped: Sequence[str],
+    failed: str | None,
+) -> str:
+    """``<done> N agents to <target>: <labels> (K skipped: <reasons>; <failed>)``."""
+    labels = ", ".join(f"{v} {k}" for k, v in tally.items() if k in set(Label))
+    line = f"{done} {n} agent{'s' if n != 1 else ''} to {entry(target).label}"
+    line += f": {labels}" if labels else ""
+    extra: list[str] = []
+    if skipped:
+        extra.append(f"{len(skipped)} skipped: {', '.join(sorted(set(skipped)))}")
+    if failed:
+        extra.append(failed)
+    return line + (f" ({'; '.join(extra)})" if extra else "")
 
 
 # -- planning ------------------------------------------------------------------------------------
@@ -544,6 +541,7 @@ def return_plan(
     creating or changing it."""
     from segue.store import open_store
     from segue.store.engine import StoreAbsent
+    from segue.store.location import store_wait
 
     env = dict(os.environ) if env is None else dict(env)
     try:
@@ -582,6 +580,7 @@ def return_plan(
 
 def _record(result: FleetResult, env: Mapping[str, str]) -> None:
     from segue.store import AgentResult, open_store
+    from segue.store.location import store_wait
 
     plan = result.plan
     try:

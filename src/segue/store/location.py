@@ -17,11 +17,13 @@ from sqlalchemy.exc import ArgumentError
 from segue.errors import StoreError
 from segue.places import user_folder
 
-__all__ = ["data_dir", "database_url", "describe", "sqlite_path"]
+__all__ = ["data_dir", "database_url", "describe", "sqlite_path", "store_wait"]
 
 URL_VARIABLE = "SEGUE_DATABASE_URL"
 DATA_VARIABLE = "SEGUE_DATA_DIR"
 FILE_NAME = "segue.db"
+WAIT_VARIABLE = "SEGUE_STORE_WAIT"
+WAIT_S = 3.0  # how long a switch or a fleet waits for another writer of the store, at most
 
 _DRIVERS = {
     "sqlite": "sqlite",
@@ -37,6 +39,16 @@ def data_dir(env: Mapping[str, str] | None = None) -> Path:
     env = os.environ if env is None else env
     override = env.get(DATA_VARIABLE)
     return Path(override) if override else user_folder("data", env)
+
+
+def store_wait(env: Mapping[str, str]) -> float:
+    """How long a switch or a fleet waits for another writer of the store, in seconds
+    (``$SEGUE_STORE_WAIT``, else a few): it goes on without recording rather than wait."""
+    try:
+        wait = float(env.get(WAIT_VARIABLE, "") or WAIT_S)
+    except ValueError:
+        return WAIT_S
+    return wait if 0 <= wait < 3600 else WAIT_S
 
 
 def database_url(url: str | None = None, env: Mapping[str, str] | None = None) -> URL:

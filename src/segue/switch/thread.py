@@ -28,10 +28,7 @@ from segue.threads.reconcile import Changes, held_runs, reconcile
 from segue.threads.repository import ThreadStore
 from segue.threads.syncing import adoption, observe_graph
 
-__all__ = ["STORE_WAIT_S", "Source", "ThreadState", "load_thread", "open_for_switch"]
-
-STORE_WAIT_S = 3.0  # how long a switch waits for another writer of the store, at most
-STORE_WAIT_VARIABLE = "SEGUE_STORE_WAIT"
+__all__ = ["Source", "ThreadState", "load_thread", "open_for_switch"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,20 +55,12 @@ class ThreadState:
     earlier: tuple[ThreadGraph, Changes] | None = None  # the thread a divergent source left
 
 
-def store_wait(env: Mapping[str, str]) -> float:
-    """How long a switch waits for another writer of the store (``$SEGUE_STORE_WAIT``)."""
-    try:
-        wait = float(env.get(STORE_WAIT_VARIABLE, "") or STORE_WAIT_S)
-    except ValueError:
-        return STORE_WAIT_S
-    return wait if 0 <= wait < 3600 else STORE_WAIT_S
-
-
 def open_for_switch(env: Mapping[str, str], *, dry_run: bool) -> tuple[Store | None, str | None]:
     """segue's store for a switch, or None and why not. A dry run opens it read-only (and only
     if it exists); a real switch waits for another writer a few seconds at most."""
     from segue.store import open_store
     from segue.store.engine import StoreAbsent
+    from segue.store.location import store_wait
 
     try:
         store = open_store(env=env, read_only=dry_run, busy_timeout=store_wait(env))
