@@ -18,7 +18,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from enum import StrEnum
-from typing import Any
+from typing import Any, Self
 
 from segue.formats.stamp import Stamp
 
@@ -42,7 +42,15 @@ __all__ = [
 ]
 
 
-class ProviderThreadStatus(StrEnum):
+class _Tolerant(StrEnum):
+    """A value read back that this segue does not know is ``unknown``, never an error."""
+
+    @classmethod
+    def _missing_(cls, value: object) -> Self:
+        return cls("unknown")
+
+
+class ProviderThreadStatus(_Tolerant):
     ACTIVE = "active"
     STALE = "stale"  # segue will not return to it: a new provider thread takes over
     DIVERGENT = "divergent"  # changed, or holding runs, in a way that conflicts with the thread
@@ -50,12 +58,8 @@ class ProviderThreadStatus(StrEnum):
     MISSING = "missing"  # its file is gone, empty, or not a regular file
     UNKNOWN = "unknown"  # a value this segue does not know
 
-    @classmethod
-    def _missing_(cls, value: object) -> ProviderThreadStatus:
-        return cls.UNKNOWN
 
-
-class RunStatus(StrEnum):
+class RunStatus(_Tolerant):
     COMPLETED = "completed"
     WORKING = "working"
     FAILED = "failed"  # ended by an error (a usage limit): its note says which
@@ -63,43 +67,27 @@ class RunStatus(StrEnum):
     DIVERGENT = "divergent"  # parallel work, not on the thread's line: its note says why
     UNKNOWN = "unknown"
 
-    @classmethod
-    def _missing_(cls, value: object) -> RunStatus:
-        return cls.UNKNOWN
 
-
-class HandoffStrategy(StrEnum):
+class HandoffStrategy(_Tolerant):
     DELTA_SINCE_TARGET_LAST_SEEN = "delta_since_target_last_seen"
     FULL_THREAD_SUMMARY = "full_thread_summary"
     CHECKPOINT_SUMMARY = "checkpoint_summary"
     MANUAL_CONTEXT = "manual_context"
     UNKNOWN = "unknown"
 
-    @classmethod
-    def _missing_(cls, value: object) -> HandoffStrategy:
-        return cls.UNKNOWN
 
-
-class HandoffForm(StrEnum):
+class HandoffForm(_Tolerant):
     NATIVE_ITEMS = "native_items"  # the runs themselves, as the target's native records
     SUMMARY = "summary"  # one message of text
     UNKNOWN = "unknown"
 
-    @classmethod
-    def _missing_(cls, value: object) -> HandoffForm:
-        return cls.UNKNOWN
 
-
-class HandoffStatus(StrEnum):
+class HandoffStatus(_Tolerant):
     PENDING = "pending"
     READY = "ready"
     FAILED = "failed"
     SUPERSEDED = "superseded"  # computed: a newer handoff names this one
     UNKNOWN = "unknown"
-
-    @classmethod
-    def _missing_(cls, value: object) -> HandoffStatus:
-        return cls.UNKNOWN
 
 
 NOT_ON_THE_LINE = (RunStatus.ROLLED_BACK, RunStatus.DIVERGENT)

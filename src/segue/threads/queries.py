@@ -115,17 +115,21 @@ def create_thread(
     parent_run_ordinal: int | None = None,
 ) -> AppThread:
     thread = AppThread(new_id(), _now(), title, cwd, parent_thread_id, parent_run_ordinal)
+    _insert_thread(connection, thread)
+    return thread
+
+
+def _insert_thread(connection: Connection, thread: AppThread) -> None:
     connection.execute(
         app_threads.insert().values(
             id=thread.id,
             created_at=thread.created_at,
             title=thread.title,
             cwd=thread.cwd,
-            parent_thread_id=parent_thread_id,
-            parent_run_ordinal=parent_run_ordinal,
+            parent_thread_id=thread.parent_thread_id,
+            parent_run_ordinal=thread.parent_run_ordinal,
         )
     )
-    return thread
 
 
 def add_provider_thread(
@@ -352,12 +356,16 @@ def add_transfer(
         created_at=_now(),
         supersedes=supersedes,
     )
+    _insert_transfer(connection, transfer)
+    return transfer
+
+
+def _insert_transfer(connection: Connection, transfer: Transfer) -> None:
     connection.execute(
         context_transfers.insert().values(
             **{name: getattr(transfer, name) for name in Transfer.__dataclass_fields__}
         )
     )
-    return transfer
 
 
 def add_handoff(
@@ -476,7 +484,7 @@ def _thread(row: Row[Any]) -> AppThread:
     )
 
 
-def _handoff(row: Row[Any], superseded: bool) -> Handoff:
+def _handoff(row: Row[Any]) -> Handoff:
     m = row._mapping
     return Handoff(
         id=m["id"],
@@ -486,7 +494,7 @@ def _handoff(row: Row[Any], superseded: bool) -> Handoff:
         covers=(m["covers_from"], m["covers_to"]),
         strategy=HandoffStrategy(m["strategy"]),
         form=HandoffForm(m["form"]),
-        status=HandoffStatus.SUPERSEDED if superseded else HandoffStatus(m["status"]),
+        status=HandoffStatus(m["status"]),
         created_at=m["created_at"],
         text=m["text"],
         items=m["items"],
@@ -520,7 +528,7 @@ def load_graph(connection: Connection, thread_id: str) -> ThreadGraph | None:
         .where(context_handoffs.c.thread_id == thread_id)
         .order_by(context_handoffs.c.created_at, context_handoffs.c.id)
     ).all()
-    handoffs = tuple(_handoff(h, False) for h in handoff_rows)
+    handoffs = tuple(_handoff(h) for h in handoff_rows)
     pts = _provider_threads(connection, thread_id)
     return assemble(_thread(row), current.values(), pts, handoffs)
 
@@ -577,17 +585,7 @@ def record_changes(connection: Connection, thread_id: str, changes: Changes) -> 
     that the store still holds what it was worked out from (else :class:`Conflict`)."""
     now = _now()
     if changes.thread is not None:
-        thread = changes.thread
-        connection.execute(
-            app_threads.insert().values(
-                id=thread.id,
-                created_at=thread.created_at,
-                title=thread.title,
-                cwd=thread.cwd,
-                parent_thread_id=thread.parent_thread_id,
-                parent_run_ordinal=thread.parent_run_ordinal,
-            )
-        )
+        _insert_thread(connection, changes.thread)
     else:
         lock_thread(connection, thread_id)
         _check_base(connection, thread_id, changes)
@@ -604,11 +602,7 @@ def record_changes(connection: Connection, thread_id: str, changes: Changes) -> 
     if rows:
         connection.execute(runs.insert(), rows)
     for transfer in changes.transfers:
-        connection.execute(
-            context_transfers.insert().values(
-                **{name: getattr(transfer, name) for name in Transfer.__dataclass_fields__}
-            )
-        )
+        _insert_transfer(connection, transfer)
     for handoff in changes.handoffs:
         _insert_handoff(connection, handoff)
     for d in changes.decisions:
