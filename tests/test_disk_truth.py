@@ -9,6 +9,7 @@ instrumented reader counts how often each session file is parsed.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import sqlite3
@@ -75,6 +76,21 @@ def _graph(env: dict[str, str], thread_id: str) -> Any:
 def _moved(switch: Switch) -> Any:
     assert switch.thread is not None
     return switch.thread
+
+
+@contextlib.contextmanager
+def _store_cannot_record(message: str = "database or disk is full") -> Iterator[None]:
+    """While it lasts, every attempt to record into the store fails as a full disk makes it."""
+    import importlib
+
+    from segue.errors import StoreError
+
+    def full(*args: Any, **kwargs: Any) -> None:
+        raise StoreError(message)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(importlib.import_module("segue.threads.syncing"), "record_outcome", full)
+        yield
 
 
 # -- read once -----------------------------------------------------------------------------------
@@ -520,31 +536,18 @@ def test_a_rolled_back_run_is_never_carried(tmp_path: Path) -> None:
     assert all(r.status is not RunStatus.ROLLED_BACK for r in graph.live_runs)
 
 
-def test_a_store_that_fails_after_the_session_is_written_never_loses_it(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_store_that_fails_after_the_session_is_written_never_loses_it(tmp_path: Path) -> None:
     """The disk fills up between writing the session and recording it: the switch is made, it
     says so in one warning with the command that continues it, and the next switch records
     what was written instead of writing another session."""
-    import importlib
-
-    from segue.errors import StoreError
-
-    sync_module = importlib.import_module("segue.threads.syncing")
     _, source, env = _home(tmp_path, "claude-multi_turn")
-    real = sync_module.record_outcome
-
-    def full(*args: Any, **kwargs: Any) -> None:
-        raise StoreError(f"{tmp_path / 'data' / 'segue.db'}: database or disk is full")
-
-    monkeypatch.setattr(sync_module, "record_outcome", full)
-    first = switch_session(str(source), Provider.CODEX, env=env)
+    with _store_cannot_record(f"{tmp_path / 'data' / 'segue.db'}: database or disk is full"):
+        first = switch_session(str(source), Provider.CODEX, env=env)
     assert first.written and first.path is not None and first.path.is_file()
     assert first.resume_command.endswith(f"codex resume {first.session_id}")
     assert [w for w in first.warnings if "disk is full" in w and "journal" in w]
     assert len(list((tmp_path / "state" / "journal").glob("*.json"))) == 1
 
-    monkeypatch.setattr(sync_module, "record_outcome", real)
     again = switch_session(str(source), Provider.CODEX, env=env)
     assert _moved(again).strategy == "no_handoff" and again.path == first.path
     assert not list((tmp_path / "state" / "journal").glob("*.json"))
@@ -745,26 +748,15 @@ def test_a_session_written_after_a_rewind_is_resumed_as_it_is(tmp_path: Path) ->
 
 
 def test_a_journaled_switch_of_a_forked_thread_is_recorded_in_that_thread(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path,
 ) -> None:
-    import importlib
-
-    from segue.errors import StoreError
-
-    sync_module = importlib.import_module("segue.threads.syncing")
     _, source, env = _home(tmp_path, "claude-multi_turn")
     there = switch_session(str(source), Provider.CODEX, env=env)
     assert there.path is not None and there.thread is not None
     data = there.path.read_bytes()
     there.path.write_bytes(data.replace(b'"type":"session_meta"', b'"type":"session_meta" ', 1))
-    real = sync_module.record_outcome
-
-    def full(*args: Any, **kwargs: Any) -> None:
-        raise StoreError("database or disk is full")
-
-    monkeypatch.setattr(sync_module, "record_outcome", full)
-    forked = switch_session(str(there.path), Provider.CLAUDE, env=env)  # a new thread, journaled
-    monkeypatch.setattr(sync_module, "record_outcome", real)
+    with _store_cannot_record():
+        forked = switch_session(str(there.path), Provider.CLAUDE, env=env)  # journaled
     assert forked.thread is not None and not forked.thread.recorded
     assert forked.thread.thread_id != there.thread.thread_id
 
@@ -834,25 +826,14 @@ def test_every_recorded_session_is_written_once_and_resumed_after(
 
 
 def test_a_journaled_return_is_recorded_as_the_fork_of_the_session_it_left(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path,
 ) -> None:
-    import importlib
-
-    from segue.errors import StoreError
-
-    sync_module = importlib.import_module("segue.threads.syncing")
     _, source, env = _home(tmp_path, "claude-multi_turn")
     there = switch_session(str(source), Provider.CODEX, env=env)
     assert there.path is not None and there.thread is not None
     append_turn(Provider.CODEX, there.path)  # one run typed in Codex
-    real = sync_module.record_outcome
-
-    def full(*args: Any, **kwargs: Any) -> None:
-        raise StoreError("database or disk is full")
-
-    monkeypatch.setattr(sync_module, "record_outcome", full)
-    back = switch_session(str(there.path), Provider.CLAUDE, env=env)  # a fork, journaled
-    monkeypatch.setattr(sync_module, "record_outcome", real)
+    with _store_cannot_record():
+        back = switch_session(str(there.path), Provider.CLAUDE, env=env)  # a fork, journaled
     assert _moved(back).strategy == "delta_into_existing" and not _moved(back).recorded
     again = switch_session(str(there.path), Provider.CLAUDE, env=env)  # replays, then decides
     assert _moved(again).strategy == "no_handoff" and again.path == back.path

@@ -162,22 +162,8 @@ class ClaudeHome:
         timeout: float = 60.0,
     ) -> RunResult:
         """Run one ``claude -p`` turn to the end."""
-        self.trust(cwd)
         args = self.args(prompt, resume=resume, extra_args=extra_args)
-        started = time.monotonic()
-        proc = subprocess.run(
-            args,
-            cwd=cwd,
-            env=self.env(env),
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            check=False,
-        )
-        return RunResult(
-            tuple(args), proc.returncode, proc.stdout, proc.stderr, time.monotonic() - started
-        )
+        return self.run_args(args, cwd=cwd, env=env, timeout=timeout)
 
     def run_killed(
         self,
