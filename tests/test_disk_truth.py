@@ -383,6 +383,18 @@ def _lock_store(path: Path) -> sqlite3.Connection:
     return holder
 
 
+def _switch_while_the_store_is_locked(tmp_path: Path, source: Path, env: dict[str, str]) -> Switch:
+    """A switch to Codex made while another process holds the store locked (a store that has
+    the thread): made, and kept in the journal."""
+    env["SEGUE_STORE_WAIT"] = "0.5"
+    segue(["thread", "adopt", str(source)], env)
+    holder = _lock_store(tmp_path / "data" / "segue.db")
+    try:
+        return switch_session(str(source), Provider.CODEX, env=env)
+    finally:
+        holder.close()
+
+
 def test_a_locked_store_leaves_the_switch_made_and_nothing_is_written_twice(
     tmp_path: Path,
 ) -> None:
@@ -701,13 +713,7 @@ def test_a_fleet_waits_for_a_locked_store_no_longer_than_a_switch(tmp_path: Path
 
 def test_a_dry_run_sees_a_switch_the_journal_keeps(tmp_path: Path) -> None:
     _, source, env = _home(tmp_path, "claude-multi_turn")
-    env["SEGUE_STORE_WAIT"] = "0.5"
-    segue(["thread", "adopt", str(source)], env)
-    holder = _lock_store(tmp_path / "data" / "segue.db")
-    try:
-        first = switch_session(str(source), Provider.CODEX, env=env)
-    finally:
-        holder.close()
+    first = _switch_while_the_store_is_locked(tmp_path, source, env)
     assert first.thread is not None and not first.thread.recorded
     preview = switch_session(str(source), Provider.CODEX, env=env, dry_run=True)
     assert _moved(preview).strategy == "no_handoff" and preview.session_id == first.session_id
@@ -771,13 +777,7 @@ def test_the_journal_is_recorded_once_whoever_replays_it(tmp_path: Path) -> None
     from concurrent.futures import ThreadPoolExecutor
 
     _, source, env = _home(tmp_path, "claude-multi_turn")
-    env["SEGUE_STORE_WAIT"] = "0.5"
-    segue(["thread", "adopt", str(source)], env)
-    holder = _lock_store(tmp_path / "data" / "segue.db")
-    try:
-        first = switch_session(str(source), Provider.CODEX, env=env)
-    finally:
-        holder.close()
+    first = _switch_while_the_store_is_locked(tmp_path, source, env)
     with ThreadPoolExecutor(3) as pool:
         done = list(pool.map(lambda _: segue(["thread", "list", "--json"], env), range(3)))
     assert all(d.returncode == 0 for d in done)
