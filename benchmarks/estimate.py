@@ -24,9 +24,9 @@ if __package__ in (None, ""):  # run as a script: make ``tests`` importable
 
 from tests.fixtures_index import Fixture, all_fixtures
 
-from segue.budget import item_chars
-from segue.conversation import Origin, UserMessage
-from segue.sessions import read_session
+from segue.model.conversation import Origin, UserMessage
+from segue.providers.sessions import read_session
+from segue.transforms.budget import item_chars
 from segue.transforms.effective import effective_history
 
 # How the two recorders cap a long string in the request log (the cut is put back when measuring)

@@ -27,9 +27,9 @@ from pathlib import Path
 if __package__ in (None, ""):  # run as a script: make ``benchmarks`` importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from segue.conversation import Provider
-from segue.fleet import plan_fleet, run_fleet
-from segue.sessions import read_session
+from segue.fleet.batch import plan_fleet, run_fleet
+from segue.model.conversation import Provider
+from segue.providers.sessions import read_session
 from segue.switch import switch_session
 from segue_testbed.generate import write_large_session
 

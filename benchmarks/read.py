@@ -3,11 +3,11 @@
     uv run python benchmarks/read.py [--mb 100] [--sessions 1000] [--runs 3] [--json] [--profile]
 
 1. Read throughput: a session of about ``--mb`` MB per provider (copies of the ``large``
-   fixture, one valid conversation), read by ``segue.sessions.read_session`` against the floor of
-   parsing every line with ``orjson.loads``; plus the reader's peak memory, measured in a
-   subprocess.
+   fixture, one valid conversation), read by ``segue.providers.sessions.read_session`` against
+   the floor of parsing every line with ``orjson.loads``; plus the reader's peak memory,
+   measured in a subprocess.
 2. Listing: ``--sessions`` sessions (half Claude, half Codex, copies of every fixture) listed by
-   ``segue.sessions.list_sessions`` and by the installed ``segue sessions --all --json``.
+   ``segue.providers.sessions.list_sessions`` and by the installed ``segue sessions --all --json``.
 """
 
 from __future__ import annotations
@@ -31,8 +31,8 @@ import orjson
 if __package__ in (None, ""):  # run as a script: make ``benchmarks`` importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from segue.conversation import Conversation, Provider
-from segue.sessions import list_sessions, read_session
+from segue.model.conversation import Conversation, Provider
+from segue.providers.sessions import list_sessions, read_session
 from segue_testbed.floor import bare_parse, bare_parse_buffered, best_of
 from segue_testbed.generate import (
     MB,
@@ -61,7 +61,7 @@ def peak_kb():
         pass
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 
-from segue.sessions import read_session
+from segue.providers.sessions import read_session
 import segue.formats.claude.reader, segue.formats.codex.reader
 before = peak_kb()
 conversation = read_session(Path(sys.argv[1]))

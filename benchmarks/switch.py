@@ -31,7 +31,7 @@ from typing import Any
 
 import orjson
 
-from segue.conversation import Provider
+from segue.model.conversation import Provider
 from segue_testbed.generate import append_turn, write_large_session
 
 FIRST_TARGET = 2.5

@@ -34,7 +34,7 @@ def agent(worker: int, batch: int, n: int, ordinal: int) -> AgentResult:
         target_provider="claude",
         target_session=f"t-{session}",
         label=("native", "raw", "shrunk")[n % 3],
-        switch={"session_id": f"t-{session}", "worker": worker, "n": n},
+        summary=f"worker {worker}, agent {n}",
     )
 
 

@@ -23,11 +23,11 @@ import orjson
 import psutil
 import pytest
 
-from segue.agents import Agent, AgentState, end_agent, list_agents
-from segue.conversation import Provider
+from segue.cli.documents import agent_to_json
+from segue.model.conversation import Provider
 from segue.providers import entry
-from segue.serialize import agent_to_json
-from segue.tmux import capture, keep_on_exit, pane_dead, respawn
+from segue.running.agents import Agent, AgentState, end_agent, list_agents
+from segue.running.tmux import capture, keep_on_exit, pane_dead, respawn
 from segue_testbed.claude_cli import API_KEY, ClaudeHome, claude_bin
 from segue_testbed.codex_cli import CodexHome, codex_bin
 from segue_testbed.standin import anthropic as A

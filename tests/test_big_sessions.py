@@ -15,10 +15,10 @@ from pathlib import Path
 import orjson
 import pytest
 
-from segue.budget import history_chars
-from segue.conversation import Compaction, Provider, ToolResult, UserMessage
-from segue.sessions import read_session
+from segue.model.conversation import Compaction, Provider, ToolResult, UserMessage
+from segue.providers.sessions import read_session
 from segue.switch import switch_session
+from segue.transforms.budget import history_chars
 from segue.transforms.effective import portable_history
 from segue.transforms.plan import Label
 from segue.transforms.shrink import MARKER_TRIGGER

@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from segue.budget import TargetProfile
-from segue.conversation import Provider
-from segue.errors import ConfigError
+from segue.model.conversation import Provider
+from segue.model.errors import ConfigError
 from segue.providers import entry
 from segue.providers.claude.profile import claude_auto_compact_threshold
 from segue.providers.codex.profile import CODEX_BUNDLED_MODELS, CODEX_DEFAULT_MODEL
+from segue.transforms.budget import TargetProfile
 
 
 def target_profile(

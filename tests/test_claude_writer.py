@@ -18,7 +18,8 @@ from typing import Any
 import orjson
 import pytest
 
-from segue.conversation import (
+from segue.formats.claude.writer import prepare_session, project, select, shell_command
+from segue.model.conversation import (
     AssistantMessage,
     Compaction,
     CompactionState,
@@ -34,10 +35,9 @@ from segue.conversation import (
     ToolResult,
     UserMessage,
 )
-from segue.errors import TargetExists
-from segue.formats.claude.writer import prepare_session, project, select, shell_command
+from segue.model.errors import TargetExists
 from segue.providers import entry
-from segue.sessions import read_session
+from segue.providers.sessions import read_session
 from segue.transforms.effective import portable_history
 from segue_testbed.claude_cli import ClaudeHome
 from segue_testbed.oracle import atoms_from_claude_request, atoms_from_history

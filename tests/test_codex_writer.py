@@ -17,7 +17,8 @@ from typing import Any
 import orjson
 import pytest
 
-from segue.conversation import (
+from segue.formats.codex.writer import prepare_session, project, select, uuid7
+from segue.model.conversation import (
     AssistantMessage,
     Compaction,
     CompactionState,
@@ -33,10 +34,9 @@ from segue.conversation import (
     ToolResult,
     UserMessage,
 )
-from segue.errors import TargetExists
-from segue.formats.codex.writer import prepare_session, project, select, uuid7
+from segue.model.errors import TargetExists
 from segue.providers import entry
-from segue.sessions import read_session
+from segue.providers.sessions import read_session
 from segue.transforms.effective import portable_history
 from segue_testbed.codex_cli import CodexHome, CodexNotInstalled, codex_bin, read_rollout
 from segue_testbed.oracle import atoms_from_codex_request, atoms_from_history

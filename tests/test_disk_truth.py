@@ -21,7 +21,7 @@ from typing import Any
 import orjson
 import pytest
 
-from segue.conversation import Conversation, Provider
+from segue.model.conversation import Conversation, Provider
 from segue.providers.claude import ClaudeCode
 from segue.providers.codex import Codex
 from segue.store import open_store
@@ -83,7 +83,7 @@ def _store_cannot_record(message: str = "database or disk is full") -> Iterator[
     """While it lasts, every attempt to record into the store fails as a full disk makes it."""
     import importlib
 
-    from segue.errors import StoreError
+    from segue.model.errors import StoreError
 
     def full(*args: Any, **kwargs: Any) -> None:
         raise StoreError(message)
@@ -479,7 +479,7 @@ def test_an_in_memory_store_is_refused(tmp_path: Path) -> None:
 
 
 def test_redaction_reaches_the_delta_and_what_the_store_keeps(tmp_path: Path) -> None:
-    from segue.secrets import marker
+    from segue.transforms.secrets import marker
     from tests.test_hostile import KEYS
 
     _, source, env = _home(tmp_path, "claude-multi_turn")
@@ -582,7 +582,7 @@ def _plant_last_claude_prompt(path: Path, key: str) -> None:
 def test_redaction_reaches_a_summary_handoff(tmp_path: Path) -> None:
     """A delta too big for the target's budget goes as a summary: segue's summary never holds a
     detected secret, with or without --redact-secrets, nor does what the store keeps."""
-    from segue.secrets import marker
+    from segue.transforms.secrets import marker
     from tests.test_hostile import KEYS
 
     _, source, env = _home(tmp_path, "codex-multi_turn")
@@ -607,8 +607,8 @@ def test_redaction_reaches_a_summary_handoff(tmp_path: Path) -> None:
 
 
 def test_redaction_reaches_a_fleet_switch(tmp_path: Path) -> None:
-    from segue.fleet import plan_fleet, run_fleet
-    from segue.secrets import marker
+    from segue.fleet.batch import plan_fleet, run_fleet
+    from segue.transforms.secrets import marker
     from tests.test_hostile import KEYS
 
     fixture, source, env = _home(tmp_path, "claude-multi_turn")
@@ -673,7 +673,7 @@ def test_a_run_on_a_missing_cli_writes_nothing(tmp_path: Path) -> None:
 
 
 def test_a_prompt_that_is_a_list_item_keeps_the_options_after_it() -> None:
-    from segue.cli import _run_args
+    from segue.cli.app import _run_args
 
     assert _run_args(["run", "--thread", "t", "- a list item", "--json"]) == [
         "run", "--thread", "t", "--json", "--", "- a list item",

@@ -11,11 +11,11 @@ from pathlib import Path
 import orjson
 import pytest
 
-from segue.agents import Agent, AgentState
-from segue.conversation import Provider
-from segue.errors import SegueError
-from segue.fleet import check_source_compact, plan_fleet, return_plan, run_fleet
-from segue.sessions import read_session
+from segue.fleet.batch import check_source_compact, plan_fleet, return_plan, run_fleet
+from segue.model.conversation import Provider
+from segue.model.errors import SegueError
+from segue.providers.sessions import read_session
+from segue.running.agents import Agent, AgentState
 from segue.store import open_store
 from tests.fixtures_index import all_fixtures
 from tests.segue_cli import segue

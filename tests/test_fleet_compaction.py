@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from segue.conversation import Compaction, CompactionState, Provider
-from segue.fleet import ArrivalCompact, plan_fleet, run_fleet
-from segue.sessions import read_session
+from segue.fleet.batch import ArrivalCompact, plan_fleet, run_fleet
+from segue.model.conversation import Compaction, CompactionState, Provider
+from segue.providers.sessions import read_session
 from segue_testbed.claude_cli import ClaudeHome, claude_bin
 from segue_testbed.codex_cli import CodexHome, codex_bin
 from segue_testbed.standin import anthropic as A

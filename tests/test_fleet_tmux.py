@@ -18,7 +18,7 @@ import orjson
 import psutil
 import pytest
 
-from segue.agents import AgentState
+from segue.running.agents import AgentState
 from segue_testbed.codex_cli import CodexHome, codex_bin
 from segue_testbed.standin import anthropic as A
 from segue_testbed.standin import openai as O

@@ -19,12 +19,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from rich.console import Console
 
-from segue.conversation import Provider
-from segue.errors import SegueError
+from segue.cli.render import print_conversation
+from segue.model.codec import conversation_to_json
+from segue.model.conversation import Provider
+from segue.model.errors import SegueError
 from segue.providers import entry
-from segue.render import print_conversation
-from segue.serialize import conversation_to_json
-from segue.sessions import read_session
+from segue.providers.sessions import read_session
 from segue.switch import switch_conversation
 from tests.fixtures_index import Fixture, all_fixtures
 

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from segue.conversation import Item, Reasoning
+from segue.model.conversation import Item, Reasoning
 from segue.providers import entry_for_file
-from segue.secrets import marker
 from segue.transforms.handoff_summary import summarize_runs
+from segue.transforms.secrets import marker
 from tests.fixtures_index import all_fixtures
 
 BY_NAME = {f.name: f for f in all_fixtures()}

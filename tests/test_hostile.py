@@ -25,17 +25,17 @@ import orjson
 import pytest
 from rich.console import Console
 
-import segue.cli
-import segue.render
-from segue.budget import TargetProfile
-from segue.cli import main
-from segue.conversation import Compaction, Provider
-from segue.errors import SegueError, SessionError, SwitchError
+import segue.cli.app
+import segue.cli.render
+from segue.cli.app import main
+from segue.cli.render import print_conversation
 from segue.formats.jsonl import OVERLONG, LineReport, bounded_lines, iter_records_in, tail_lines
-from segue.render import print_conversation
-from segue.secrets import marker
-from segue.sessions import find_session, list_sessions, read_session
+from segue.model.conversation import Compaction, Provider
+from segue.model.errors import SegueError, SessionError, SwitchError
+from segue.providers.sessions import find_session, list_sessions, read_session
 from segue.switch import plan_switch, state_dir, switch_session
+from segue.transforms.budget import TargetProfile
+from segue.transforms.secrets import marker
 from segue.transforms.shrink import MARKER_TRIGGER
 from tests.fixtures_index import Fixture, all_fixtures
 from tests.segue_cli import segue as run_segue
@@ -297,7 +297,7 @@ def test_unreadable_folders_are_reported_as_a_normal_user(open_tmp: Path) -> Non
     claude.parent.chmod(0)
     other_day.chmod(0)
     env = {"HOME": str(home), "SEGUE_STATE_DIR": str(open_tmp / "state")}
-    segue.render.print_sessions  # noqa: B018 (imported before privileges are dropped)
+    segue.cli.render.print_sessions  # noqa: B018 (imported before privileges are dropped)
 
     def listing() -> dict[str, Any]:
         done = list_sessions(env=env)
@@ -716,4 +716,4 @@ def test_in_process_main_reports_not_raises(
         main(["show", ""])
     assert done.value.code == 1
     assert "empty" in capsys.readouterr().err
-    assert segue.cli.app is not None
+    assert segue.cli.app.app is not None

@@ -30,7 +30,7 @@ from typing import Any
 import orjson
 import pytest
 
-from segue.conversation import Provider
+from segue.model.conversation import Provider
 from segue.switch import Switch, switch_session
 from segue_testbed.claude_cli import API_KEY, ClaudeHome, claude_bin
 from segue_testbed.codex_cli import CodexHome, codex_bin

@@ -14,9 +14,16 @@ from typing import Any
 import orjson
 import pytest
 
-from segue.conversation import AssistantMessage, Item, Provider, ToolCall, ToolResult, UserMessage
+from segue.model.conversation import (
+    AssistantMessage,
+    Item,
+    Provider,
+    ToolCall,
+    ToolResult,
+    UserMessage,
+)
 from segue.providers import entry
-from segue.sessions import read_session
+from segue.providers.sessions import read_session
 from segue.transforms.turns import group_turns
 from segue_testbed.standin.server import StandIn
 from tests.fixtures_index import Fixture, all_fixtures

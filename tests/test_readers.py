@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from segue.conversation import (
+from segue.model.conversation import (
     AssistantMessage,
     Compaction,
     ErrorNotice,
@@ -19,7 +19,7 @@ from segue.conversation import (
     UserMessage,
 )
 from segue.providers import entry
-from segue.sessions import read_session
+from segue.providers.sessions import read_session
 from segue.transforms.effective import apply_rollbacks
 from segue.transforms.turns import prompts
 from tests.fixtures_index import Fixture, all_fixtures

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from segue.sessions import read_session
+from segue.providers.sessions import read_session
 from segue.transforms.effective import effective_history
 from segue_testbed.oracle import (
     atoms_from_claude_request,

@@ -10,8 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from segue.budget import IMAGE_CHARS, history_chars
-from segue.conversation import (
+from segue.model.conversation import (
     AssistantMessage,
     Compaction,
     CompactionState,
@@ -24,6 +23,8 @@ from segue.conversation import (
     ToolResult,
     UserMessage,
 )
+from segue.model.units import format_count
+from segue.transforms.budget import IMAGE_CHARS, history_chars
 from segue.transforms.shrink import (
     IMAGE_MARKER,
     ShrinkReport,
@@ -34,7 +35,6 @@ from segue.transforms.shrink import (
 )
 from segue.transforms.trim import was_cut
 from segue.transforms.turns import is_prompt
-from segue.units import format_count
 
 PLACEHOLDER_RE = re.compile(r"\[tool output cleared during provider switch: \d+ characters\]")
 

@@ -12,6 +12,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -22,10 +23,9 @@ from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 
 import segue
-from segue.errors import StoreError
-from segue.serialize import switch_to_json
+from segue.cli.batch_documents import batch_to_json
+from segue.model.errors import StoreError
 from segue.store import AgentResult, Store, database_url, head_revision, open_store
-from segue.store.documents import batch_to_json
 from segue.store.migrate import MIGRATIONS, VERSION_TABLE, alembic_config, revisions
 from segue.store.schema import metadata
 from segue_testbed.postgres import PostgresServer
@@ -127,6 +127,42 @@ def test_a_database_from_a_newer_segue_is_refused(database_url: str) -> None:
         open_store(database_url)
 
 
+def test_a_switch_document_an_earlier_version_recorded_is_still_shown(database_url: str) -> None:
+    """Revision 0003 kept a switched agent's whole ``segue switch --json`` document; back at
+    0003 and upgraded again, the row reads back with it, and with the typed fields empty."""
+    from alembic import command
+
+    from segue.store.schema import batch_agents, batches
+
+    open_store(database_url).close()
+    engine = sa.create_engine(database_url)
+    at = datetime(2026, 11, 1, 10, tzinfo=UTC)
+    document = {"session_id": "t-1", "strategy": "raw", "notes": ["kept"]}
+    with engine.begin() as connection:
+        command.downgrade(alembic_config(connection), "0003")
+        connection.execute(
+            batches.insert().values(
+                id="b-old", created_at=at, from_provider="codex", to_provider="claude",
+                host="an-older-host", pid=1, segue_version="0.1.0",
+            )
+        )  # fmt: skip
+        connection.execute(
+            batch_agents.insert().values(
+                batch_id="b-old", ordinal=0, source_provider="codex", source_session="s-1",
+                target_provider="claude", target_session="t-1", label="raw", switch=document,
+                first_provider="codex", first_session="s-1", recorded_at=at,
+            )
+        )  # fmt: skip
+    engine.dispose()
+    with open_store(database_url) as store:
+        assert store.schema_revision() == head_revision()
+        batch = store.get_batch("b-old")
+    (agent,) = batch.agents
+    assert agent.result.switch == document
+    assert (agent.result.summary, agent.result.strategy, agent.result.warnings) == (None, None, ())
+    assert batch_to_json(batch)["agents"][0]["switch"] == document
+
+
 # the batch API
 
 
@@ -141,7 +177,6 @@ def test_a_batch_and_its_agents_round_trip(database_url: str, tmp_path: Path) ->
     switched = segue.switch_conversation(
         conversation, segue.Provider.CLAUDE, env={"HOME": str(tmp_path)}
     )
-    document = switch_to_json(switched)
     before = datetime.now(UTC)
     with open_store(database_url) as store:
         header = store.create_batch(
@@ -153,8 +188,11 @@ def test_a_batch_and_its_agents_round_trip(database_url: str, tmp_path: Path) ->
         )
         done = AgentResult(
             0, "codex", "src-1", path="/x/rollout.jsonl", cwd=str(tmp_path), pane="%3",
-            pid=4242, state="limit",
-        ).with_switch(document)  # fmt: skip
+            pid=4242, state="limit", target_provider="claude",
+            target_session=switched.session_id, target_path=str(switched.path),
+            label=switched.plan.label.value, summary=switched.plan.loss_line,
+            resume_command=switched.resume_command, warnings=("a warning",),
+        )  # fmt: skip
         skipped = AgentResult(1, "codex", "src-2", state="working", skipped="a turn is running")
         failed = AgentResult(2, "codex", "src-3", state="limit", error="cannot read the file")
         for result in (failed, done, skipped):  # recorded as they finish, in any order
@@ -172,7 +210,9 @@ def test_a_batch_and_its_agents_round_trip(database_url: str, tmp_path: Path) ->
         "native",
     )
     assert first.target_path == str(switched.path)
-    assert first.switch == document
+    assert first.switch is None and first == replace(
+        done, first_provider="codex", first_session="src-1"
+    )
     assert (first.first_provider, first.first_session) == ("codex", "src-1")
     assert batch.agents[1].result == AgentResult(
         1, "codex", "src-2", state="working", skipped="a turn is running",
@@ -186,6 +226,8 @@ def test_a_batch_and_its_agents_round_trip(database_url: str, tmp_path: Path) ->
     issue_shape = {"session", "provider", "cwd", "pane", "state", "skipped", "error", "switch"}
     assert issue_shape <= doc["agents"][0].keys()
     assert doc["agents"][0]["switch"]["session_id"] == switched.session_id
+    assert doc["agents"][0]["resume_command"] == switched.resume_command
+    assert doc["agents"][0]["warnings"] == ["a warning"]
     assert doc["agents"][1]["skipped"] == "a turn is running" and doc["agents"][1]["switch"] is None
 
 

@@ -79,7 +79,7 @@ def test_eight_processes_create_and_fill_a_new_store_at_once(
                 assert [a.result.ordinal for a in batch.agents] == list(range(agents))
                 expected = [agent(worker, b, n, n) for n in range(agents)]
                 assert [a.result.session for a in batch.agents] == [e.session for e in expected]
-                assert [a.result.switch for a in batch.agents] == [e.switch for e in expected]
+                assert [a.result.summary for a in batch.agents] == [e.summary for e in expected]
                 tally = Counter("skipped" if e.skipped else e.label for e in expected)
                 assert (
                     listed[batch_id].tally

@@ -16,9 +16,9 @@ from typing import Any
 import orjson
 import pytest
 
-from segue.conversation import ErrorNotice
+from segue.model.conversation import ErrorNotice
 from segue.providers import entry_for_file
-from segue.sessions import find_session
+from segue.providers.sessions import find_session
 from segue.store import open_store
 from segue.switch import Switch
 from segue.threads import HandoffForm, ThreadStore
@@ -231,8 +231,8 @@ def test_a_whole_thread_summary_into_the_existing_thread_supersedes_the_older_on
 def _carry_out(world: _World, ref: str, decision: Decision) -> Switch:
     """The switch pipeline with its decision given (a strategy the seed's order reaches only
     for a thread whose delta chain is too complex)."""
-    from segue.conversation import Provider
-    from segue.sessions import SessionReads
+    from segue.model.conversation import Provider
+    from segue.providers.sessions import SessionReads
     from segue.switch.decide import SwitchOptions, decide_move, prepare_move
     from segue.switch.locks import SwitchLocks
     from segue.switch.pipeline import read_source, write_and_record

@@ -16,9 +16,9 @@ from typing import Any
 import orjson
 import pytest
 
-from segue.conversation import Compaction, ErrorNotice, Provider, ToolCall, ToolKind
-from segue.errors import SwitchError, SwitchLocked
-from segue.sessions import read_session
+from segue.model.conversation import Compaction, ErrorNotice, Provider, ToolCall, ToolKind
+from segue.model.errors import SwitchError, SwitchLocked
+from segue.providers.sessions import read_session
 from segue.switch import session_lock, switch_session
 from segue.transforms.plan import Label
 from segue.transforms.shrink import MARKER_TRIGGER

@@ -13,7 +13,7 @@ from typing import Any
 import orjson
 import pytest
 
-from segue.conversation import Provider
+from segue.model.conversation import Provider
 from segue.providers import entry
 from segue_testbed.claude_cli import ClaudeHome
 from segue_testbed.standin.anthropic import Text

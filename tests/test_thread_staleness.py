@@ -10,7 +10,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from segue.conversation import Provider
+from segue.model.conversation import Provider
 from segue.run import run_turn
 from segue.switch import switch_session
 from segue_testbed.claude_cli import ClaudeHome, claude_bin

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from segue.conversation import Provider
+from segue.model.conversation import Provider
 from segue.providers import entry
 from segue.store import open_store
 from segue.threads import ThreadStore, adopt, sync

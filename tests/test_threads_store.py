@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 import sqlalchemy as sa
 
-from segue.conversation import Provider
-from segue.errors import StoreError
+from segue.model.conversation import Provider
+from segue.model.errors import StoreError
 from segue.store import open_store
 from segue.threads import (
     Facts,

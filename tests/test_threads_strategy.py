@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from segue.errors import ConfigError
+from segue.model.errors import ConfigError
 from segue.threads import (
     AppThread,
     Facts,

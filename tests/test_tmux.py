@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from segue.agents import list_agents
-from segue.tmux import (
+from segue.running.agents import list_agents
+from segue.running.tmux import (
     Pane,
     TmuxError,
     capture,

@@ -14,9 +14,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from segue.conversation import Provider
+from segue.model.conversation import Provider
 from segue.providers import entry
-from segue.sessions import read_session
+from segue.providers.sessions import read_session
 from tests.fixtures_index import Fixture, all_fixtures
 
 SMALL = [f for f in all_fixtures() if f.transcript.stat().st_size < 400_000]

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from segue.conversation import Provider
-from segue.serialize import usage_to_json
-from segue.usage import ProviderUsage, exhausted_providers, read_usage
+from segue.cli.documents import usage_to_json
+from segue.model.conversation import Provider
+from segue.running.usage import ProviderUsage, exhausted_providers, read_usage
 from tests.fixtures_index import all_fixtures
 
 FIXTURES = {f.name: f for f in all_fixtures()}

@@ -14,9 +14,9 @@ from typing import Any
 import orjson
 import pytest
 
-from segue.conversation import Provider
+from segue.model.conversation import Provider
 from segue.providers.claude.usage import usage_url
-from segue.usage import ProviderUsage, read_usage
+from segue.running.usage import ProviderUsage, read_usage
 from segue_testbed.standin.accounts import serve_claude_usage
 from segue_testbed.standin.server import Lane, StandIn
 

@@ -15,8 +15,8 @@ from typing import Any
 import orjson
 import pytest
 
-from segue.conversation import Provider
-from segue.usage import ProviderUsage, read_usage
+from segue.model.conversation import Provider
+from segue.running.usage import ProviderUsage, read_usage
 from segue_testbed.codex_cli import CodexHome, codex_bin
 from segue_testbed.standin.accounts import chatgpt_base_url, serve_chatgpt_usage
 from segue_testbed.standin.server import Lane, StandIn

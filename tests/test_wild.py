@@ -18,8 +18,10 @@ import orjson
 import pytest
 from rich.console import Console
 
-from segue.cli import main
-from segue.conversation import (
+from segue.cli.app import main
+from segue.cli.render import print_conversation
+from segue.model.codec import conversation_to_json
+from segue.model.conversation import (
     AssistantMessage,
     Compaction,
     CompactionState,
@@ -37,10 +39,8 @@ from segue.conversation import (
     TurnStatus,
     UserMessage,
 )
-from segue.errors import SegueError
-from segue.render import print_conversation
-from segue.serialize import conversation_to_json
-from segue.sessions import find_session, list_sessions, read_session
+from segue.model.errors import SegueError
+from segue.providers.sessions import find_session, list_sessions, read_session
 from segue.switch import switch_session
 
 WILD = Path(__file__).parent / "wild"

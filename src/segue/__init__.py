@@ -24,11 +24,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from segue.lazy import lazy_attribute
+from segue.support.lazy import lazy_attribute
+from segue.support.version import __version__
 
 if TYPE_CHECKING:
-    from segue.budget import TargetProfile
-    from segue.conversation import (
+    from segue.model.conversation import (
         AssistantMessage,
         Compaction,
         CompactionState,
@@ -53,7 +53,7 @@ if TYPE_CHECKING:
         TurnStatus,
         UserMessage,
     )
-    from segue.errors import (
+    from segue.model.errors import (
         ConfigError,
         SegueError,
         SessionError,
@@ -62,68 +62,67 @@ if TYPE_CHECKING:
         SwitchLocked,
         TargetExists,
     )
+    from segue.model.session_info import SessionInfo, SessionState
     from segue.providers import target_profile
-    from segue.session_info import SessionInfo
-    from segue.sessions import Listing, find_session, list_sessions, read_session
+    from segue.providers.sessions import Listing, find_session, list_sessions, read_session
+    from segue.running.usage import ProviderUsage, exhausted_providers, read_usage
     from segue.switch import Switch, plan_switch, switch_conversation, switch_session
+    from segue.transforms.budget import TargetProfile
     from segue.transforms.effective import effective_history, portable_history
     from segue.transforms.plan import Label, Plan
-    from segue.transforms.state import SessionState
-    from segue.usage import ProviderUsage, exhausted_providers, read_usage
 
 _WHERE = {
-    "AssistantMessage": "segue.conversation",
-    "Compaction": "segue.conversation",
-    "CompactionState": "segue.conversation",
-    "ConfigError": "segue.errors",
-    "Conversation": "segue.conversation",
-    "ErrorKind": "segue.conversation",
-    "ErrorNotice": "segue.conversation",
-    "Image": "segue.conversation",
-    "Item": "segue.conversation",
+    "AssistantMessage": "segue.model.conversation",
+    "Compaction": "segue.model.conversation",
+    "CompactionState": "segue.model.conversation",
+    "ConfigError": "segue.model.errors",
+    "Conversation": "segue.model.conversation",
+    "ErrorKind": "segue.model.conversation",
+    "ErrorNotice": "segue.model.conversation",
+    "Image": "segue.model.conversation",
+    "Item": "segue.model.conversation",
     "Label": "segue.transforms.plan",
-    "LimitWindow": "segue.conversation",
-    "Listing": "segue.sessions",
-    "Opaque": "segue.conversation",
-    "Origin": "segue.conversation",
+    "LimitWindow": "segue.model.conversation",
+    "Listing": "segue.providers.sessions",
+    "Opaque": "segue.model.conversation",
+    "Origin": "segue.model.conversation",
     "Plan": "segue.transforms.plan",
-    "Provenance": "segue.conversation",
-    "Provider": "segue.conversation",
-    "ProviderUsage": "segue.usage",
-    "Reasoning": "segue.conversation",
-    "Rollback": "segue.conversation",
-    "SegueError": "segue.errors",
-    "SessionError": "segue.errors",
-    "SessionInfo": "segue.session_info",
-    "SessionMeta": "segue.conversation",
-    "SessionState": "segue.transforms.state",
-    "Skip": "segue.conversation",
-    "StoreError": "segue.errors",
+    "Provenance": "segue.model.conversation",
+    "Provider": "segue.model.conversation",
+    "ProviderUsage": "segue.running.usage",
+    "Reasoning": "segue.model.conversation",
+    "Rollback": "segue.model.conversation",
+    "SegueError": "segue.model.errors",
+    "SessionError": "segue.model.errors",
+    "SessionInfo": "segue.model.session_info",
+    "SessionMeta": "segue.model.conversation",
+    "SessionState": "segue.model.session_info",
+    "Skip": "segue.model.conversation",
+    "StoreError": "segue.model.errors",
     "Switch": "segue.switch",
-    "SwitchError": "segue.errors",
-    "SwitchLocked": "segue.errors",
-    "TargetExists": "segue.errors",
-    "TargetProfile": "segue.budget",
-    "ToolCall": "segue.conversation",
-    "ToolKind": "segue.conversation",
-    "ToolResult": "segue.conversation",
-    "TurnMarker": "segue.conversation",
-    "TurnStatus": "segue.conversation",
-    "UserMessage": "segue.conversation",
+    "SwitchError": "segue.model.errors",
+    "SwitchLocked": "segue.model.errors",
+    "TargetExists": "segue.model.errors",
+    "TargetProfile": "segue.transforms.budget",
+    "ToolCall": "segue.model.conversation",
+    "ToolKind": "segue.model.conversation",
+    "ToolResult": "segue.model.conversation",
+    "TurnMarker": "segue.model.conversation",
+    "TurnStatus": "segue.model.conversation",
+    "UserMessage": "segue.model.conversation",
     "effective_history": "segue.transforms.effective",
-    "exhausted_providers": "segue.usage",
-    "find_session": "segue.sessions",
-    "list_sessions": "segue.sessions",
+    "exhausted_providers": "segue.running.usage",
+    "find_session": "segue.providers.sessions",
+    "list_sessions": "segue.providers.sessions",
     "plan_switch": "segue.switch",
     "portable_history": "segue.transforms.effective",
-    "read_session": "segue.sessions",
-    "read_usage": "segue.usage",
+    "read_session": "segue.providers.sessions",
+    "read_usage": "segue.running.usage",
     "switch_conversation": "segue.switch",
     "switch_session": "segue.switch",
     "target_profile": "segue.providers",
 }
 
-__version__ = "0.1.0"
 
 __all__ = [
     "AssistantMessage",

@@ -1,3 +1,3 @@
-from segue.cli import main
+from segue.cli.app import main
 
 main()

@@ -16,9 +16,9 @@ from typing import Any
 
 import orjson
 
-from segue.conversation import Provider
+from segue.model.conversation import Provider
+from segue.model.session_info import SessionInfo
 from segue.providers import default_target, entry
-from segue.session_info import SessionInfo
 from segue.switch import Switch, switch_session
 
 

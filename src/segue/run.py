@@ -19,10 +19,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from segue.conversation import Provider
-from segue.errors import SegueError, SessionError, StoreError
 from segue.formats.files import is_regular
-from segue.formats.limits import looks_like_limit_text
+from segue.model.conversation import Provider
+from segue.model.errors import SegueError, SessionError, StoreError
+from segue.model.limits import looks_like_limit_text
 from segue.providers import entry
 from segue.providers.headless import run_headless
 from segue.switch.result import ThreadMove
@@ -62,7 +62,7 @@ def run_turn(
     """Run ``prompt`` as the next run of ``thread`` (a thread id or prefix, or a session it
     holds; default: the thread of the newest session in ``cwd``) on ``provider`` (default: the
     provider of its newest run)."""
-    from segue.sessions import SessionReads
+    from segue.providers.sessions import SessionReads
     from segue.store import open_store
     from segue.switch import session_lock, switch_session, thread_lock
     from segue.switch.journal import open_recording
@@ -182,7 +182,7 @@ def _refuse_mid_turn(
     """A session whose CLI is in the middle of a turn is not run: two turns at once would
     interleave in its file (and the run would be lost). The synced graph says whether its last
     run is unfinished; only then are the running agents looked at."""
-    from segue.agents import working_on
+    from segue.running.agents import working_on
 
     mine = {pt.id for pt in graph.provider_threads if pt.native_id == session_id}
     working = [
@@ -214,7 +214,7 @@ def _thread_id(threads: ThreadStore, ref: str | None, cwd: str, env: Mapping[str
             return adopt(threads.store, ref, env).thread.id
         except SessionError as error:
             raise SessionError(f"no thread {ref}, and {error}") from None
-    from segue.sessions import list_sessions
+    from segue.providers.sessions import list_sessions
 
     rows = list_sessions(None, cwd, env).sessions
     if not rows:

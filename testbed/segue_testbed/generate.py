@@ -16,8 +16,8 @@ from typing import Any
 
 import orjson
 
-from segue.conversation import Provider
 from segue.formats.codex.paths import parse_name
+from segue.model.conversation import Provider
 from segue_testbed.testbed import repo_root
 
 FIXTURES = repo_root() / "tests" / "fixtures"

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from segue.conversation import (
+from segue.model.conversation import (
     AssistantMessage,
     Compaction,
     CompactionState,

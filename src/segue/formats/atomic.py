@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
 
-from segue.conversation import Provider
-from segue.errors import SwitchError, TargetExists
 from segue.formats.files import open_regular
+from segue.model.conversation import Provider
+from segue.model.errors import SwitchError, TargetExists
 
 __all__ = [
     "FileCopy",

@@ -13,7 +13,7 @@ import stat
 from pathlib import Path
 from typing import BinaryIO
 
-from segue.errors import ConfigError, SegueError, SessionError
+from segue.model.errors import ConfigError, SegueError, SessionError
 
 __all__ = [
     "MAX_LINE",

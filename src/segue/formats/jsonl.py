@@ -18,9 +18,9 @@ from typing import Any, BinaryIO
 
 import orjson
 
-from segue.conversation import Skip
-from segue.errors import SessionError
 from segue.formats.files import MAX_LINE, open_regular
+from segue.model.conversation import Skip
+from segue.model.errors import SessionError
 
 # Session lines run to tens of kilobytes (tool output); a 1 MiB buffer makes line iteration
 # about five times faster than the default 8 KiB one.

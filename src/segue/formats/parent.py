@@ -7,9 +7,9 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from segue.errors import SwitchError
 from segue.formats.files import MAX_LINE, newline_before, open_regular
 from segue.formats.jsonl import split_lines
+from segue.model.errors import SwitchError
 
 __all__ = ["ParentFile", "read_parent"]
 

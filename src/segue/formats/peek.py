@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from segue.conversation import Conversation, Provider
-from segue.session_info import SessionInfo
+from segue.model.conversation import Conversation, Provider
+from segue.model.session_info import SessionInfo
 from segue.transforms.effective import active_prompts
 from segue.transforms.state import session_state
 from segue.transforms.turns import prompts

@@ -10,13 +10,13 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from segue.budget import TargetProfile
-from segue.conversation import Provider
-from segue.errors import SessionError
 from segue.formats.files import open_regular
+from segue.model.conversation import Provider
+from segue.model.errors import SessionError
 from segue.providers.base import Env, ProviderEntry
 from segue.providers.claude import ClaudeCode
 from segue.providers.codex import Codex
+from segue.transforms.budget import TargetProfile
 
 __all__ = [
     "Env",

@@ -17,10 +17,10 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
-from segue.budget import TargetProfile
-from segue.conversation import Conversation, Item, LimitSignal, LimitWindow, Provider
 from segue.formats.atomic import NativeSession
-from segue.session_info import SessionInfo
+from segue.model.conversation import Conversation, Item, LimitSignal, LimitWindow, Provider
+from segue.model.session_info import SessionInfo
+from segue.transforms.budget import TargetProfile
 
 if TYPE_CHECKING:
     import psutil
@@ -172,7 +172,7 @@ class ProviderEntry(ABC):
     def target_profile(self, env: Env, cwd: str | None = None) -> TargetProfile:
         """The model, window and auto-compaction point of the user's CLI, as configured for a
         session in ``cwd`` (project settings apply there). Raises
-        :class:`segue.errors.ConfigError` for a config file it cannot use."""
+        :class:`segue.model.errors.ConfigError` for a config file it cannot use."""
 
     @abstractmethod
     def select(self, items: Sequence[Item]) -> list[Item]:
@@ -181,7 +181,7 @@ class ProviderEntry(ABC):
     @abstractmethod
     def prepare(self, items: Sequence[Item], *, cwd: str, env: Env, now: datetime) -> NativeSession:
         """The native session for ``items``, not yet written. Raises
-        :class:`segue.errors.SwitchError` when it cannot be written."""
+        :class:`segue.model.errors.SwitchError` when it cannot be written."""
 
     @abstractmethod
     def publish(self, session: NativeSession, env: Env) -> list[str]:
@@ -208,7 +208,7 @@ class ProviderEntry(ABC):
         """A native fork of the session in ``parent``: its records verbatim under a new session
         id, then ``delta`` (runs the session missed) as native records, opened by
         ``handoff_text`` as a context message when given. Not yet written (``publish`` it);
-        ``parent`` is only read. Raises :class:`segue.errors.SwitchError`."""
+        ``parent`` is only read. Raises :class:`segue.model.errors.SwitchError`."""
 
     @abstractmethod
     def headless_argv(self, executable: str, session_id: str, prompt: str) -> list[str]:

@@ -14,7 +14,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TypeGuard
 
-from segue.conversation import (
+from segue.model.conversation import (
     ALL_MODELS,
     AssistantMessage,
     Conversation,
@@ -23,7 +23,7 @@ from segue.conversation import (
     LimitSignal,
     LimitWindow,
 )
-from segue.times import parse_iso
+from segue.model.times import parse_iso
 
 __all__ = ["NEWEST_FILES", "SESSION_SOURCE", "newest_files", "recorded_usage"]
 

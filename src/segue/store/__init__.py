@@ -12,7 +12,7 @@ migrations that run when the store is opened::
         for row in store.list_batches():
             print(row.id, row.tally_line)
 
-Records are added, never changed. Every failure is a :class:`segue.errors.StoreError` with one
+Records are added, never changed. Every failure is a :class:`segue.model.errors.StoreError` with one
 line naming the database.
 """
 

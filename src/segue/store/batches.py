@@ -17,7 +17,7 @@ from sqlalchemy import Row, Select, func, select
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError
 
-from segue.errors import StoreError
+from segue.model.errors import StoreError
 from segue.store.ids import new_id
 from segue.store.records import (
     AgentResult,
@@ -52,7 +52,7 @@ def create_batch(
     options: JsonObject | None,
     planned: int | None,
 ) -> BatchHeader:
-    from segue import __version__
+    from segue.support.version import __version__
 
     header = BatchHeader(
         id=new_id(),
@@ -139,7 +139,10 @@ def _agent_row(agent: BatchAgent) -> dict[str, Any]:
         "target_session": r.target_session,
         "target_path": r.target_path,
         "label": r.label,
-        "switch": r.switch,
+        "strategy": r.strategy,
+        "summary": r.summary,
+        "resume_command": r.resume_command,
+        "warnings": list(r.warnings) or None,
         "first_provider": r.first_provider,
         "first_session": r.first_session,
         "recorded_at": agent.recorded_at,
@@ -163,6 +166,10 @@ def _agent(row: Row[Any]) -> BatchAgent:
         target_session=m["target_session"],
         target_path=m["target_path"],
         label=m["label"],
+        strategy=m["strategy"],
+        summary=m["summary"],
+        resume_command=m["resume_command"],
+        warnings=tuple(str(w) for w in m["warnings"] or ()),
         switch=m["switch"],
         first_provider=m["first_provider"],
         first_session=m["first_session"],

@@ -26,7 +26,7 @@ from sqlalchemy import create_engine, event
 from sqlalchemy.engine import URL, Connection, Engine
 from sqlalchemy.pool import ConnectionPoolEntry, StaticPool
 
-from segue.errors import ConfigError, StoreError
+from segue.model.errors import ConfigError, StoreError
 from segue.store.location import describe, sqlite_path
 
 __all__ = ["BUSY_TIMEOUT_S", "CONNECT_TIMEOUT_S", "WRITE", "StoreAbsent", "make_engine"]

@@ -14,7 +14,7 @@ from contextlib import contextmanager
 
 from sqlalchemy import exc
 
-from segue.errors import StoreError
+from segue.model.errors import StoreError
 
 __all__ = ["explain", "guarded"]
 

@@ -14,8 +14,8 @@ from pathlib import Path
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError
 
-from segue.errors import StoreError
-from segue.places import user_folder
+from segue.model.errors import StoreError
+from segue.support.places import user_folder
 
 __all__ = ["data_dir", "database_url", "describe", "sqlite_path", "store_wait"]
 

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 from sqlalchemy import inspect, text
 from sqlalchemy.engine import Connection, Engine
 
-from segue.errors import StoreError
+from segue.model.errors import StoreError
 from segue.store.engine import WRITE
 
 if TYPE_CHECKING:

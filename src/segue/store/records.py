@@ -8,7 +8,7 @@ finishes; nothing is changed once recorded. What comes back is :class:`BatchSumm
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -53,27 +53,14 @@ class AgentResult:
     target_provider: str | None = None
     target_session: str | None = None
     target_path: str | None = None
-    label: str | None = None  # native / raw / shrunk
-    switch: JsonObject | None = None  # the `segue switch SESSION --json` document
+    label: str | None = None  # the plan's label: native / raw / shrunk
+    strategy: str | None = None  # how the switch moved the app thread (None: no thread)
+    summary: str | None = None  # the plan's one-line summary
+    resume_command: str | None = None
+    warnings: tuple[str, ...] = ()
+    switch: JsonObject | None = None  # earlier versions' `segue switch --json`, read, never written
     first_provider: str | None = None
     first_session: str | None = None
-
-    def with_switch(self, document: JsonObject) -> AgentResult:
-        """This result with the switch document, and the target and label taken from it."""
-        target = document.get("target")
-        provider = target.get("provider") if isinstance(target, dict) else None
-        return replace(
-            self,
-            switch=document,
-            target_provider=self.target_provider or _text(provider),
-            target_session=self.target_session or _text(document.get("session_id")),
-            target_path=self.target_path or _text(document.get("path")),
-            label=self.label or _text(document.get("strategy")),
-        )
-
-
-def _text(value: object) -> str | None:
-    return value if isinstance(value, str) else None
 
 
 @dataclass(frozen=True, slots=True)

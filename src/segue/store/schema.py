@@ -107,8 +107,12 @@ batch_agents = Table(
     Column("target_provider", Text),
     Column("target_session", Text),
     Column("target_path", Text),
-    Column("label", Text),  # native / raw / shrunk
-    Column("switch", _json()),  # the `segue switch --json` document
+    Column("label", Text),  # the plan's label: native / raw / shrunk
+    Column("strategy", Text),  # how the switch moved the app thread
+    Column("summary", Text),  # the plan's one-line summary
+    Column("resume_command", Text),
+    Column("warnings", _json()),  # what the switch warned of
+    Column("switch", _json()),  # earlier versions' whole `segue switch --json`: not written
     Column("first_provider", Text, nullable=False),  # where a --return takes it back to
     Column("first_session", Text, nullable=False),
     Column("recorded_at", UtcDateTime, nullable=False),

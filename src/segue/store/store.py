@@ -8,7 +8,7 @@ from types import TracebackType
 
 from sqlalchemy.engine import URL, Connection, Engine
 
-from segue.errors import StoreError
+from segue.model.errors import StoreError
 from segue.store import batches as queries
 from segue.store.engine import WRITE, make_engine
 from segue.store.failures import guarded

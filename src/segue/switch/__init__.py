@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from segue.lazy import lazy_attribute
+from segue.support.lazy import lazy_attribute
 
 if TYPE_CHECKING:
-    from segue.state import state_dir
+    from segue.support.state import state_dir
     from segue.switch.locks import session_lock, thread_lock
     from segue.switch.pipeline import carry_out, switch_session
     from segue.switch.plan import plan_switch, switch_conversation
@@ -21,7 +21,7 @@ _WHERE = {
     "carry_out": "segue.switch.pipeline",
     "plan_switch": "segue.switch.plan",
     "session_lock": "segue.switch.locks",
-    "state_dir": "segue.state",
+    "state_dir": "segue.support.state",
     "switch_conversation": "segue.switch.plan",
     "switch_session": "segue.switch.pipeline",
     "thread_lock": "segue.switch.locks",

@@ -25,12 +25,12 @@ from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from segue.budget import TargetProfile
-from segue.conversation import Conversation, Item, Provider
-from segue.errors import SegueError, SwitchError
 from segue.formats.atomic import NativeSession
+from segue.model.conversation import Conversation, Item, Provider
+from segue.model.errors import SegueError, SwitchError
+from segue.model.session_info import SessionState
 from segue.providers import entry
-from segue.sessions import SessionReads
+from segue.providers.sessions import SessionReads
 from segue.switch.plan import checked_cwd, plan_switch
 from segue.switch.thread import Source, ThreadState
 from segue.threads.config import load_config
@@ -46,14 +46,15 @@ from segue.threads.model import (
 from segue.threads.native import turn_items
 from segue.threads.observe import provider_entry
 from segue.threads.strategy import Decision, Facts, Strategy, decide
+from segue.transforms.budget import TargetProfile
 from segue.transforms.handoff_summary import DEFAULT_MAX_CHARS, summarize_runs
 from segue.transforms.plan import Label, Plan
 from segue.transforms.redact import redact_items, scan_items
 from segue.transforms.shrink import Unfittable
-from segue.transforms.state import SessionState, session_state
+from segue.transforms.state import session_state
 
 if TYPE_CHECKING:
-    from segue.agents import Agent
+    from segue.running.agents import Agent
 
 __all__ = ["MoveKind", "Prepared", "SwitchOptions", "decide_move", "prepare_move", "run_items"]
 
@@ -188,7 +189,7 @@ def _mid_turn(
     session, _ = session_state(source.conversation.items)
     if session is not SessionState.WORKING:
         return None
-    from segue.agents import working_on
+    from segue.running.agents import working_on
 
     agent = working_on(
         source.provider, source.native_id, source.path, agents=options.agents, env=env
@@ -376,7 +377,7 @@ def _new(move: _Move) -> Prepared:
 def _fork(move: _Move) -> Prepared:
     """``delta_into_existing`` / ``full_into_existing``: a native fork of the target's session
     carrying the runs it missed (as native items, or as a summary)."""
-    from segue.summaries import write_summary
+    from segue.switch.summaries import write_summary
 
     state, source, to, decision, options = (
         move.state, move.source, move.to, move.decision, move.options,
@@ -456,7 +457,7 @@ def _fork(move: _Move) -> Prepared:
 
 
 def _stored(items: Sequence[Item]) -> list[dict[str, Any]]:
-    from segue.serialize import item_to_json
+    from segue.model.codec import item_to_json
 
     return [item_to_json(item) for item in items]
 

@@ -19,15 +19,15 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from segue.conversation import Provider
-from segue.errors import SegueError, StoreError
 from segue.formats.atomic import process_alive
 from segue.formats.files import is_regular
 from segue.formats.stamp import Stamp
-from segue.sessions import SessionReads
-from segue.state import read_private_json, state_dir, write_private_json
+from segue.model.conversation import Provider
+from segue.model.errors import SegueError, StoreError
+from segue.providers.sessions import SessionReads
 from segue.store import Store
 from segue.store.ids import new_id
+from segue.support.state import read_private_json, state_dir, write_private_json
 from segue.threads.model import (
     FormerFile,
     Handoff,
@@ -426,7 +426,7 @@ def _replay_one(
     now: datetime,
 ) -> str | None:
     """Record one entry; its note ("" for nothing to say), or None to leave it for later."""
-    from segue.errors import SwitchLocked
+    from segue.model.errors import SwitchLocked
     from segue.switch.locks import session_lock
     from segue.threads.queries import Conflict
     from segue.threads.syncing import record_outcome

@@ -22,10 +22,10 @@ from pathlib import Path
 
 import orjson
 
-from segue.conversation import Provider
-from segue.errors import SwitchError, SwitchLocked
 from segue.formats.atomic import make_private_dirs
-from segue.state import state_dir
+from segue.model.conversation import Provider
+from segue.model.errors import SwitchError, SwitchLocked
+from segue.support.state import state_dir
 
 __all__ = ["LOCK_WAIT_VARIABLE", "SwitchLocks", "lock_wait", "session_lock", "thread_lock"]
 

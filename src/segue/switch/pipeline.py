@@ -2,7 +2,7 @@
 
     source → lock → sync → decide → write → record
 
-1. **source**: the session is found and read, once (:class:`segue.sessions.SessionReads`
+1. **source**: the session is found and read, once (:class:`segue.providers.sessions.SessionReads`
    serves every later ask for the same file);
 2. **lock**: the session's lock, then its thread's, held to the end (:mod:`.locks`);
 3. **sync**: the thread checked against every file it relies on (:mod:`.thread`);
@@ -26,19 +26,19 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from segue.budget import TargetProfile
-from segue.conversation import Provider
-from segue.errors import SessionError, SwitchError
+from segue.model.conversation import Provider
+from segue.model.errors import SessionError, SwitchError
 from segue.providers import default_target, entry
-from segue.sessions import SessionReads, current_session, find_session
+from segue.providers.sessions import SessionReads, current_session, find_session
 from segue.switch.decide import MoveKind, Prepared, SwitchOptions, decide_move, prepare_move
 from segue.switch.locks import SwitchLocks
 from segue.switch.record import preview_move, record_move, write_move
 from segue.switch.result import Switch, ThreadMove
 from segue.switch.thread import Source, ThreadState, load_thread
+from segue.transforms.budget import TargetProfile
 
 if TYPE_CHECKING:
-    from segue.agents import Agent
+    from segue.running.agents import Agent
 
 __all__ = ["carry_out", "switch_session"]
 

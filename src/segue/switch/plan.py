@@ -8,11 +8,11 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 
-from segue.budget import TargetProfile
-from segue.conversation import Compaction, Conversation, Provider
-from segue.errors import SwitchError
+from segue.model.conversation import Compaction, Conversation, Provider
+from segue.model.errors import SwitchError
 from segue.providers import entry
 from segue.switch.result import Switch
+from segue.transforms.budget import TargetProfile
 from segue.transforms.plan import Plan, make_plan
 from segue.transforms.redact import redact_items, redact_own_summaries, scan_items
 from segue.transforms.shrink import MARKER_TRIGGER

@@ -16,10 +16,10 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
-from segue.errors import StoreError
 from segue.formats.stamp import Stamp, stamp_file
+from segue.model.errors import StoreError
 from segue.providers import entry
-from segue.sessions import SessionReads
+from segue.providers.sessions import SessionReads
 from segue.store.ids import new_id
 from segue.switch.decide import MoveKind, Prepared
 from segue.switch.result import ThreadMove

@@ -8,8 +8,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from segue.conversation import Conversation, Provider
 from segue.formats.stamp import Stamp
+from segue.model.conversation import Conversation, Provider
 from segue.providers import entry
 from segue.transforms.plan import Plan
 

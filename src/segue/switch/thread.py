@@ -17,10 +17,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from segue.conversation import Conversation, Provider
-from segue.errors import SegueError, StoreError
 from segue.formats.stamp import Stamp
-from segue.sessions import SessionReads, current_session
+from segue.model.conversation import Conversation, Provider
+from segue.model.errors import SegueError, StoreError
+from segue.providers.sessions import SessionReads, current_session
 from segue.store import Store
 from segue.switch.locks import SwitchLocks
 from segue.threads.model import ProviderThread, ProviderThreadStatus, ThreadGraph

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from segue.lazy import lazy_attribute
+from segue.support.lazy import lazy_attribute
 
 if TYPE_CHECKING:
     from segue.threads.config import StalenessConfig, config_path, load_config

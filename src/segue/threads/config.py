@@ -7,7 +7,7 @@ folder (``$SEGUE_CONFIG`` names another file)::
 
 A missing file means the defaults; a file that cannot be read, is not a regular file (a FIFO
 is never waited on) or holds a wrong value is a
-:class:`segue.errors.ConfigError` naming the file and the key.
+:class:`segue.model.errors.ConfigError` naming the file and the key.
 """
 
 from __future__ import annotations
@@ -18,9 +18,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from pathlib import Path
 
-from segue.errors import ConfigError
 from segue.formats.files import read_config
-from segue.places import user_folder
+from segue.model.errors import ConfigError
+from segue.support.places import user_folder
 
 __all__ = ["CONFIG_VARIABLE", "StalenessConfig", "config_path", "load_config"]
 

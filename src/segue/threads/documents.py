@@ -6,9 +6,9 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
+from segue.model.times import iso_z
 from segue.providers import all_entries
 from segue.threads.model import Handoff, ProviderThread, ThreadGraph, ThreadSummary
-from segue.times import iso_z
 
 __all__ = ["coverage_lines", "graph_to_json", "provider_thread_names", "span", "summary_to_json"]
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 
-from segue.conversation import Provider
+from segue.model.conversation import Provider
 from segue.store import Store
 from segue.threads.config import StalenessConfig, load_config
 from segue.threads.repository import ThreadStore

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from segue.conversation import (
+from segue.model.conversation import (
     AssistantMessage,
     Conversation,
     ErrorNotice,
@@ -18,8 +18,8 @@ from segue.conversation import (
     TurnStatus,
     UserMessage,
 )
+from segue.model.times import parse_iso
 from segue.threads.model import RunStatus
-from segue.times import parse_iso
 from segue.transforms.effective import apply_rollbacks
 from segue.transforms.turns import group_turns
 

@@ -4,7 +4,8 @@ For every provider thread the file it continues in (the registry's ``current_fil
 thread that was rolled back continues in a newer generation file) is checked against the stamp
 recorded when segue last looked. Unchanged, it is not read at all; gone from its place, it is
 looked for by its session id (a file moved to another project folder is followed); appended,
-touched or in a new file, it is read, once per command (:class:`segue.sessions.SessionReads`).
+touched or in a new file, it is read, once per command
+(:class:`segue.providers.sessions.SessionReads`).
 What it found is an :class:`Observation`; deciding what that means for the thread is
 :mod:`segue.threads.reconcile`'s job.
 """
@@ -17,12 +18,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from segue.conversation import Provider
-from segue.errors import SegueError
 from segue.formats.files import is_regular
 from segue.formats.stamp import Change, Stamp, check_stamp
+from segue.model.conversation import Provider
+from segue.model.errors import SegueError
 from segue.providers import ProviderEntry, entry
-from segue.sessions import SessionReads
+from segue.providers.sessions import SessionReads
 from segue.threads.model import ProviderThread
 from segue.threads.native import NativeTurn, native_turns
 

@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import Row, func, select
 from sqlalchemy.engine import Connection
 
-from segue.errors import StoreError
 from segue.formats.stamp import Stamp
+from segue.model.errors import StoreError
 from segue.store.ids import new_id
 from segue.store.schema import (
     app_threads,

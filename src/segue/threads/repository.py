@@ -1,7 +1,7 @@
 """The thread graph in segue's store: a typed API over :mod:`segue.threads.queries`.
 
 Every method is one transaction. Records come back as frozen data (:mod:`segue.threads.model`);
-nothing is bound to a database session. Errors are :class:`segue.errors.StoreError` with one
+nothing is bound to a database session. Errors are :class:`segue.model.errors.StoreError` with one
 line naming the database.
 """
 
@@ -14,7 +14,7 @@ from typing import Any
 from sqlalchemy import text
 from sqlalchemy.engine import Connection
 
-from segue.errors import StoreError
+from segue.model.errors import StoreError
 from segue.store import Store
 from segue.threads import queries
 from segue.threads.model import (

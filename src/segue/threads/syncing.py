@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-from segue.conversation import Conversation, Provider
-from segue.errors import StoreError
-from segue.sessions import SessionReads, current_session, find_session
+from segue.model.conversation import Conversation, Provider
+from segue.model.errors import StoreError
+from segue.providers.sessions import SessionReads, current_session, find_session
 from segue.store import Store
 from segue.threads import queries
 from segue.threads.model import Run, ThreadGraph

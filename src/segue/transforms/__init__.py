@@ -1,1 +1,1 @@
-"""Pure functions on :class:`~segue.conversation.Conversation`: no I/O, provider-neutral."""
+"""Pure functions on :class:`~segue.model.conversation.Conversation`: no I/O, provider-neutral."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import assert_never
 
-from segue.conversation import (
+from segue.model.conversation import (
     AssistantMessage,
     Compaction,
     CompactionState,

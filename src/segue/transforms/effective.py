@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from segue.conversation import (
+from segue.model.conversation import (
     Compaction,
     CompactionState,
     Conversation,

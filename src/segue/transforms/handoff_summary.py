@@ -22,7 +22,7 @@ from typing import Any
 
 import orjson
 
-from segue.conversation import (
+from segue.model.conversation import (
     AssistantMessage,
     Compaction,
     CompactionState,
@@ -35,10 +35,10 @@ from segue.conversation import (
     TurnMarker,
     TurnStatus,
 )
-from segue.formats.limits import looks_like_limit_text
-from segue.secrets import mask
+from segue.model.limits import looks_like_limit_text
 from segue.transforms.effective import apply_rollbacks
 from segue.transforms.redact import redact_items, scan_items
+from segue.transforms.secrets import mask
 from segue.transforms.turns import group_turns
 
 __all__ = ["DEFAULT_MAX_CHARS", "summarize_runs"]

@@ -24,13 +24,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from segue.budget import TargetProfile, history_chars
-from segue.conversation import Compaction, Conversation, Item, ToolResult
+from segue.model.conversation import Compaction, Conversation, Item, ToolResult
+from segue.model.units import format_count
+from segue.transforms.budget import TargetProfile, history_chars
 from segue.transforms.effective import portable_history
 from segue.transforms.shrink import ShrinkReport, shrink
 from segue.transforms.trim import cap_outputs, was_cut
 from segue.transforms.turns import is_prompt
-from segue.units import format_count
 
 Select = Callable[[Sequence[Item]], list[Item]]
 

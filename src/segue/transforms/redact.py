@@ -7,7 +7,7 @@ import dataclasses
 from collections.abc import Iterator, Sequence
 from typing import assert_never
 
-from segue.conversation import (
+from segue.model.conversation import (
     AssistantMessage,
     Compaction,
     ErrorNotice,
@@ -20,7 +20,7 @@ from segue.conversation import (
     TurnMarker,
     UserMessage,
 )
-from segue.secrets import SecretScan, redact_value, scan, strings_in
+from segue.transforms.secrets import SecretScan, redact_value, scan, strings_in
 
 __all__ = ["item_texts", "redact_items", "redact_own_summaries", "scan_items"]
 

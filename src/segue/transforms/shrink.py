@@ -26,8 +26,7 @@ from dataclasses import dataclass, field, replace
 
 import orjson
 
-from segue.budget import history_chars, item_chars
-from segue.conversation import (
+from segue.model.conversation import (
     JSON,
     Compaction,
     CompactionState,
@@ -37,10 +36,11 @@ from segue.conversation import (
     ToolResult,
     UserMessage,
 )
-from segue.errors import SwitchError
+from segue.model.errors import SwitchError
+from segue.model.units import format_count
+from segue.transforms.budget import history_chars, item_chars
 from segue.transforms.trim import cut_middle
 from segue.transforms.turns import is_prompt
-from segue.units import format_count
 
 IMAGE_MARKER = "[image omitted during provider switch]"
 MARKER_TRIGGER = "segue"

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from enum import StrEnum
 
-from segue.conversation import (
+from segue.model.conversation import (
     AssistantMessage,
     ErrorKind,
     ErrorNotice,
@@ -19,15 +18,10 @@ from segue.conversation import (
     TurnStatus,
     UserMessage,
 )
+from segue.model.session_info import SessionState
 from segue.transforms.turns import is_prompt
 
 LIMIT_KINDS = (ErrorKind.USAGE_LIMIT, ErrorKind.RATE_LIMIT)
-
-
-class SessionState(StrEnum):
-    IDLE = "idle"  # the last turn finished
-    WORKING = "working"  # the last turn has not finished (or the CLI is still running it)
-    LIMIT = "limit"  # the last thing that happened is a rate-limit / usage-limit error
 
 
 def session_state(items: Sequence[Item]) -> tuple[SessionState, datetime | None]:

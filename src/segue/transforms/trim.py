@@ -12,7 +12,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import replace
 
-from segue.conversation import Item, ToolResult
+from segue.model.conversation import Item, ToolResult
 
 __all__ = ["cap_outputs", "cut_marker", "cut_middle", "cut_to_bytes", "was_cut"]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from segue.conversation import Item, Origin, UserMessage
+from segue.model.conversation import Item, Origin, UserMessage
 
 
 @dataclass(slots=True)

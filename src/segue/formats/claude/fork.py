@@ -29,14 +29,21 @@ from pathlib import Path
 
 import orjson
 
-from segue.conversation import AssistantMessage, Compaction, Item, Provenance, Provider, UserMessage
-from segue.errors import SwitchError
 from segue.formats.atomic import FileCopy, NativeSession
 from segue.formats.claude.chain import active_leaf, index_records
 from segue.formats.claude.records import chain_parent
 from segue.formats.claude.writer import DEFAULT_VERSION, last_prompt_record, project
 from segue.formats.jsonl import LineReport, dump_lines, iter_records, iter_records_in
 from segue.formats.parent import ParentFile, read_parent
+from segue.model.conversation import (
+    AssistantMessage,
+    Compaction,
+    Item,
+    Provenance,
+    Provider,
+    UserMessage,
+)
+from segue.model.errors import SwitchError
 
 __all__ = ["HANDOFF_ACK", "handoff_items", "prepare_fork"]
 

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import orjson
 
-from segue.errors import SegueError
 from segue.formats.homes import cli_home
 from segue.formats.jsonl import head_lines
+from segue.model.errors import SegueError
 
 _NON_ALNUM = re.compile(r"[^A-Za-z0-9]")
 _MAX_ENCODED = 200

@@ -6,13 +6,13 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from segue.conversation import Provider
 from segue.formats.claude.chain import active_chain
 from segue.formats.claude.reader import read_lines
 from segue.formats.claude.skeleton import skeleton_index
 from segue.formats.jsonl import head_lines, tail_lines
 from segue.formats.peek import session_info
-from segue.session_info import SessionInfo
+from segue.model.conversation import Provider
+from segue.model.session_info import SessionInfo
 
 
 def peek(path: Path) -> SessionInfo:

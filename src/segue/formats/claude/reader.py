@@ -16,7 +16,20 @@ from collections.abc import Iterable
 from datetime import datetime
 from pathlib import Path
 
-from segue.conversation import (
+from segue.formats.claude.chain import (
+    Entry,
+    TranscriptIndex,
+    active_chain,
+    file_order,
+    index_records,
+    segment,
+)
+from segue.formats.claude.paths import subagent_files
+from segue.formats.claude.records import COMPACT_BOUNDARY, SYNTHETIC_MODEL, Record
+from segue.formats.claude.tools import tool_kind
+from segue.formats.jsonl import LineReport, as_dict, as_str, collector_paused, iter_records
+from segue.formats.jsonl import iter_records_in as iter_line_records
+from segue.model.conversation import (
     ALL_MODELS,
     JSON,
     AssistantMessage,
@@ -40,22 +53,9 @@ from segue.conversation import (
     TurnStatus,
     UserMessage,
 )
-from segue.errors import SegueError
-from segue.formats.claude.chain import (
-    Entry,
-    TranscriptIndex,
-    active_chain,
-    file_order,
-    index_records,
-    segment,
-)
-from segue.formats.claude.paths import subagent_files
-from segue.formats.claude.records import COMPACT_BOUNDARY, SYNTHETIC_MODEL, Record
-from segue.formats.claude.tools import tool_kind
-from segue.formats.jsonl import LineReport, as_dict, as_str, collector_paused, iter_records
-from segue.formats.jsonl import iter_records_in as iter_line_records
-from segue.formats.limits import looks_like_limit_text, parse_reset_time
-from segue.times import from_epoch, parse_iso
+from segue.model.errors import SegueError
+from segue.model.limits import looks_like_limit_text, parse_reset_time
+from segue.model.times import from_epoch, parse_iso
 
 INTERRUPTED_PREFIX = "[Request interrupted"
 _LOCAL_COMMAND_TAGS = re.compile(r"</?local-command-(?:stdout|stderr)>")

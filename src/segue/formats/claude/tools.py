@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from segue.conversation import ToolKind
+from segue.model.conversation import ToolKind
 
 _KINDS: dict[str, ToolKind] = {
     "Bash": ToolKind.SHELL,

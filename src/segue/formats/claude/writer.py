@@ -34,18 +34,6 @@ from typing import Literal, assert_never
 
 import orjson
 
-from segue.conversation import (
-    JSON,
-    AssistantMessage,
-    Compaction,
-    Item,
-    Provider,
-    ToolCall,
-    ToolKind,
-    ToolResult,
-    UserMessage,
-)
-from segue.errors import SwitchError
 from segue.formats.atomic import NativeSession
 from segue.formats.claude.paths import project_dir_for
 from segue.formats.claude.records import (
@@ -64,7 +52,19 @@ from segue.formats.claude.records import (
     UserRecord,
 )
 from segue.formats.jsonl import dump_lines
-from segue.times import iso_ms, parse_iso
+from segue.model.conversation import (
+    JSON,
+    AssistantMessage,
+    Compaction,
+    Item,
+    Provider,
+    ToolCall,
+    ToolKind,
+    ToolResult,
+    UserMessage,
+)
+from segue.model.errors import SwitchError
+from segue.model.times import iso_ms, parse_iso
 from segue.transforms.carry import carriable
 
 DEFAULT_VERSION = "2.1.328"

@@ -31,12 +31,12 @@ from typing import Any
 
 import orjson
 
-from segue.conversation import Item, Provider
-from segue.errors import SwitchError
 from segue.formats.atomic import FileCopy, NativeSession
 from segue.formats.codex.paths import parse_name, sessions_root_of, thread_files
 from segue.formats.codex.writer import project_turns, rollout_path, uuid7
 from segue.formats.parent import read_parent
+from segue.model.conversation import Item, Provider
+from segue.model.errors import SwitchError
 
 __all__ = ["current_file", "flatten", "prepare_fork"]
 

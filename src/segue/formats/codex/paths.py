@@ -9,9 +9,9 @@ from pathlib import Path
 
 import orjson
 
-from segue.errors import SegueError
 from segue.formats.files import open_regular
 from segue.formats.homes import cli_home
+from segue.model.errors import SegueError
 
 
 def codex_home(env: Mapping[str, str] | None = None) -> Path:

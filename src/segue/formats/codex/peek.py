@@ -5,12 +5,12 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from segue.conversation import Provider
 from segue.formats.codex.reader import read_lines, read_session
 from segue.formats.codex.skeleton import prompt_lines
 from segue.formats.jsonl import head_lines, tail_lines
 from segue.formats.peek import session_info
-from segue.session_info import SessionInfo
+from segue.model.conversation import Provider
+from segue.model.session_info import SessionInfo
 
 
 def peek(path: Path) -> SessionInfo:

@@ -15,7 +15,19 @@ from pathlib import Path
 
 import orjson
 
-from segue.conversation import (
+from segue.formats.codex.paths import session_id_from_name, sessions_root_of, thread_files
+from segue.formats.codex.records import Record
+from segue.formats.codex.tools import tool_kind
+from segue.formats.files import open_regular
+from segue.formats.jsonl import (
+    LineReport,
+    as_dict,
+    as_str,
+    collector_paused,
+    iter_records,
+    iter_records_in,
+)
+from segue.model.conversation import (
     ALL_MODELS,
     JSON,
     AssistantMessage,
@@ -40,21 +52,9 @@ from segue.conversation import (
     TurnStatus,
     UserMessage,
 )
-from segue.errors import SegueError
-from segue.formats.codex.paths import session_id_from_name, sessions_root_of, thread_files
-from segue.formats.codex.records import Record
-from segue.formats.codex.tools import tool_kind
-from segue.formats.files import open_regular
-from segue.formats.jsonl import (
-    LineReport,
-    as_dict,
-    as_str,
-    collector_paused,
-    iter_records,
-    iter_records_in,
-)
-from segue.formats.limits import parse_reset_time
-from segue.times import from_epoch, parse_iso
+from segue.model.errors import SegueError
+from segue.model.limits import parse_reset_time
+from segue.model.times import from_epoch, parse_iso
 
 # User-role texts that Codex itself adds to the history (its "contextual" fragments).
 INJECTED_MARKERS = (

@@ -26,23 +26,6 @@ from typing import assert_never
 
 import orjson
 
-from segue.budget import item_chars
-from segue.conversation import (
-    JSON,
-    AssistantMessage,
-    Compaction,
-    ErrorNotice,
-    Image,
-    Item,
-    Opaque,
-    Provider,
-    Reasoning,
-    Rollback,
-    ToolCall,
-    ToolResult,
-    TurnMarker,
-    UserMessage,
-)
 from segue.formats.atomic import NativeSession
 from segue.formats.codex.records import (
     AssistantMessagePayload,
@@ -61,7 +44,24 @@ from segue.formats.codex.records import (
     UserMessagePayload,
 )
 from segue.formats.jsonl import dump_lines
-from segue.times import iso_ms, parse_iso
+from segue.model.conversation import (
+    JSON,
+    AssistantMessage,
+    Compaction,
+    ErrorNotice,
+    Image,
+    Item,
+    Opaque,
+    Provider,
+    Reasoning,
+    Rollback,
+    ToolCall,
+    ToolResult,
+    TurnMarker,
+    UserMessage,
+)
+from segue.model.times import iso_ms, parse_iso
+from segue.transforms.budget import item_chars
 from segue.transforms.carry import carriable
 
 ORIGINATOR = "segue"

@@ -7,11 +7,11 @@ from datetime import datetime
 from pathlib import Path
 from typing import ClassVar
 
-from segue.conversation import Conversation, Item, Provider
 from segue.formats.atomic import NativeSession, publish_session
 from segue.formats.claude import fork, paths, reader, writer
 from segue.formats.claude.outline import outline
 from segue.formats.claude.peek import peek
+from segue.model.conversation import Conversation, Item, Provider
 from segue.providers.base import Env, HeadlessCommands, ProviderEntry
 from segue.providers.claude.agents import running_session
 from segue.providers.claude.compact import compact

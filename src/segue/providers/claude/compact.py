@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
-from segue.conversation import Compaction, CompactionState
 from segue.formats.claude.reader import read_session
+from segue.model.conversation import Compaction, CompactionState
 from segue.providers.headless import run_headless
 
 COMPACT_TIMEOUT = 600.0

@@ -28,11 +28,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from segue.budget import TargetProfile
-from segue.conversation import Provider
-from segue.errors import ConfigError
 from segue.formats.claude.paths import config_dir
 from segue.formats.files import read_config
+from segue.model.conversation import Provider
+from segue.model.errors import ConfigError
+from segue.transforms.budget import TargetProfile
 
 CLAUDE_VERSION = "2.1.328"
 WINDOW_1M = 1_000_000

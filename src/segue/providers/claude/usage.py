@@ -17,14 +17,14 @@ from typing import Any
 
 import orjson
 
-from segue.conversation import ALL_MODELS, Conversation, LimitWindow, Provider
 from segue.formats.claude import paths
 from segue.formats.claude.reader import LIMIT_WINDOWS, read_lines
 from segue.formats.jsonl import tail_lines
+from segue.model.conversation import ALL_MODELS, Conversation, LimitWindow, Provider
+from segue.model.times import from_epoch, parse_iso
 from segue.providers.base import Env, UsageReading
 from segue.providers.recorded import recorded_usage
-from segue.state import read_private_json, state_dir, write_private_json
-from segue.times import from_epoch, parse_iso
+from segue.support.state import read_private_json, state_dir, write_private_json
 
 __all__ = ["DEFAULT_BASE", "URL_VAR", "read_usage", "usage_url", "windows_from_answer"]
 

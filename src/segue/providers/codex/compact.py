@@ -7,8 +7,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
-from segue.conversation import Compaction, CompactionState
 from segue.formats.codex.reader import read_session
+from segue.model.conversation import Compaction, CompactionState
 from segue.providers.codex.app_server import AppServerError, compact_thread
 
 COMPACT_TIMEOUT = 600.0

@@ -14,12 +14,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from segue.budget import TargetProfile
-from segue.conversation import Provider
-from segue.errors import ConfigError
 from segue.formats.codex.paths import codex_home
 from segue.formats.codex.writer import BYTES_PER_TOKEN
 from segue.formats.files import read_config
+from segue.model.conversation import Provider
+from segue.model.errors import ConfigError
+from segue.transforms.budget import TargetProfile
 
 
 @dataclass(frozen=True, slots=True)

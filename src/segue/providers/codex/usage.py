@@ -17,16 +17,16 @@ import shutil
 from datetime import datetime
 from typing import Any
 
-from segue.conversation import LimitWindow, Provider
-from segue.errors import SegueError
 from segue.formats.codex import paths
 from segue.formats.codex.reader import limit_scope, read_lines
 from segue.formats.jsonl import tail_lines
+from segue.model.conversation import LimitWindow, Provider
+from segue.model.errors import SegueError
+from segue.model.times import from_epoch
 from segue.providers.base import Env, UsageReading
 from segue.providers.codex.app_server import AppServerError, call
 from segue.providers.codex.profile import CODEX_BUNDLED_MODELS, target_profile
 from segue.providers.recorded import recorded_usage
-from segue.times import from_epoch
 
 __all__ = ["BASE_URL_VAR", "BIN_VAR", "read_usage", "window_name", "windows_from_result"]
 

@@ -17,7 +17,7 @@ from typing import Any
 
 import orjson
 
-from segue.places import user_folder
+from segue.support.places import user_folder
 
 __all__ = ["read_private_json", "state_dir", "write_private_json"]
 

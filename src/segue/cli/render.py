@@ -11,7 +11,7 @@ import orjson
 from rich.console import Console
 from rich.text import Text
 
-from segue.conversation import (
+from segue.model.conversation import (
     ALL_MODELS,
     AssistantMessage,
     Compaction,
@@ -28,22 +28,22 @@ from segue.conversation import (
     TurnMarker,
     UserMessage,
 )
+from segue.model.session_info import SessionInfo
+from segue.model.times import ago, in_time, local_clock, utc_minutes
+from segue.model.units import format_bytes
 from segue.providers import entry
-from segue.secrets import mask as mask_secrets
-from segue.session_info import SessionInfo
-from segue.times import ago, in_time, local_clock, utc_minutes
 from segue.transforms.effective import active_prompts
 from segue.transforms.plan import Label
+from segue.transforms.secrets import mask as mask_secrets
 from segue.transforms.turns import group_turns
-from segue.units import format_bytes
 
 if TYPE_CHECKING:
-    from segue.agents import Agent
     from segue.demo import Demo
-    from segue.fleet import FleetPlan, FleetResult
+    from segue.fleet.batch import FleetPlan, FleetResult
+    from segue.running.agents import Agent
+    from segue.running.usage import ProviderUsage
     from segue.switch import Switch
     from segue.switch.result import ThreadMove
-    from segue.usage import ProviderUsage
 
 
 Mask = Callable[[str], str]
@@ -366,7 +366,7 @@ def _until(window: LimitWindow, now: datetime) -> str:
 
 
 def _usage_headline(usage: ProviderUsage, now: datetime) -> Text:
-    from segue.usage import window_label
+    from segue.running.usage import window_label
 
     line = Text(f"{usage.provider.value:<8}", style="bold")
     blocking = usage.blocking
@@ -387,7 +387,7 @@ def _usage_headline(usage: ProviderUsage, now: datetime) -> Text:
 
 def print_usage(console: Console, usages: Sequence[ProviderUsage], now: datetime) -> None:
     """One block per provider: the verdict, the model switch to try, then a row per window."""
-    from segue.usage import source_kind, window_label
+    from segue.running.usage import source_kind, window_label
 
     for usage in usages:
         console.print(_usage_headline(usage, now))

@@ -16,22 +16,24 @@ import os
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from segue.agents import Agent
-from segue.conversation import Provider
-from segue.errors import SegueError
+from segue.model.conversation import Provider
+from segue.model.errors import SegueError
+from segue.model.session_info import SessionInfo, SessionState
+from segue.model.times import parse_iso
 from segue.providers import default_target, entry
-from segue.serialize import switch_to_json
-from segue.session_info import SessionInfo
-from segue.sessions import find_session, list_sessions
+from segue.providers.sessions import find_session, list_sessions
+from segue.running.agents import Agent
 from segue.switch import Switch, ThreadMove, carry_out, switch_session
-from segue.times import parse_iso
 from segue.transforms.plan import Label
-from segue.transforms.state import SessionState
+
+if TYPE_CHECKING:
+    from segue.store import AgentResult
 
 __all__ = [
     "ArrivalCompact",
@@ -284,13 +286,13 @@ def _direction(
 
 
 def _exhausted_providers(env: Mapping[str, str]) -> list[Provider]:
-    from segue.usage import exhausted_providers, read_usage
+    from segue.running.usage import exhausted_providers, read_usage
 
     return exhausted_providers(read_usage(env))
 
 
 def _running_agents(env: Mapping[str, str]) -> list[Agent]:
-    from segue.agents import list_agents
+    from segue.running.agents import list_agents
 
     return list(list_agents(env))
 
@@ -521,7 +523,7 @@ def _relaunch(outcome: Outcome, env: Mapping[str, str]) -> None:
     if candidate.agent is None or candidate.pane is None:
         outcome.notes.append(f"not in a tmux pane: continue it with {switch.resume_command}")
         return
-    from segue.relaunch import relaunch_pane
+    from segue.fleet.relaunch import relaunch_pane
 
     outcome.notes.append(relaunch_pane(candidate.agent, switch, env))
 
@@ -607,7 +609,22 @@ def _record(result: FleetResult, env: Mapping[str, str]) -> None:
                     error=outcome.error,
                 )
                 if outcome.switch is not None:
-                    agent = agent.with_switch(switch_to_json(outcome.switch))
+                    agent = _switched(agent, outcome.switch)
                 store.add_agent(batch.id, agent)
     except SegueError as exc:
         result.notes.append(f"the batch was not recorded: {exc}")
+
+
+def _switched(agent: AgentResult, switch: Switch) -> AgentResult:
+    """``agent`` with what its switch did, as the store keeps it."""
+    return replace(
+        agent,
+        target_provider=switch.target.value,
+        target_session=switch.session_id,
+        target_path=None if switch.path is None else str(switch.path),
+        label=switch.plan.label.value,
+        strategy=None if switch.thread is None else switch.thread.strategy,
+        summary=switch.plan.loss_line,
+        resume_command=None if switch.session_id is None else switch.resume_command,
+        warnings=tuple(switch.warnings),
+    )

@@ -4,11 +4,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from enum import StrEnum
 
-from segue.conversation import Provider
-from segue.transforms.state import SessionState
+from segue.model.conversation import Provider
 
-__all__ = ["SessionInfo"]
+__all__ = ["SessionInfo", "SessionState"]
+
+
+class SessionState(StrEnum):
+    """What a session is doing now (worked out by :func:`segue.transforms.state.session_state`)."""
+
+    IDLE = "idle"  # the last turn finished
+    WORKING = "working"  # the last turn has not finished (or the CLI is still running it)
+    LIMIT = "limit"  # the last thing that happened is a rate-limit / usage-limit error
 
 
 @dataclass(slots=True)

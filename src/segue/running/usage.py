@@ -20,7 +20,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
-from segue.conversation import ALL_MODELS, LimitSignal, LimitWindow, Provider
+from segue.model.conversation import ALL_MODELS, LimitSignal, LimitWindow, Provider
 from segue.providers import all_entries, entry
 from segue.providers.base import UsageReading
 

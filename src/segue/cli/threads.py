@@ -1,5 +1,5 @@
 """``segue thread …``: app threads at the command line. The work is :mod:`segue.threads`; this
-module only talks to the user (errors go through the one handler in :mod:`segue.cli`)."""
+module only talks to the user (errors go through the one handler in :mod:`segue.cli.app`)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated
 import orjson
 import typer
 
-from segue.errors import StoreError
+from segue.model.errors import StoreError
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -138,8 +138,8 @@ def show_command(
 
 def _holding(store: object, ref: str) -> str | None:
     """The thread holding the session ``ref`` names (an id, a prefix, or a path)."""
-    from segue.errors import SessionError
-    from segue.sessions import find_session
+    from segue.model.errors import SessionError
+    from segue.providers.sessions import find_session
     from segue.store import Store
     from segue.switch.thread import holding_thread
     from segue.threads.repository import ThreadStore

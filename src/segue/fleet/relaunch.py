@@ -12,10 +12,10 @@ from collections.abc import Mapping
 
 import psutil
 
-from segue.agents import Agent, end_agent
 from segue.providers import entry
+from segue.running.agents import Agent, end_agent
+from segue.running.tmux import TmuxError, display_message, keep_on_exit, respawn
 from segue.switch import Switch
-from segue.tmux import TmuxError, display_message, keep_on_exit, respawn
 
 __all__ = ["relaunch_pane"]
 

@@ -22,7 +22,7 @@ from typing import Any
 
 import orjson
 
-from segue.conversation import (
+from segue.model.conversation import (
     AssistantMessage,
     Compaction,
     Item,

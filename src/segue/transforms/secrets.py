@@ -35,7 +35,13 @@ __all__ = ["SecretScan", "marker", "mask", "scan"]
 # more than all the others together, for kinds rarely seen here.)
 Gate = tuple[tuple[str, ...], ...]
 DETECTORS: tuple[tuple[str, str, str, Gate, bool], ...] = (
-    ("segue.secrets", "AnthropicKeyDetector", "anthropic_api_key", (("sk-ant-",),), False),
+    (
+        "segue.transforms.secrets",
+        "AnthropicKeyDetector",
+        "anthropic_api_key",
+        (("sk-ant-",),),
+        False,
+    ),
     ("openai", "OpenAIDetector", "openai_api_key", (("T3BlbkFJ",),), False),
     (
         "aws",
@@ -51,7 +57,13 @@ DETECTORS: tuple[tuple[str, str, str, Gate, bool], ...] = (
         (("ghp_",), ("gho_",), ("ghu_",), ("ghs_",), ("ghr_",)),
         False,
     ),
-    ("segue.secrets", "GitHubFineGrainedTokenDetector", "github_token", (("github_pat_",),), False),
+    (
+        "segue.transforms.secrets",
+        "GitHubFineGrainedTokenDetector",
+        "github_token",
+        (("github_pat_",),),
+        False,
+    ),
     (
         "gitlab_token",
         "GitLabTokenDetector",
@@ -118,8 +130,8 @@ def marker(kind: str) -> str:
 @cache
 def _detector(module: str, name: str) -> Any:
     """An instance of one detector (detect-secrets is imported on first use)."""
-    if module == "segue.secrets":
-        from segue import secret_detectors
+    if module == "segue.transforms.secrets":
+        from segue.transforms import secret_detectors
 
         return getattr(secret_detectors, name)()
     plugins = importlib.import_module(f"detect_secrets.plugins.{module}")

@@ -1,94 +1,24 @@
-"""The neutral model as plain JSON values: the stable ``--json`` output that scripts build on.
+"""The documents the commands print with ``--json``: a switch, an agent, a session row, a fleet's
+plan and result, usage windows and a thread move. Stable: fields are only ever added.
 
-Every item becomes an object with ``kind`` first, its own fields, and ``file`` / ``line`` for
-provenance. Enum values are their strings; datetimes are ISO 8601 in UTC with ``Z``. Field names
-are documented in the README and only ever added to.
+Items and conversations are spelled by the model's codec (:mod:`segue.model.codec`).
 """
 
 from __future__ import annotations
 
-import dataclasses
-from datetime import datetime
-from enum import Enum
 from typing import TYPE_CHECKING, Any
 
-from segue.conversation import Compaction, Conversation, Item, LimitWindow, Opaque, Provenance
-from segue.session_info import SessionInfo
-from segue.times import iso_z
+from segue.model.codec import SCHEMA_VERSION, to_json_value
+from segue.model.conversation import LimitWindow
+from segue.model.session_info import SessionInfo
+from segue.model.times import iso_z
 
 if TYPE_CHECKING:
-    from segue.agents import Agent
-    from segue.fleet import Candidate, FleetPlan, FleetResult, Outcome
+    from segue.fleet.batch import Candidate, FleetPlan, FleetResult, Outcome
+    from segue.running.agents import Agent
+    from segue.running.usage import ProviderUsage
     from segue.switch import Switch
     from segue.switch.result import ThreadMove
-    from segue.usage import ProviderUsage
-
-SCHEMA_VERSION = 1
-# Python names that the JSON spells as it did before they were renamed (the JSON is stable).
-_JSON_NAMES = {("reasoning", "text"): "summary", ("error", "error_kind"): "error"}
-
-
-def _value(value: Any) -> Any:
-    if isinstance(value, Enum):
-        return value.value
-    if isinstance(value, datetime):
-        return iso_z(value)
-    if isinstance(value, tuple | list):
-        return [_value(v) for v in value]
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: _value(getattr(value, f.name)) for f in dataclasses.fields(value)}
-    return value
-
-
-def item_to_json(item: Item, *, opaque_data: bool = False) -> dict[str, Any]:
-    out: dict[str, Any] = {"kind": item.kind}
-    for f in dataclasses.fields(item):
-        name = f.name
-        if name in ("kind", "prov"):
-            continue
-        value = getattr(item, name)
-        if isinstance(item, Opaque) and name == "data" and not opaque_data:
-            continue
-        if isinstance(item, Compaction) and name == "replacement":
-            out[name] = None if value is None else [item_to_json(i) for i in value]
-            continue
-        out[_JSON_NAMES.get((item.kind, name), name)] = _value(value)
-    prov: Provenance = item.prov
-    out["file"] = prov.file
-    out["line"] = prov.line
-    return out
-
-
-def conversation_to_json(
-    conversation: Conversation, *, opaque_data: bool = False, extra: dict[str, Any] | None = None
-) -> dict[str, Any]:
-    meta = conversation.meta
-    out: dict[str, Any] = {
-        "schema": SCHEMA_VERSION,
-        "meta": {
-            "provider": meta.provider.value,
-            "id": meta.id,
-            "path": meta.path,
-            "cwd": meta.cwd,
-            "model": meta.model,
-            "cli_version": meta.cli_version,
-            "git_branch": meta.git_branch,
-            "title": meta.title,
-            "created": meta.created,
-            "updated": meta.updated,
-            "limits": [_value(window) for window in meta.limits],
-            "extra": meta.extra,
-        },
-        "items": [item_to_json(i, opaque_data=opaque_data) for i in conversation.items],
-        "skipped": [_value(s) for s in conversation.skipped],
-        "notes": list(conversation.notes),
-        "sidechains": [
-            conversation_to_json(s, opaque_data=opaque_data) for s in conversation.sidechains
-        ],
-    }
-    if extra:
-        out.update(extra)
-    return out
 
 
 def switch_to_json(switch: Switch) -> dict[str, Any]:
@@ -101,7 +31,7 @@ def switch_to_json(switch: Switch) -> dict[str, Any]:
             "provider": switch.source.meta.provider.value,
             "id": switch.source.meta.id,
             "path": None if switch.source_path is None else str(switch.source_path),
-            "skipped": [_value(s) for s in switch.source.skipped],
+            "skipped": [to_json_value(s) for s in switch.source.skipped],
         },
         "target": {
             "provider": target.provider.value,
@@ -123,7 +53,7 @@ def switch_to_json(switch: Switch) -> dict[str, Any]:
         "not_carried": plan.not_carried,
         "chars_before": plan.chars_before,
         "chars_after": plan.chars_after,
-        "shrink": None if plan.shrink is None else _value(plan.shrink),
+        "shrink": None if plan.shrink is None else to_json_value(plan.shrink),
         "capped_results": plan.capped_results,
         "capped_chars": plan.capped_chars,
         "trimmed_results": plan.trimmed_results,
@@ -245,10 +175,10 @@ def window_to_json(window: LimitWindow) -> dict[str, Any]:
         "name": window.name,
         "minutes": window.minutes,
         "used_percent": window.used_percent,
-        "resets_at": _value(window.resets_at),
+        "resets_at": to_json_value(window.resets_at),
         "scope": window.scope,
         "source": window.source,
-        "observed_at": _value(window.observed_at),
+        "observed_at": to_json_value(window.observed_at),
     }
 
 

@@ -1,5 +1,5 @@
 """``segue switch --from …``: the fleet switch at the command line (preview, one confirmation,
-the batch, the tally). The work is :mod:`segue.fleet`; this module only talks to the user."""
+the batch, the tally). The work is :mod:`segue.fleet.batch`; this module only talks to the user."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from collections.abc import Callable
 
 from rich.console import Console
 
-from segue.conversation import Provider
-from segue.errors import SegueError
-from segue.fleet import ArrivalCompact, FleetPlan, plan_fleet, run_fleet
+from segue.fleet.batch import ArrivalCompact, FleetPlan, plan_fleet, run_fleet
+from segue.model.conversation import Provider
+from segue.model.errors import SegueError
 
 Out = Callable[[object], None]
 
@@ -41,11 +41,11 @@ def run_fleet_command(
 ) -> None:
     """Preview, confirm, switch and report; exits 1 when any agent's switch failed (the batch
     itself always goes on past one)."""
-    from segue.render import print_fleet_plan, print_fleet_result
-    from segue.serialize import fleet_plan_to_json, fleet_result_to_json
+    from segue.cli.documents import fleet_plan_to_json, fleet_result_to_json
+    from segue.cli.render import print_fleet_plan, print_fleet_result
 
     if return_batch:
-        from segue.fleet import return_plan
+        from segue.fleet.batch import return_plan
 
         plan = return_plan(
             sessions[0] if sessions else None,
@@ -66,7 +66,7 @@ def run_fleet_command(
             clean=clean,
         )
     if source_compact:
-        from segue.fleet import check_source_compact
+        from segue.fleet.batch import check_source_compact
 
         check_source_compact(plan)
     if dry_run or not plan.to_switch:

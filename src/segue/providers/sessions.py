@@ -11,11 +11,11 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from segue.conversation import Conversation, Provider
-from segue.errors import SegueError, SessionError
 from segue.formats.stamp import Change, Stamp, check_stamp, stamp_file
+from segue.model.conversation import Conversation, Provider
+from segue.model.errors import SegueError, SessionError
+from segue.model.session_info import SessionInfo
 from segue.providers import Env, ProviderEntry, all_entries, entry, entry_for_file
-from segue.session_info import SessionInfo
 
 __all__ = [
     "Listing",

@@ -18,7 +18,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from segue.errors import SegueError
+from segue.model.errors import SegueError
 
 __all__ = [
     "Pane",
@@ -135,7 +135,8 @@ def respawn(
     """Run ``argv`` in ``pane`` in place of what runs there (``respawn-pane -k``), in ``cwd``,
     with ``env`` added to the server's environment. ``remain-on-exit`` is set first, so the pane
     stays (showing how the command ended) when it exits. End the old process first
-    (:func:`segue.agents.end_agent`): ``-k`` only hangs up its terminal and does not wait."""
+    (:func:`segue.running.agents.end_agent`): ``-k`` only hangs up its terminal and does not
+    wait."""
     if not argv:
         raise TmuxError("respawn: no command to run")
     keep_on_exit(pane)

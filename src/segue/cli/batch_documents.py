@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from segue.store.records import Batch, BatchAgent, BatchSummary
-from segue.times import iso_z
+from segue.model.times import iso_z
+from segue.store.records import AgentResult, Batch, BatchAgent, BatchSummary
 
 __all__ = ["agent_to_json", "batch_to_json", "summary_to_json"]
 
@@ -61,6 +61,29 @@ def agent_to_json(agent: BatchAgent) -> dict[str, Any]:
         if r.target_session is None
         else {"provider": r.target_provider, "session": r.target_session, "path": r.target_path},
         "first": {"provider": r.first_provider, "session": r.first_session},
+        "strategy": r.strategy,
+        "summary": r.summary,
+        "resume_command": r.resume_command,
+        "warnings": list(r.warnings),
         "recorded_at": iso_z(agent.recorded_at),
-        "switch": r.switch,
+        "switch": _switch(r),
+    }
+
+
+def _switch(r: AgentResult) -> dict[str, Any] | None:
+    """The deprecated ``switch`` object: the whole ``segue switch --json`` document for a row an
+    earlier version recorded, else the part of it the row keeps (target, label, summary, resume
+    command, warnings, and the thread move's strategy)."""
+    if r.switch is not None or r.target_session is None:
+        return r.switch
+    return {
+        "session_id": r.target_session,
+        "path": r.target_path,
+        "target": {"provider": r.target_provider},
+        "strategy": r.label,
+        "label": r.label,
+        "summary": r.summary,
+        "resume_command": r.resume_command,
+        "warnings": list(r.warnings),
+        "thread": None if r.strategy is None else {"strategy": r.strategy},
     }

@@ -14,12 +14,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from segue.conversation import Provider
-from segue.errors import SwitchError
-from segue.formats.limits import looks_like_limit_text
+from segue.model.conversation import Provider
+from segue.model.errors import SwitchError
+from segue.model.limits import looks_like_limit_text
 from segue.providers import entry
-from segue.secrets import mask
 from segue.transforms.handoff_summary import CUT, DEFAULT_MAX_CHARS
+from segue.transforms.secrets import mask
 
 __all__ = ["SUMMARY_BY", "WrittenSummary", "summary_provider", "write_summary"]
 
@@ -91,7 +91,7 @@ def write_summary(
 
 
 def _exhausted(provider: Provider, env: Mapping[str, str], now: datetime) -> bool:
-    from segue.usage import exhausted_providers, read_usage
+    from segue.running.usage import exhausted_providers, read_usage
 
     usages = read_usage(env, now=now, remote=False, providers=[provider])
     return provider in exhausted_providers(usages)

@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Annotated, NoReturn
 import orjson
 import typer
 
-from segue.conversation import Provider
-from segue.errors import SegueError
+from segue.model.conversation import Provider
+from segue.model.errors import SegueError
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -80,9 +80,9 @@ def sessions(
     show_secrets: ShowSecrets = False,
 ) -> None:
     """List Claude Code and Codex sessions, newest first."""
-    from segue.render import print_sessions
-    from segue.serialize import session_info_to_json
-    from segue.sessions import list_sessions
+    from segue.cli.documents import session_info_to_json
+    from segue.cli.render import print_sessions
+    from segue.providers.sessions import list_sessions
 
     if all_dirs and cwd is not None:
         raise UsageError("give --cwd or --all, not both")
@@ -113,9 +113,9 @@ def agents(
     as_json: JsonOption = False,
 ) -> None:
     """List the Claude Code and Codex processes running now: session, tmux pane and state."""
-    from segue.agents import list_agents
-    from segue.render import print_agents
-    from segue.serialize import agent_to_json
+    from segue.cli.documents import agent_to_json
+    from segue.cli.render import print_agents
+    from segue.running.agents import list_agents
 
     found = list_agents(tmux_sockets=sockets or ())
     if as_json:
@@ -138,19 +138,19 @@ def show(
     show_secrets: ShowSecrets = False,
 ) -> None:
     """Print one session's decoded conversation."""
-    from segue.sessions import find_session, read_session
+    from segue.providers.sessions import find_session, read_session
 
     provider, path = find_session(session)
     conversation = read_session(path, provider)
     if as_json:
-        from segue.serialize import conversation_to_json
+        from segue.model.codec import conversation_to_json
         from segue.transforms.effective import effective_history
 
         effective = effective_history(conversation)
         first = conversation.items.index(effective[0]) if effective else 0
         _out(conversation_to_json(conversation, extra={"effective_from": first}))
         return
-    from segue.render import print_conversation
+    from segue.cli.render import print_conversation
 
     print_conversation(_console(), conversation, verbose, show_secrets)
 
@@ -233,7 +233,7 @@ def switch(
     The source provider is never asked for anything (unless --source-compact) and its files
     are never written."""
     fleet = bool(from_ or all_ or cwd or under or return_ or relaunch or len(sessions or []) != 1)
-    from segue.summaries import SUMMARY_BY
+    from segue.switch.summaries import SUMMARY_BY
 
     # the same checks whichever mode: every value first, then what each mode cannot do
     if summary_by is not None and summary_by not in SUMMARY_BY:
@@ -262,7 +262,7 @@ def switch(
         raise UsageError("--summary-by applies to the switch of one session")
     if exec_:
         raise UsageError("--exec switches one session; a fleet is relaunched with --relaunch")
-    from segue.fleet_cli import run_fleet_command
+    from segue.cli.fleet import run_fleet_command
 
     run_fleet_command(
         sessions=list(sessions or []),
@@ -301,7 +301,7 @@ def _switch_one(
 
     notes: list[str] = []
     if source_compact and not dry_run:
-        from segue.fleet import compact_source
+        from segue.fleet.batch import compact_source
 
         notes.append(compact_source(session))
     result = switch_session(
@@ -314,18 +314,18 @@ def _switch_one(
         summary_by=summary_by,
     )
     if result.written and not dry_run and arrival is not Arrival.OFF:
-        from segue.fleet import ArrivalCompact, arrival_compaction
+        from segue.fleet.batch import ArrivalCompact, arrival_compaction
 
         note = arrival_compaction(result, ArrivalCompact(arrival.value))
         if note:
             notes.append(note)
     result.plan.notes += notes
     if as_json:
-        from segue.serialize import switch_to_json, thread_move_to_json
+        from segue.cli.documents import switch_to_json, thread_move_to_json
 
         _out({**switch_to_json(result), "thread": thread_move_to_json(result.thread)})
     else:
-        from segue.render import print_switch
+        from segue.cli.render import print_switch
 
         print_switch(_console(), result, result.thread)
     if exec_ and not dry_run and result.session_id is not None:
@@ -360,22 +360,22 @@ def batches(
             found = store.find_batch(batch)
     if batch is None:
         if as_json:
-            from segue.store.documents import summary_to_json
+            from segue.cli.batch_documents import summary_to_json
 
             _out({"batches": [summary_to_json(s) for s in summaries]})
         elif summaries:
-            from segue.render_batches import print_batches
+            from segue.cli.render_batches import print_batches
 
             print_batches(_console(), summaries)
         else:
             _console().print("No batches recorded yet.", markup=False)
         return
     if as_json:
-        from segue.store.documents import batch_to_json
+        from segue.cli.batch_documents import batch_to_json
 
         _out(batch_to_json(found))
     else:
-        from segue.render_batches import print_batch
+        from segue.cli.render_batches import print_batch
 
         print_batch(_console(), found)
 
@@ -394,16 +394,16 @@ def usage(
     Claude Code's own cache, and Codex's own app-server. One that cannot answer is a note."""
     from datetime import UTC, datetime
 
-    from segue.usage import read_usage
+    from segue.running.usage import read_usage
 
     now = datetime.now(UTC)
     usages = read_usage(now=now, remote=not offline)
     if as_json:
-        from segue.serialize import usage_to_json
+        from segue.cli.documents import usage_to_json
 
         _out(usage_to_json(usages))
         return
-    from segue.render import print_usage
+    from segue.cli.render import print_usage
 
     print_usage(_console(), usages, now)
 
@@ -427,8 +427,8 @@ def run(
     as_json: JsonOption = False,
 ) -> None:
     """Run one headless turn of an app thread on a provider, through the thread's strategy."""
+    from segue.cli.documents import thread_move_to_json
     from segue.run import run_turn
-    from segue.serialize import thread_move_to_json
 
     result = run_turn(prompt, thread=thread, provider=provider)
     failed = result.returncode != 0 or result.status == "failed"
@@ -480,14 +480,14 @@ def demo(
 ) -> None:
     """Switch a bundled, recorded Codex session that hit its usage limit to Claude Code,
     in a scratch home, and show the plan, the report and the native file it writes."""
+    from segue.cli.render import print_demo
     from segue.demo import run_demo
-    from segue.render import print_demo
 
     print_demo(_console(), run_demo(home=home))
 
 
 def _register_threads() -> None:
-    from segue.threads_cli import thread_app
+    from segue.cli.threads import thread_app
 
     app.add_typer(thread_app, name="thread")
 

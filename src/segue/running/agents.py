@@ -21,12 +21,12 @@ from pathlib import Path
 
 import psutil
 
-from segue.conversation import Provider
-from segue.errors import SegueError
+from segue.model.conversation import Provider
+from segue.model.errors import SegueError
+from segue.model.session_info import SessionState
 from segue.providers import ProviderEntry, all_entries
 from segue.providers.base import RunningSession
-from segue.tmux import Pane, PaneProcess, default_sockets, list_panes
-from segue.transforms.state import SessionState
+from segue.running.tmux import Pane, PaneProcess, default_sockets, list_panes
 
 __all__ = ["Agent", "AgentState", "Pane", "end_agent", "list_agents", "working_on"]
 

@@ -1,0 +1,88 @@
+"""The neutral model as plain JSON values: every item an object with ``kind`` first, its own
+fields, and ``file`` / ``line`` for provenance. Enum values are their strings; datetimes are ISO
+8601 in UTC with ``Z``; a data class is an object of its fields.
+
+This is the model's one codec: ``segue show --json`` prints it, and the graph stores handoff
+items in it. Field names are documented with the JSON schemas and only ever added to.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from datetime import datetime
+from enum import Enum
+from typing import Any
+
+from segue.model.conversation import Compaction, Conversation, Item, Opaque, Provenance
+from segue.model.times import iso_z
+
+__all__ = ["SCHEMA_VERSION", "conversation_to_json", "item_to_json", "to_json_value"]
+
+SCHEMA_VERSION = 1
+# Python names that the JSON spells as it did before they were renamed (the JSON is stable).
+_JSON_NAMES = {("reasoning", "text"): "summary", ("error", "error_kind"): "error"}
+
+
+def to_json_value(value: Any) -> Any:
+    """``value`` as plain JSON values: enums as their strings, datetimes as ISO 8601 with Z,
+    data classes as objects of their fields."""
+    if isinstance(value, Enum):
+        return value.value
+    if isinstance(value, datetime):
+        return iso_z(value)
+    if isinstance(value, tuple | list):
+        return [to_json_value(v) for v in value]
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: to_json_value(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    return value
+
+
+def item_to_json(item: Item, *, opaque_data: bool = False) -> dict[str, Any]:
+    out: dict[str, Any] = {"kind": item.kind}
+    for f in dataclasses.fields(item):
+        name = f.name
+        if name in ("kind", "prov"):
+            continue
+        value = getattr(item, name)
+        if isinstance(item, Opaque) and name == "data" and not opaque_data:
+            continue
+        if isinstance(item, Compaction) and name == "replacement":
+            out[name] = None if value is None else [item_to_json(i) for i in value]
+            continue
+        out[_JSON_NAMES.get((item.kind, name), name)] = to_json_value(value)
+    prov: Provenance = item.prov
+    out["file"] = prov.file
+    out["line"] = prov.line
+    return out
+
+
+def conversation_to_json(
+    conversation: Conversation, *, opaque_data: bool = False, extra: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    meta = conversation.meta
+    out: dict[str, Any] = {
+        "schema": SCHEMA_VERSION,
+        "meta": {
+            "provider": meta.provider.value,
+            "id": meta.id,
+            "path": meta.path,
+            "cwd": meta.cwd,
+            "model": meta.model,
+            "cli_version": meta.cli_version,
+            "git_branch": meta.git_branch,
+            "title": meta.title,
+            "created": meta.created,
+            "updated": meta.updated,
+            "limits": [to_json_value(window) for window in meta.limits],
+            "extra": meta.extra,
+        },
+        "items": [item_to_json(i, opaque_data=opaque_data) for i in conversation.items],
+        "skipped": [to_json_value(s) for s in conversation.skipped],
+        "notes": list(conversation.notes),
+        "sidechains": [
+            conversation_to_json(s, opaque_data=opaque_data) for s in conversation.sidechains
+        ],
+    }
+    if extra:
+        out.update(extra)
+    return out

@@ -1,0 +1,45 @@
+"""The checks a change must pass besides its tests, run as part of the suite (so the README's one
+test command, and CI, run them): the layer contract, ruff and mypy --strict.
+
+The layer contract is import-linter's, in ``pyproject.toml``: each package imports only the
+packages beneath it (``segue.cli`` at the top, ``segue.model`` and ``segue.support`` at the
+bottom), so an upward import fails here with the chain that makes it.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+BIN = Path(sys.executable).parent
+
+
+def _run(*argv: str) -> subprocess.CompletedProcess[str]:
+    tool = BIN / argv[0]
+    if not tool.exists():
+        pytest.fail(f"{argv[0]} is not installed in this environment (uv sync)")
+    return subprocess.run(
+        [str(tool), *argv[1:]], cwd=ROOT, capture_output=True, text=True, timeout=300
+    )
+
+
+def test_no_package_imports_a_layer_above_it() -> None:
+    done = _run("lint-imports", "--no-cache")
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
+    assert "1 kept, 0 broken" in done.stdout
+
+
+def test_ruff_finds_nothing() -> None:
+    lint = _run("ruff", "check", ".")
+    assert lint.returncode == 0, lint.stdout[-4000:]
+    formatted = _run("ruff", "format", "--check", ".")
+    assert formatted.returncode == 0, formatted.stdout[-4000:]
+
+
+def test_mypy_strict_finds_nothing(tmp_path: Path) -> None:
+    done = _run("mypy", "--cache-dir", str(tmp_path / "mypy"))
+    assert done.returncode == 0, done.stdout[-4000:]
