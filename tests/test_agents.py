@@ -327,7 +327,7 @@ def test_end_an_idle_agent_and_resume_it_in_its_pane(
     assert ended_in < 3.0
 
     argv = [str(claude_bin() if provider is Provider.CLAUDE else codex_bin())]
-    argv += entry(provider).resume_argv(agent.session_id)[1:]
+    argv += entry(provider).resume_args(agent.session_id)
     if provider is Provider.CLAUDE:
         argv.append("--dangerously-skip-permissions")
     else:

@@ -355,3 +355,17 @@ def test_bundled_table_matches_codex(tmp_path: Path) -> None:
     assert table == seen
     listed = [m for m in models if m.get("visibility") == "list"]
     assert min(listed, key=lambda m: m["priority"])["slug"] == CODEX_DEFAULT_MODEL
+
+
+def test_each_provider_says_which_model_ids_name_one_model() -> None:
+    """Claude Code's ``[1m]`` window suffix and a dated id run the same model as the bare id
+    (a thread that ran one is not stale under the other); Codex's ids are taken as they are."""
+    from segue.providers import entry
+
+    claude = entry(Provider.CLAUDE)
+    keys = {claude.model_key(m) for m in ("claude-opus-4-5", "Claude-Opus-4-5[1m]")}
+    assert keys == {claude.model_key("claude-opus-4-5-20251101")} == {"claude-opus-4-5"}
+    assert claude.model_key("claude-sonnet-4-5") != claude.model_key("claude-opus-4-5")
+    codex = entry(Provider.CODEX)
+    assert codex.model_key("gpt-5.5") != codex.model_key("gpt-5.5-codex")
+    assert codex.model_key(" GPT-5.5 ") == codex.model_key("gpt-5.5")

@@ -463,6 +463,34 @@ def test_exec_with_a_missing_cwd_refuses_before_writing(tmp_path: Path) -> None:
     assert not (tmp_path / "home" / ".claude").exists()
 
 
+def test_exec_and_the_resume_command_run_the_cli_the_user_named(tmp_path: Path) -> None:
+    """``$SEGUE_CLAUDE_BIN`` names the user's Claude Code: the printed resume command and
+    ``--exec`` run it, with the new session, from the session's folder."""
+    fixture, _ = copy_home("codex-chat", tmp_path / "home")
+    Path(fixture.spec["cwd"]).mkdir(parents=True, exist_ok=True)
+    seen = tmp_path / "argv.txt"
+    program = tmp_path / "bin" / "my claude"
+    program.parent.mkdir()
+    program.write_text(f'#!/bin/sh\nprintf "%s\\n" "$PWD" "$@" > "{seen}"\n')
+    program.chmod(0o755)
+    shown = cli(
+        tmp_path / "home", "switch", fixture.spec["session_id"], "--to", "claude", "--json",
+        tmp=tmp_path, SEGUE_CLAUDE_BIN=str(program),
+    )  # fmt: skip
+    no_traceback(shown)
+    doc = orjson.loads(shown.stdout)
+    assert doc["resume_command"].endswith(f"&& '{program}' --resume {doc['session_id']}")
+    run = cli(
+        tmp_path / "home", "switch", fixture.spec["session_id"], "--to", "claude", "--clean",
+        "--exec", tmp=tmp_path, SEGUE_CLAUDE_BIN=str(program),
+    )  # fmt: skip
+    no_traceback(run)
+    assert run.returncode == 0, run.stderr
+    cwd, *argv = seen.read_text().splitlines()
+    assert argv[0] == "--resume" and argv[1] != doc["session_id"] and len(argv) == 2
+    assert Path(cwd).resolve() == Path(fixture.spec["cwd"]).resolve()
+
+
 @pytest.mark.parametrize(
     "name", ["codex-payload-role-assistant", "codex-sequence-tool-cycle"], ids=str
 )

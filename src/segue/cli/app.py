@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
 app = typer.Typer(
+    rich_markup_mode=None,  # click's plain help: rich's costs --help 60 ms a start
     name="segue",
     help="Keep one coding-agent conversation alive across Claude Code and Codex.",
     no_args_is_help=True,

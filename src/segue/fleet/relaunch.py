@@ -54,7 +54,7 @@ def relaunch_pane(agent: Agent, switch: Switch, env: Mapping[str, str]) -> str:
             f"{pane.target}: could not end {agent.provider.value} (pid {agent.pid}); "
             f"continue it with {switch.resume_command}"
         )
-    argv = [target.executable(env) or target.command, *target.resume_argv(switch.session_id)[1:]]
+    argv = [target.executable(env) or target.program(env), *target.resume_args(switch.session_id)]
     try:
         respawn(pane, switch.cwd, argv, env=passed_environment(agent_env, env))
     except TmuxError as exc:

@@ -85,17 +85,24 @@ class ProviderEntry(ABC):
     # what the CLI can do headless; None: compaction and summaries only through its interface
     headless: ClassVar[HeadlessCommands | None] = None
 
+    @property
+    def bin_variable(self) -> str:
+        """The variable that names the user's CLI when it is not ``command`` on ``$PATH``."""
+        return f"SEGUE_{self.provider.value.upper().replace('-', '_')}_BIN"
+
+    def program(self, env: Env) -> str:
+        """The CLI as the user runs it, for a command segue prints or runs:
+        ``$SEGUE_<PROVIDER>_BIN`` as given, else ``command``."""
+        return env.get(self.bin_variable) or self.command
+
     def executable(self, env: Env) -> str | None:
-        """The user's CLI: ``$SEGUE_<PROVIDER>_BIN``, else ``command`` on ``$PATH``; None when
-        it is not there (or not executable)."""
-        override = env.get(f"SEGUE_{self.provider.value.upper()}_BIN")
-        if override:
-            return shutil.which(override, path=env.get("PATH"))
-        return shutil.which(self.command, path=env.get("PATH"))
+        """The user's CLI found: :meth:`program` on ``$PATH`` (or the path it names); None
+        when it is not there (or not executable)."""
+        return shutil.which(self.program(env), path=env.get("PATH"))
 
     def not_installed(self) -> str:
         """Why the user's CLI cannot be run: one line."""
-        return f"{self.command} is not installed (not on PATH; set SEGUE_{self.provider.name}_BIN)"
+        return f"{self.command} is not installed (not on PATH; set {self.bin_variable})"
 
     def compact(self, path: Path, session_id: str, cwd: str, env: Env) -> tuple[bool, str]:
         """Run the CLI's own compaction on a session; ``(done, what happened)``. Never
@@ -174,6 +181,11 @@ class ProviderEntry(ABC):
         session in ``cwd`` (project settings apply there). Raises
         :class:`segue.model.errors.ConfigError` for a config file it cannot use."""
 
+    def model_key(self, model: str) -> str:
+        """A model id as this provider's CLI means it: two ids with one key run the same model
+        (a session's encrypted reasoning is its model's). By default the id itself."""
+        return model.strip().lower()
+
     @abstractmethod
     def select(self, items: Sequence[Item]) -> list[Item]:
         """The items this provider can take as a target, in order."""
@@ -217,8 +229,9 @@ class ProviderEntry(ABC):
         option."""
 
     @abstractmethod
-    def resume_argv(self, session_id: str) -> list[str]:
-        """The command that continues a session interactively."""
+    def resume_args(self, session_id: str) -> list[str]:
+        """The arguments, after the program (:meth:`program`), that continue a session
+        interactively."""
 
     # -- usage --------------------------------------------------------------------------------
 

@@ -99,13 +99,6 @@ class Prepared:
     warnings: list[str] = field(default_factory=list)  # what the move loses
 
 
-def _model_name(model: str) -> str:
-    """A model id without the spellings that do not change the model (``[1m]``, a date)."""
-    base = model.strip().lower().removesuffix("[1m]")
-    head, _, tail = base.rpartition("-")
-    return head if tail.isdigit() and len(tail) == 8 else base
-
-
 def _model_changed(graph: ThreadGraph, to: Provider, env: Mapping[str, str], cwd: str) -> bool:
     """Whether the model the user's CLI for ``to`` would run now differs from the one its
     provider thread ran (a Codex thread's encrypted reasoning is its model's; another model is a
@@ -115,14 +108,15 @@ def _model_changed(graph: ThreadGraph, to: Provider, env: Mapping[str, str], cwd
         for pt in graph.provider_threads
         if pt.provider == to.value and pt.status is ProviderThreadStatus.ACTIVE
     ]
-    recorded = {_model_name(pt.model) for pt in mine if pt.model}
+    target = entry(to)
+    recorded = {target.model_key(pt.model) for pt in mine if pt.model}
     if not recorded:
         return False
     try:
-        now = entry(to).target_profile(env, cwd).model
+        now = target.target_profile(env, cwd).model
     except SegueError:
         return False
-    return now is not None and _model_name(now) not in recorded
+    return now is not None and target.model_key(now) not in recorded
 
 
 def run_items(

@@ -80,7 +80,7 @@ def switch_session(
         decision, facts = decide_move(state, source, target, options, reads, env)
         prepared = prepare_move(state, source, target, decision, facts, options, reads, env)
         if dry_run:
-            return _preview(state, source, prepared, options)
+            return _preview(state, source, prepared, options, env)
         return write_and_record(state, source, prepared, reads, env)
 
 
@@ -178,17 +178,20 @@ def _result(
     prepared: Prepared,
     move: ThreadMove,
     warnings: list[str],
+    env: Mapping[str, str],
 ) -> Switch:
     """The switch as the user is told of it: the session to continue is the one resumed
     (``no_handoff``) until a written one replaces it."""
+    target = prepared.plan.target.provider
     switch = Switch(
         source.conversation,
         source.path,
-        prepared.plan.target.provider,
+        target,
         prepared.plan,
         prepared.cwd,
         warnings=[*state.notes, *prepared.warnings, *warnings],
         thread=move,
+        program=entry(target).program(env),
     )
     if prepared.kind is MoveKind.RESUME and prepared.target_pt is not None:
         switch.session_id = prepared.target_pt.native_id
@@ -197,11 +200,15 @@ def _result(
 
 
 def _preview(
-    state: ThreadState, source: Source, prepared: Prepared, options: SwitchOptions
+    state: ThreadState,
+    source: Source,
+    prepared: Prepared,
+    options: SwitchOptions,
+    env: Mapping[str, str],
 ) -> Switch:
     if state.store is not None:
         state.store.close()
-    switch = _result(state, source, prepared, preview_move(state, prepared), [])
+    switch = _result(state, source, prepared, preview_move(state, prepared), [], env)
     switch.dry_run = True
     switch.prepared, switch.source_stamp, switch.options = prepared, source.stamp, options
     return switch
@@ -222,7 +229,7 @@ def write_and_record(
         raise
     move, warnings = record_move(state, source, prepared, written, reads, env)
     switch = _result(
-        state, source, prepared, move, [*(written.warnings if written else []), *warnings]
+        state, source, prepared, move, [*(written.warnings if written else []), *warnings], env
     )
     if written is not None:
         switch.session_id, switch.path, switch.written = written.session_id, written.path, True

@@ -92,7 +92,9 @@ def switch_conversation(
         raise SwitchError(f"{where}: nothing in this session can be carried to {to.value}")
     target = entry(to)
     native = target.prepare(plan.items, cwd=cwd, env=env, now=now or datetime.now(UTC))
-    switch = Switch(conversation, source_path, to, plan, cwd, dry_run=dry_run)
+    switch = Switch(
+        conversation, source_path, to, plan, cwd, dry_run=dry_run, program=target.program(env)
+    )
     if dry_run:
         return switch
     switch.warnings = target.publish(native, env)

@@ -54,11 +54,13 @@ class Switch:
     prepared: Prepared | None = field(default=None, repr=False)
     source_stamp: Stamp | None = field(default=None, repr=False)
     options: SwitchOptions | None = field(default=None, repr=False)
+    program: str | None = None  # the target's CLI as the user runs it (None: its command)
 
     @property
     def resume_argv(self) -> list[str]:
         assert self.session_id is not None
-        return entry(self.target).resume_argv(self.session_id)
+        target = entry(self.target)
+        return [self.program or target.command, *target.resume_args(self.session_id)]
 
     @property
     def resume_command(self) -> str:

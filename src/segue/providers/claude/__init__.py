@@ -15,7 +15,7 @@ from segue.model.conversation import Conversation, Item, Provider
 from segue.providers.base import Env, HeadlessCommands, ProviderEntry
 from segue.providers.claude.agents import running_session
 from segue.providers.claude.compact import compact
-from segue.providers.claude.profile import target_profile
+from segue.providers.claude.profile import model_key, target_profile
 from segue.providers.claude.summarize import summarize
 from segue.providers.claude.usage import read_usage
 
@@ -86,5 +86,8 @@ class ClaudeCode(ProviderEntry):
     def headless_argv(self, executable: str, session_id: str, prompt: str) -> list[str]:
         return [executable, "-p", "--resume", session_id, "--", prompt]
 
-    def resume_argv(self, session_id: str) -> list[str]:
-        return ["claude", "--resume", session_id]
+    def model_key(self, model: str) -> str:
+        return model_key(model)
+
+    def resume_args(self, session_id: str) -> list[str]:
+        return ["--resume", session_id]

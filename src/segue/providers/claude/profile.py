@@ -306,4 +306,12 @@ def _positive_int(text: str) -> int | None:
     return value if value > 0 else None
 
 
-__all__ = ["claude_auto_compact_threshold", "target_profile"]
+__all__ = ["claude_auto_compact_threshold", "model_key", "target_profile"]
+
+
+def model_key(model: str) -> str:
+    """A model id without the spellings that do not change the model: the ``[1m]`` window
+    suffix and a date (``claude-opus-4-5-20251101``)."""
+    base = model.strip().lower().removesuffix("[1m]")
+    head, _, tail = base.rpartition("-")
+    return head if tail.isdigit() and len(tail) == 8 else base

@@ -91,5 +91,5 @@ class Codex(ProviderEntry):
     def headless_argv(self, executable: str, session_id: str, prompt: str) -> list[str]:
         return [executable, "exec", "--skip-git-repo-check", "resume", session_id, "--", prompt]
 
-    def resume_argv(self, session_id: str) -> list[str]:
-        return ["codex", "resume", session_id]
+    def resume_args(self, session_id: str) -> list[str]:
+        return ["resume", session_id]
