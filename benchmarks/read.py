@@ -199,7 +199,8 @@ def bench_listing(sessions: int, runs: int) -> dict[str, Any]:
         listed = len(listing.sessions)
         problems = len(listing.problems)
         by_provider = {
-            p.value: sum(1 for s in listing.sessions if s.provider is p) for p in Provider
+            p.value: sum(1 for s in listing.sessions if s.provider is p)
+            for p in (Provider.CLAUDE, Provider.CODEX)
         }
         del listing
         warm_s = best_of(runs, lambda: list_sessions(None, None, env=env))
@@ -303,9 +304,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--mb", type=float, default=100.0, help="size of each large session")
     parser.add_argument("--sessions", type=int, default=1000, help="sessions to list (total)")
     parser.add_argument("--runs", type=int, default=3, help="timed runs; the best is kept")
-    parser.add_argument(
-        "--provider", choices=[p.value for p in Provider], help="only this provider's read"
-    )
+    parser.add_argument("--provider", choices=["claude", "codex"], help="only this provider's read")
     parser.add_argument("--skip-read", action="store_true")
     parser.add_argument("--skip-listing", action="store_true")
     parser.add_argument("--profile", action="store_true", help="cProfile one read per provider")
@@ -315,7 +314,9 @@ def main(argv: list[str] | None = None) -> None:
     start = time.perf_counter()
     results: dict[str, Any] = {"runs": args.runs, "mb": args.mb, "read": []}
     if not args.skip_read:
-        providers = [Provider(args.provider)] if args.provider else list(Provider)
+        providers = (
+            [Provider(args.provider)] if args.provider else [Provider.CLAUDE, Provider.CODEX]
+        )
         for provider in providers:
             results["read"].append(bench_read(provider, args.mb, args.runs, args.profile))
     if not args.skip_listing:

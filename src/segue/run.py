@@ -23,7 +23,7 @@ from segue.formats.files import is_regular
 from segue.model.conversation import Provider
 from segue.model.errors import SegueError, SessionError, StoreError
 from segue.model.limits import looks_like_limit_text
-from segue.providers import entry
+from segue.providers import entry, known
 from segue.providers.headless import run_headless
 from segue.switch.result import ThreadMove
 from segue.threads.model import ProviderThread, ProviderThreadStatus, RunStatus, ThreadGraph
@@ -86,7 +86,7 @@ def run_turn(
             raise SegueError(f"thread {thread_id} has no run to continue from")
         latest = graph.provider_thread(graph.live_runs[-1].provider_thread_id)
         try:
-            source = Provider(latest.provider)
+            source = known(latest.provider)
         except ValueError:
             raise SegueError(
                 f"thread {thread_id}'s last run ran on {latest.provider!r}, a provider this "

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Annotated, NoReturn
 import orjson
 import typer
 
+from segue.cli.options import PROVIDER
 from segue.model.conversation import Provider
 from segue.model.errors import SegueError
 
@@ -68,7 +69,8 @@ class Arrival(StrEnum):
 @app.command()
 def sessions(
     provider: Annotated[
-        Provider | None, typer.Option("--provider", "-p", help="Only this provider.")
+        Provider | None,
+        typer.Option("--provider", "-p", click_type=PROVIDER, help="Only this provider."),
     ] = None,
     cwd: Annotated[
         Path | None,
@@ -164,11 +166,17 @@ def switch(
     ] = None,
     to: Annotated[
         Provider | None,
-        typer.Option("--to", help="The provider to move to (default: the other one)."),
+        typer.Option(
+            "--to", click_type=PROVIDER, help="The provider to move to (default: the other one)."
+        ),
     ] = None,
     from_: Annotated[
         Provider | None,
-        typer.Option("--from", help="Move a fleet off this provider (default: the exhausted one)."),
+        typer.Option(
+            "--from",
+            click_type=PROVIDER,
+            help="Move a fleet off this provider (default: the exhausted one).",
+        ),
     ] = None,
     all_: Annotated[
         bool, typer.Option("--all", help="Every session of the source provider, in any directory.")
@@ -234,11 +242,11 @@ def switch(
     The source provider is never asked for anything (unless --source-compact) and its files
     are never written."""
     fleet = bool(from_ or all_ or cwd or under or return_ or relaunch or len(sessions or []) != 1)
-    from segue.switch.summaries import SUMMARY_BY
+    from segue.switch.summaries import summary_by_choices
 
     # the same checks whichever mode: every value first, then what each mode cannot do
-    if summary_by is not None and summary_by not in SUMMARY_BY:
-        raise UsageError(f"--summary-by takes {', '.join(SUMMARY_BY)}")
+    if summary_by is not None and summary_by not in summary_by_choices():
+        raise UsageError(f"--summary-by takes {', '.join(summary_by_choices())}")
     if exec_ and dry_run:
         raise UsageError(
             "--exec starts the target CLI on the switched session; --dry-run writes none"
@@ -423,7 +431,11 @@ def run(
     ] = None,
     provider: Annotated[
         Provider | None,
-        typer.Option("--provider", help="Where to run it (default: where the last run ran)."),
+        typer.Option(
+            "--provider",
+            click_type=PROVIDER,
+            help="Where to run it (default: where the last run ran).",
+        ),
     ] = None,
     as_json: JsonOption = False,
 ) -> None:

@@ -26,7 +26,7 @@ from segue.model.conversation import Provider
 from segue.model.errors import SegueError
 from segue.model.session_info import SessionInfo, SessionState
 from segue.model.times import parse_iso
-from segue.providers import default_target, entry
+from segue.providers import default_target, entry, known
 from segue.providers.sessions import find_session, list_sessions
 from segue.running.agents import Agent
 from segue.switch import Switch, ThreadMove, carry_out, switch_session
@@ -562,8 +562,8 @@ def return_plan(
     if not moved:
         raise SegueError(f"batch {record.id} moved no agent; nothing to take back")
     try:
-        first = Provider(moved[0].result.first_provider or moved[0].result.provider)
-        now_on = Provider(str(moved[0].result.target_provider))
+        first = known(moved[0].result.first_provider or moved[0].result.provider)
+        now_on = known(str(moved[0].result.target_provider))
     except ValueError:
         raise SegueError(f"batch {record.id} names a provider this segue does not know") from None
     sessions = [str(a.result.target_session) for a in moved]

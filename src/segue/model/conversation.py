@@ -7,18 +7,64 @@ native file it came from. Nothing here knows a native field name.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
-from typing import Any, Literal, TypeAlias, TypeVar
+from typing import Any, ClassVar, Literal, TypeAlias, TypeVar
 
 JSON: TypeAlias = Any  # a value as orjson.loads returns it
 _T = TypeVar("_T")
 
 
-class Provider(StrEnum):
-    CLAUDE = "claude"
-    CODEX = "codex"
+class Provider(str):
+    """A provider's name, as its entry in the registry (:mod:`segue.providers`) gives it.
+
+    Open, not an enum: a provider added to the registry is one more name, and nothing here
+    changes. One instance per name (``is`` compares as ``==`` does); it is the ``str`` of its
+    name wherever a string is wanted (JSON, the store, a command line). Whether this segue
+    knows a provider is the registry's to say (:func:`segue.providers.entry`).
+    """
+
+    __slots__ = ()
+    _names: ClassVar[dict[str, Provider]] = {}
+    CLAUDE: ClassVar[Provider]  # the two segue comes with
+    CODEX: ClassVar[Provider]
+
+    def __new__(cls, name: str) -> Provider:
+        known = cls._names.get(name)
+        if known is not None:
+            return known
+        if not isinstance(name, str) or _PROVIDER_NAME.fullmatch(name) is None:
+            raise ValueError(f"{name!r} is not a provider name")
+        return cls._names.setdefault(name, super().__new__(cls, name))
+
+    def __reduce__(self) -> tuple[type[Provider], tuple[str]]:
+        return Provider, (self.value,)
+
+    def __copy__(self) -> Provider:
+        return self
+
+    def __deepcopy__(self, memo: object) -> Provider:
+        return self
+
+    @property
+    def value(self) -> str:
+        """The name as a plain string."""
+        return str.__str__(self)
+
+    @property
+    def name(self) -> str:
+        """The name as a constant is spelt (``CLAUDE``, for ``$SEGUE_CLAUDE_BIN``)."""
+        return self.value.upper().replace("-", "_")
+
+    def __repr__(self) -> str:
+        return f"Provider({self.value!r})"
+
+
+_PROVIDER_NAME = re.compile(r"[a-z][a-z0-9-]{0,31}")
+Provider.CLAUDE = Provider("claude")
+Provider.CODEX = Provider("codex")
 
 
 @dataclass(frozen=True, slots=True)

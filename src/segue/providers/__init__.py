@@ -12,7 +12,7 @@ from pathlib import Path
 
 from segue.formats.files import open_regular
 from segue.model.conversation import Provider
-from segue.model.errors import SessionError
+from segue.model.errors import SegueError, SessionError
 from segue.providers.base import Env, ProviderEntry
 from segue.providers.claude import ClaudeCode
 from segue.providers.codex import Codex
@@ -21,25 +21,73 @@ from segue.transforms.budget import TargetProfile
 __all__ = [
     "Env",
     "ProviderEntry",
+    "UnknownProvider",
     "all_entries",
     "default_target",
     "entry",
     "entry_for_file",
+    "known",
+    "names",
+    "register",
     "target_profile",
+    "unregister",
 ]
 
-# Codex first: its files are recognised by name, Claude's by content.
+# Codex first: its files are recognised by name, Claude's by content. A provider registered
+# later comes after them as a default target, and before them when segue asks who wrote a file.
 _ENTRIES: dict[Provider, ProviderEntry] = {
     entry.provider: entry for entry in (Codex(), ClaudeCode())
 }
+_BUILT_IN = tuple(_ENTRIES)
+
+
+class UnknownProvider(SegueError, ValueError):
+    """A provider this segue has no entry for (named in a store, a journal, an option)."""
 
 
 def entry(provider: Provider) -> ProviderEntry:
-    return _ENTRIES[provider]
+    """The registry entry of ``provider``; :class:`UnknownProvider` for one this segue lacks."""
+    try:
+        return _ENTRIES[provider]
+    except KeyError:
+        raise UnknownProvider(
+            f"no provider {str(provider)!r} in this segue (it knows {', '.join(names())})"
+        ) from None
+
+
+def known(name: str) -> Provider:
+    """The provider called ``name``, checked against the registry: :class:`UnknownProvider`
+    (a ``ValueError``) when this segue has no such provider."""
+    try:
+        provider = Provider(name)
+    except ValueError:
+        raise UnknownProvider(f"{name!r} is not a provider name") from None
+    entry(provider)
+    return provider
 
 
 def all_entries() -> tuple[ProviderEntry, ...]:
     return tuple(_ENTRIES.values())
+
+
+def names() -> tuple[str, ...]:
+    """Every provider's name, in alphabetical order (as options offer them)."""
+    return tuple(sorted(p.value for p in _ENTRIES))
+
+
+def register(new: ProviderEntry) -> None:
+    """Add a provider. The whole of what segue needs of a provider is its entry: every command,
+    option, store and graph takes it from here on. It is asked first when segue asks who wrote
+    a file (an added provider is the more particular one)."""
+    if new.provider in _ENTRIES:
+        raise ValueError(f"provider {new.provider.value!r} is already registered")
+    _ENTRIES[new.provider] = new
+
+
+def unregister(provider: Provider) -> None:
+    """Take a provider added by :func:`register` out again (a test, a plug-in unloaded)."""
+    if provider not in _BUILT_IN:
+        _ENTRIES.pop(provider, None)
 
 
 def default_target(source: Provider) -> Provider:
@@ -57,7 +105,8 @@ def entry_for_file(path: Path) -> ProviderEntry:
             head = f.read(HEAD_BYTES)
         except OSError as exc:
             raise SessionError(f"{path}: cannot read: {exc.strerror}") from None
-    for candidate in _ENTRIES.values():
+    added = [e for p, e in _ENTRIES.items() if p not in _BUILT_IN]
+    for candidate in (*added, *(_ENTRIES[p] for p in _BUILT_IN)):
         if candidate.recognises(path, head):
             return candidate
     raise SessionError(f"{path}: not a session file of any provider segue knows")

@@ -22,8 +22,8 @@ from typing import Any
 from segue.formats.atomic import process_alive
 from segue.formats.files import is_regular
 from segue.formats.stamp import Stamp
-from segue.model.conversation import Provider
 from segue.model.errors import SegueError, StoreError
+from segue.providers import known
 from segue.providers.sessions import SessionReads
 from segue.store import Store
 from segue.store.ids import new_id
@@ -439,7 +439,7 @@ def _replay_one(
             f"a switch segue could not record wrote {target['path']}, which is gone: not recorded"
         )
     try:
-        provider = Provider(journaled.source["provider"])
+        provider = known(journaled.source["provider"])
     except ValueError:
         return ""
     try:  # its source is not being switched meanwhile (a switch of it would write again)
@@ -482,7 +482,7 @@ def _thread_of(
         return sync(store, str(named["id"]), env, reads=reads).graph, None
     source = Path(journaled.source["path"])
     if named.get("parent") and is_regular(source):
-        provider = Provider(journaled.source["provider"])
+        provider = known(journaled.source["provider"])
         graph, changes = adoption(provider, source, reads, env, thread_id=str(named["id"]))
         thread = replace(
             graph.thread,

@@ -17,14 +17,20 @@ from datetime import UTC, datetime
 from segue.model.conversation import Provider
 from segue.model.errors import SwitchError
 from segue.model.limits import looks_like_limit_text
-from segue.providers import entry
+from segue.providers import entry, known, names
 from segue.transforms.handoff_summary import CUT, DEFAULT_MAX_CHARS
 from segue.transforms.secrets import mask
 
-__all__ = ["SUMMARY_BY", "WrittenSummary", "summary_provider", "write_summary"]
+__all__ = ["SIDES", "WrittenSummary", "summary_by_choices", "summary_provider", "write_summary"]
 
-# Who may write a summary: a provider by name, or the one being left / entered.
-SUMMARY_BY = (*(provider.value for provider in Provider), "left", "entered")
+# Who may write a summary, besides a provider by name: the one being left / entered.
+SIDES = ("left", "entered")
+
+
+def summary_by_choices() -> tuple[str, ...]:
+    """What ``--summary-by`` takes: a provider by name, or the one being left / entered."""
+    return (*names(), *SIDES)
+
 
 INSTRUCTION = """\
 You are writing a handoff summary for another coding agent that will continue this work. Below \
@@ -50,9 +56,9 @@ def summary_provider(by: str, left: Provider, entered: Provider) -> Provider:
     if by == "entered":
         return entered
     try:
-        return Provider(by)
+        return known(by)
     except ValueError:
-        choices = ", ".join(SUMMARY_BY)
+        choices = ", ".join(summary_by_choices())
         raise SwitchError(f"--summary-by {by!r}: expected one of {choices}") from None
 
 

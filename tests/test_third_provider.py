@@ -1,0 +1,177 @@
+"""A third provider is one registry entry: registered, it is listed, read, switched to and from,
+offered by the options and kept in the app-thread graph, with no other module changed.
+
+The stand-in, "relay", is a CLI that keeps Codex's session format in a home of its own
+(``$RELAY_HOME``, else ``~/.relay``): its entry reuses the Codex format package, as a real third
+provider would bring its own. Its sessions are the recorded Codex fixtures copied there.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterable, Iterator
+from dataclasses import replace
+from datetime import datetime
+from pathlib import Path
+from typing import ClassVar
+
+import orjson
+import pytest
+from typer.testing import CliRunner
+
+from segue.formats.atomic import NativeSession
+from segue.model.conversation import Conversation, Provider
+from segue.model.session_info import SessionInfo
+from segue.providers import entry, entry_for_file, names, register, unregister
+from segue.providers.base import Env, UsageReading
+from segue.providers.codex import Codex
+from segue.providers.sessions import find_session, list_sessions
+from segue.switch import switch_session
+from segue.transforms.budget import TargetProfile
+from tests.fixtures_index import all_fixtures
+
+RELAY = Provider("relay")
+FIXTURES = {f.name: f for f in all_fixtures()}
+
+
+def _home(env: Env) -> dict[str, str]:
+    """The environment the Codex format reads its home from, pointed at relay's."""
+    home = env.get("RELAY_HOME") or str(Path(env.get("HOME", "~")).expanduser() / ".relay")
+    return {**env, "CODEX_HOME": home}
+
+
+class Relay(Codex):
+    provider: ClassVar[Provider] = RELAY
+    label: ClassVar[str] = "Relay"
+    command: ClassVar[str] = "relay"
+    mark: ClassVar[str] = "R"
+
+    def session_files(self, env: Env, problems: list[str] | None = None) -> Iterator[Path]:
+        return super().session_files(_home(env), problems)
+
+    def session_files_for(
+        self, cwd: str, env: Env, problems: list[str] | None = None
+    ) -> Iterator[Path]:
+        return super().session_files_for(cwd, _home(env), problems)
+
+    def recognises(self, path: Path, head: bytes) -> bool:
+        return ".relay" in path.parts and super().recognises(path, head)
+
+    # what the format reads is relay's (a real provider's own reader says so itself)
+    def read(self, path: Path) -> Conversation:
+        return _relays(super().read(path))
+
+    def read_lines(self, path: Path, lines: Iterable[bytes]) -> Conversation:
+        return _relays(super().read_lines(path, lines))
+
+    def peek(self, path: Path) -> SessionInfo:
+        return replace(super().peek(path), provider=RELAY)
+
+    def target_profile(self, env: Env, cwd: str | None = None) -> TargetProfile:
+        return replace(super().target_profile(_home(env), cwd), provider=RELAY)
+
+    def prepare(self, items, *, cwd: str, env: Env, now: datetime) -> NativeSession:
+        return super().prepare(items, cwd=cwd, env=_home(env), now=now)
+
+    def publish(self, session: NativeSession, env: Env) -> list[str]:
+        return super().publish(session, _home(env))
+
+    def fork(self, parent, delta, handoff_text, *, cwd: str, env: Env, now: datetime):
+        return super().fork(parent, delta, handoff_text, cwd=cwd, env=_home(env), now=now)
+
+    def usage(self, env: Env, *, remote: bool, now: datetime) -> UsageReading:
+        return super().usage(_home(env), remote=remote, now=now)
+
+    def running_session(self, process):
+        return None  # no relay process ever runs here
+
+
+def _relays(conversation: Conversation) -> Conversation:
+    return replace(conversation, meta=replace(conversation.meta, provider=RELAY))
+
+
+@pytest.fixture
+def relay() -> Iterator[Relay]:
+    added = Relay()
+    register(added)
+    try:
+        yield added
+    finally:
+        unregister(RELAY)
+
+
+def _relay_home(tmp_path: Path, fixture: str) -> tuple[dict[str, str], str, Path]:
+    """A home with one of relay's sessions (the Codex fixture ``fixture``, in relay's folder)."""
+    found = FIXTURES[fixture]
+    home = tmp_path / "home"
+    shutil.copytree(found.home / ".codex", home / ".relay")
+    (home / ".codex").mkdir()
+    (home / ".codex" / "config.toml").write_text('model = "gpt-5.5"\n')
+    shutil.copy(home / ".codex" / "config.toml", home / ".relay" / "config.toml")
+    Path(str(found.spec["cwd"])).mkdir(parents=True, exist_ok=True)
+    env = {
+        "HOME": str(home),
+        "SEGUE_STATE_DIR": str(tmp_path / "state"),
+        "SEGUE_DATA_DIR": str(tmp_path / "data"),
+    }
+    path = next((home / ".relay").rglob("rollout-*.jsonl"))
+    return env, str(found.spec["session_id"]), path
+
+
+def test_a_registered_provider_is_listed_found_and_read(relay: Relay, tmp_path: Path) -> None:
+    env, session_id, path = _relay_home(tmp_path, "codex-multi_turn")
+    assert names() == ("claude", "codex", "relay")
+    listing = list_sessions(None, None, env=env)
+    assert [(s.provider, s.id) for s in listing.sessions] == [(RELAY, session_id)]
+    assert find_session(session_id, env) == (RELAY, path)
+    assert entry_for_file(path) is relay  # asked before Codex, whose files these look like
+    assert entry(RELAY).read(path).items
+
+
+def test_a_session_moves_from_a_registered_provider_and_back(relay: Relay, tmp_path: Path) -> None:
+    env, session_id, _ = _relay_home(tmp_path, "codex-multi_turn")
+    there = switch_session(session_id, Provider.CLAUDE, env=env)
+    assert there.written and there.path is not None and ".claude" in there.path.parts
+    assert there.thread is not None and there.thread.recorded
+    back = switch_session(str(there.session_id), RELAY, env=env)
+    assert back.target is RELAY and back.path is not None
+    assert back.path.is_relative_to(Path(env["HOME"]) / ".relay")  # relay's home, not Codex's
+    assert not list((Path(env["HOME"]) / ".codex").rglob("*.jsonl"))
+    assert back.resume_command.endswith(f"relay resume {back.session_id}")
+    assert back.thread is not None and back.thread.thread_id == there.thread.thread_id
+
+
+def test_the_commands_offer_a_registered_provider(relay: Relay, tmp_path: Path) -> None:
+    from segue.cli.app import app
+
+    env, session_id, _ = _relay_home(tmp_path, "codex-chat")
+    runner = CliRunner()
+    listed = runner.invoke(app, ["sessions", "--all", "-p", "relay", "--json"], env=env)
+    assert listed.exit_code == 0, listed.output
+    assert [s["provider"] for s in orjson.loads(listed.stdout)["sessions"]] == ["relay"]
+    moved = runner.invoke(app, ["switch", session_id, "--to", "claude", "--json"], env=env)
+    assert moved.exit_code == 0, moved.output
+    doc = orjson.loads(moved.stdout)
+    assert doc["source"]["provider"] == "relay" and doc["target"]["provider"] == "claude"
+    shown = runner.invoke(app, ["thread", "show", doc["thread"]["id"], "--json"], env=env)
+    assert shown.exit_code == 0, shown.output
+    assert {pt["provider"] for pt in orjson.loads(shown.stdout)["provider_threads"]} == {
+        "relay",
+        "claude",
+    }
+    wrong = runner.invoke(app, ["switch", session_id, "--to", "gemini"], env=env)
+    assert wrong.exit_code == 2 and "claude, codex, relay" in wrong.output
+
+
+def test_a_provider_the_registry_lacks_is_one_line(tmp_path: Path, relay: Relay) -> None:
+    """A store or journal that names a provider this segue does not have (one registered by a
+    plug-in that is gone) gets one line, not a KeyError."""
+    from segue.providers import UnknownProvider, known
+
+    unregister(RELAY)
+    with pytest.raises(UnknownProvider, match=r"no provider 'relay' in this segue"):
+        entry(RELAY)
+    with pytest.raises(ValueError, match="not a provider name"):
+        known("Not A Name")
+    register(relay)
+    assert known("relay") is RELAY
