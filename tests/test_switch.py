@@ -347,9 +347,9 @@ def test_switch_cli_json_and_human(tmp_path: Path) -> None:
     assert proc.returncode == 0, err.decode()
     doc = orjson.loads(out)
     assert doc["dry_run"] is True and doc["path"] is None
-    assert doc["strategy"] in ("native", "raw", "shrunk") and doc["summary"].startswith(
-        doc["strategy"]
-    )
+    assert doc["label"] in ("native", "raw", "shrunk") and doc["summary"].startswith(doc["label"])
+    assert doc["strategy"] == doc["label"]  # the deprecated name of the plan's label
+    assert doc["thread"]["strategy"] in ("full_into_new", "no_handoff")  # the thread move's
     assert doc["target"]["provider"] == "claude"
     human = _segue(env, "switch", fixture.spec["session_id"], "--to", "claude")
     out, err = human.communicate(timeout=60)

@@ -44,7 +44,8 @@ def switch_to_json(switch: Switch) -> dict[str, Any]:
             "output_cap_bytes": target.output_cap_bytes,
             "profile_source": target.source,
         },
-        "strategy": plan.label.value,
+        "strategy": plan.label.value,  # deprecated: the plan's label, as "label" says it
+        "label": plan.label.value,
         "summary": plan.loss_line,
         "dropped_compactions": [
             {"state": c.state.value, "file": c.prov.file, "line": c.prov.line}

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import orjson
 import typer
@@ -15,6 +15,9 @@ from segue.model.errors import StoreError
 
 if TYPE_CHECKING:
     from rich.console import Console
+
+    from segue.store import Store
+    from segue.threads import ThreadGraph
 
 thread_app = typer.Typer(
     rich_markup_mode=None,  # click's plain help: rich's costs --help 60 ms a start
@@ -29,7 +32,7 @@ JsonOption = Annotated[bool, typer.Option("--json", help="Machine-readable outpu
 PROMPT_CHARS = 60
 
 
-def _out(obj: object) -> None:
+def _out(obj: Any) -> None:
     sys.stdout.buffer.write(orjson.dumps(obj, option=orjson.OPT_INDENT_2) + b"\n")
     sys.stdout.flush()
 
@@ -137,15 +140,13 @@ def show_command(
         console.print(f"note: {note}", markup=False)
 
 
-def _holding(store: object, ref: str) -> str | None:
+def _holding(store: Store, ref: str) -> str | None:
     """The thread holding the session ``ref`` names (an id, a prefix, or a path)."""
     from segue.model.errors import SessionError
     from segue.providers.sessions import find_session
-    from segue.store import Store
     from segue.switch.thread import holding_thread
     from segue.threads.repository import ThreadStore
 
-    assert isinstance(store, Store)
     try:
         provider, path = find_session(ref)
     except SessionError:
@@ -161,11 +162,10 @@ def _rows(console: Console, header: tuple[str, ...], rows: Sequence[tuple[str, .
         console.print("  ".join([*cells, row[-1]]).rstrip(), markup=False)
 
 
-def _print_graph(console: Console, graph: object) -> None:
-    from segue.threads import ThreadGraph, coverage_lines
+def _print_graph(console: Console, graph: ThreadGraph) -> None:
+    from segue.threads import coverage_lines
     from segue.threads.documents import provider_thread_names, span
 
-    assert isinstance(graph, ThreadGraph)
     t = graph.thread
     console.print(f"thread {t.id}  {t.title or ''}", markup=False)
     if t.cwd:
