@@ -24,7 +24,7 @@ def summary_to_json(summary: BatchSummary) -> dict[str, Any]:
 
 
 def batch_to_json(batch: Batch) -> dict[str, Any]:
-    """``{"batch", "from", "to", "agents": [...]}`` (issue 9's shape) with when, where, how."""
+    """``{"batch", "from", "to", "agents": [...]}`` with when, where and how it ran."""
     header = batch.header
     return {
         "batch": header.id,

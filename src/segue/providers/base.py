@@ -77,7 +77,7 @@ class ProviderEntry(ABC):
     provider: ClassVar[Provider]
     label: ClassVar[str]  # the product's name, for people ("Claude Code")
     command: ClassVar[str]  # the CLI's executable name
-    mark: ClassVar[str]  # one letter naming its provider threads in tables (the seed's C1, L1)
+    mark: ClassVar[str]  # one letter naming its provider threads in tables (C1, L1)
     # Whether the CLI compacts a history too big for it by itself when it resumes a session
     # segue wrote (Codex: from the token count segue seeds); if not, a fleet switch offers to
     # run its compaction on arrival.

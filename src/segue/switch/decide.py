@@ -1,6 +1,6 @@
 """Step 4 of a switch: how the thread moves to the target, and the session that takes it there.
 
-The seed's strategy order decides (:func:`segue.threads.strategy.decide`) on the graph as the
+The strategy order decides (:func:`segue.threads.strategy.decide`) on the graph as the
 files say it is now; then the move is prepared, and nothing is written yet:
 
 - ``no_handoff``: the target's provider thread already holds every run: it is resumed as it is;
@@ -208,7 +208,7 @@ def decide_move(
     reads: SessionReads,
     env: Mapping[str, str],
 ) -> tuple[Decision, Facts]:
-    """The seed's strategy for moving the thread to ``to``, on the graph as the disk says."""
+    """The strategy for moving the thread to ``to``, on the graph as the disk says."""
     from segue.switch.thread import source_cwd
 
     graph = state.graph

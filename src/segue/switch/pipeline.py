@@ -6,8 +6,8 @@
    serves every later ask for the same file);
 2. **lock**: the session's lock, then its thread's, held to the end (:mod:`.locks`);
 3. **sync**: the thread checked against every file it relies on (:mod:`.thread`);
-4. **decide**: the seed's strategy on what the files say, and the session that carries it out,
-   prepared (:mod:`.decide`);
+4. **decide**: the strategy (:mod:`segue.threads.strategy`) on what the files say, and the
+   session that carries it out, prepared (:mod:`.decide`);
 5. **write**: that session published atomically, or nothing for a resume (:mod:`.record`);
 6. **record**: the sync, the decision and what was written, in one transaction, or in the
    journal when the store cannot record (:mod:`.record`, :mod:`.journal`).

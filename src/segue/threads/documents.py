@@ -107,7 +107,7 @@ def summary_to_json(summary: ThreadSummary) -> dict[str, Any]:
 
 
 def provider_thread_names(graph: ThreadGraph) -> dict[str, str]:
-    """Short names of a thread's provider threads, as the seed writes them: the provider's mark
+    """Short names of a thread's provider threads, as the tables print them: the provider's mark
     and its count among that provider's threads (C1, L1, C2), by provider-thread id."""
     marks = {e.provider.value: e.mark for e in all_entries()}
     counts: Counter[str] = Counter()
@@ -120,7 +120,7 @@ def provider_thread_names(graph: ThreadGraph) -> dict[str, str]:
 
 
 def coverage_lines(graph: ThreadGraph) -> list[str]:
-    """The seed's coverage table: per provider thread, its native runs and its handoffs."""
+    """The coverage table: per provider thread, its native runs and its handoffs."""
     lines = []
     names = provider_thread_names(graph)
     for pt in graph.provider_threads:

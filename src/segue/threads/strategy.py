@@ -1,4 +1,4 @@
-"""How to move an app thread to provider P: the seed's strategy order, as a pure function.
+"""How to move an app thread to provider P: the strategy order, as a pure function.
 
 1. ``no_handoff``: P's provider thread already covers every run; resume it as is.
 2. ``delta_into_existing``: P has a provider thread that is not stale and only missed one range
@@ -6,7 +6,8 @@
 3. ``full_into_existing``: it missed runs, but not as one range (the delta chain is too
    complex); carry the whole thread into a fork of it.
 4. ``full_into_new``: no usable provider thread of P (none yet, stale, rolled back, resume
-   failed, settings incompatible, clean context asked for, handoff over budget): today's switch.
+   failed, settings incompatible, clean context asked for, handoff over budget): the whole thread
+   into a new session.
 5. ``unsupported``: the target cannot take the context; the reason says why.
 
 Each decision says why. Nothing here does I/O: the caller loads the graph, gathers the facts

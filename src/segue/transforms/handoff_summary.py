@@ -1,6 +1,6 @@
 """A deterministic handoff summary of a stretch of a thread (pure).
 
-What the seed asks a summary to hold, built from what the items say: the user's goals and
+What a handoff summary holds, built from what the items say: the user's goals and
 constraints (their prompts: the last ones in full, older ones one line each), the decisions and
 results (each run's final reply), files changed (edit / write / patch calls, and files a shell
 command wrote with a redirection or ``sed -i``), the commands and tests run with their exit codes,

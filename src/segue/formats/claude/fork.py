@@ -1,6 +1,6 @@
 """A native fork of a Claude Code session with a delta appended: what segue writes to return to
-a Claude session that missed some runs (issue 10, strategy 2), without ever writing into its
-file.
+a Claude session that missed some runs (the ``delta_into_existing`` strategy), without ever
+writing into its file.
 
 The recipe was measured against Claude Code 2.1.328 (``claude -p --resume <fork>`` sends the
 parent's messages as its own resume does, thinking blocks and their signatures included, then

@@ -1,5 +1,6 @@
 """A native fork of a Codex thread with a delta appended: what segue writes to return to a Codex
-thread that missed some runs (issue 10, strategy 2), without ever writing into its file.
+thread that missed some runs (the ``delta_into_existing`` strategy), without ever writing into
+its file.
 
 The recipe was measured against Codex 0.169 (``codex exec resume <fork>`` sends the parent's
 items byte for byte, encrypted reasoning and compactions included, then the delta):

@@ -1,4 +1,4 @@
-"""The app-thread graph (issue 10): app threads, runs, provider threads and their revisions
+"""The app-thread graph: app threads, runs, provider threads and their revisions
 (native id, file, coverage, status), context transfers, handoffs and strategy decisions. Every
 table is append-only.
 
