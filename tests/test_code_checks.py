@@ -43,3 +43,18 @@ def test_ruff_finds_nothing() -> None:
 def test_mypy_strict_finds_nothing(tmp_path: Path) -> None:
     done = _run("mypy", "--cache-dir", str(tmp_path / "mypy"))
     assert done.returncode == 0, done.stdout[-4000:]
+
+
+def test_the_docs_build_strictly(tmp_path: Path) -> None:
+    """Every page in the nav exists, every link between pages resolves, and the API reference
+    is generated from the docstrings (mkdocstrings): ``mkdocs build --strict``."""
+    done = _run("mkdocs", "build", "--strict", "--site-dir", str(tmp_path / "site"))
+    assert done.returncode == 0, done.stderr[-4000:]
+    api = (tmp_path / "site" / "reference" / "api" / "index.html").read_text()
+    assert "switch_session" in api and "doc-function" in api
+
+
+def test_the_readme_is_short_and_starts_with_the_two_commands() -> None:
+    lines = (ROOT / "README.md").read_text().splitlines()
+    assert len(lines) <= 250
+    assert "uv run --no-dev segue demo" in lines[3] and "pytest" in lines[4]
