@@ -22,12 +22,11 @@ import orjson
 if __package__ in (None, ""):  # run as a script: make ``tests`` importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tests.fixtures_index import Fixture, all_fixtures
-
 from segue.model.conversation import Origin, UserMessage
 from segue.providers.sessions import read_session
 from segue.transforms.budget import item_chars
 from segue.transforms.effective import effective_history
+from segue_testbed.fixtures import Fixture, all_fixtures
 
 # How the two recorders cap a long string in the request log (the cut is put back when measuring)
 _CUT = re.compile(

@@ -107,14 +107,14 @@ def start_claude(lab: TmuxLab, name: str, env: dict[str, str], cwd: Path, **kw: 
     pane = lab.window(name, [str(claude_bin()), "--dangerously-skip-permissions"], cwd=cwd,
                       env=env, **kw)  # fmt: skip
     lab.wait_for(pane, CLAUDE_READY, START)
-    time.sleep(0.5)  # let the input box take focus
+    lab.input_ready(pane)
     return pane
 
 
 def start_codex(lab: TmuxLab, name: str, env: dict[str, str], cwd: Path, **kw: Any) -> str:
     pane = lab.window(name, [str(codex_bin()), "--no-daemon"], cwd=cwd, env=env, **kw)
     lab.wait_for(pane, CODEX_READY, START)
-    time.sleep(0.5)
+    lab.input_ready(pane)
     return pane
 
 
@@ -334,7 +334,7 @@ def test_end_an_idle_agent_and_resume_it_in_its_pane(
         argv.insert(2, "--no-daemon")
     respawn(pane, agent.cwd, argv, env)
     lab.wait_for(pane_id, lambda: ready in capture(pane) and first in capture(pane), START)
-    time.sleep(0.5)
+    lab.input_ready(pane_id)
     lab.type(pane_id, second)
     lab.wait_for(pane_id, "LANTERN-2", SETTLE)
     body = request_with(lane, second)

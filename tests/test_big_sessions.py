@@ -23,9 +23,9 @@ from segue.transforms.effective import portable_history
 from segue.transforms.plan import Label
 from segue.transforms.shrink import MARKER_TRIGGER
 from segue.transforms.turns import prompts
+from segue_testbed.fixtures import all_fixtures
 from segue_testbed.generate import write_large_session
 from segue_testbed.standin.server import StandIn
-from tests.fixtures_index import all_fixtures
 from tests.test_switch import Target, history_chars_sent
 
 pytestmark = pytest.mark.realcli

@@ -40,10 +40,10 @@ from segue.providers import entry
 from segue.providers.sessions import read_session
 from segue.transforms.effective import portable_history
 from segue_testbed.claude_cli import ClaudeHome
+from segue_testbed.fixtures import Fixture, all_fixtures
 from segue_testbed.oracle import atoms_from_claude_request, atoms_from_history
 from segue_testbed.standin.anthropic import Text
 from segue_testbed.standin.server import StandIn
-from tests.fixtures_index import Fixture, all_fixtures
 
 
 def write_session(

@@ -11,7 +11,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from tests.fixtures_index import all_fixtures
+from segue_testbed.fixtures import all_fixtures
 from tests.segue_cli import segue as run_segue
 
 FIXTURES = all_fixtures()

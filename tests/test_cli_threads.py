@@ -10,7 +10,7 @@ from typing import Any
 
 import orjson
 
-from tests.fixtures_index import all_fixtures
+from segue_testbed.fixtures import all_fixtures
 from tests.segue_cli import segue as run_segue
 
 BY_NAME = {f.name: f for f in all_fixtures()}

@@ -58,3 +58,20 @@ def test_the_readme_is_short_and_starts_with_the_two_commands() -> None:
     lines = (ROOT / "README.md").read_text().splitlines()
     assert len(lines) <= 250
     assert "uv run --no-dev segue demo" in lines[3] and "pytest" in lines[4]
+
+
+def test_the_benchmarks_do_not_import_the_tests() -> None:
+    """A benchmark runs from the test bed and the product alone (``segue_testbed``, ``segue``)."""
+    import ast
+
+    for path in sorted((ROOT / "benchmarks").glob("*.py")):
+        tree = ast.parse(path.read_text(), str(path))
+        for node in ast.walk(tree):
+            names = (
+                [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module or ""]
+                if isinstance(node, ast.ImportFrom)
+                else []
+            )
+            assert not any(n == "tests" or n.startswith("tests.") for n in names), path

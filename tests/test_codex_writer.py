@@ -39,10 +39,10 @@ from segue.providers import entry
 from segue.providers.sessions import read_session
 from segue.transforms.effective import portable_history
 from segue_testbed.codex_cli import CodexHome, CodexNotInstalled, codex_bin, read_rollout
+from segue_testbed.fixtures import Fixture, all_fixtures
 from segue_testbed.oracle import atoms_from_codex_request, atoms_from_history
 from segue_testbed.standin.openai import Text, request_kind
 from segue_testbed.standin.server import StandIn
-from tests.fixtures_index import Fixture, all_fixtures
 
 
 def write_session(

@@ -27,8 +27,8 @@ from segue.providers.codex import Codex
 from segue.store import open_store
 from segue.switch import Switch, switch_session
 from segue.threads import ProviderThreadStatus, RunStatus, ThreadStore
+from segue_testbed.fixtures import Fixture, all_fixtures
 from segue_testbed.generate import append_turn
-from tests.fixtures_index import Fixture, all_fixtures
 from tests.segue_cli import segue
 
 BY_NAME = {f.name: f for f in all_fixtures()}

@@ -17,7 +17,7 @@ from segue.model.errors import SegueError
 from segue.providers.sessions import read_session
 from segue.running.agents import Agent, AgentState
 from segue.store import open_store
-from tests.fixtures_index import all_fixtures
+from segue_testbed.fixtures import all_fixtures
 from tests.segue_cli import segue
 
 FIXTURES = all_fixtures()

@@ -13,10 +13,10 @@ from segue.model.conversation import Compaction, CompactionState, Provider
 from segue.providers.sessions import read_session
 from segue_testbed.claude_cli import ClaudeHome, claude_bin
 from segue_testbed.codex_cli import CodexHome, codex_bin
+from segue_testbed.fixtures import all_fixtures
 from segue_testbed.standin import anthropic as A
 from segue_testbed.standin import openai as O
 from segue_testbed.standin.server import StandIn
-from tests.fixtures_index import all_fixtures
 
 pytestmark = pytest.mark.realcli
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -175,7 +174,7 @@ def test_a_fleet_parked_on_claude_moves_to_codex_in_its_panes(
                 return CODEX_READY in screen and f"{name} codeword" in screen
 
             lab.wait_for(pane, loaded, START)
-            time.sleep(0.5)
+            lab.input_ready(pane)
             lab.type(pane, f"What is the {name} codeword?")
             lab.wait_for(pane, "ANSWER-FROM-CODEX", SETTLE)
             sent = [

@@ -26,7 +26,7 @@ from segue.model.errors import SegueError
 from segue.providers import entry
 from segue.providers.sessions import read_session
 from segue.switch import switch_conversation
-from tests.fixtures_index import Fixture, all_fixtures
+from segue_testbed.fixtures import Fixture, all_fixtures
 
 SMALL = [f for f in all_fixtures() if f.transcript.stat().st_size < 200_000]
 JSON_TYPES = ("null", "bool", "int", "float", "str", "list", "dict")

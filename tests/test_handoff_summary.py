@@ -10,7 +10,7 @@ from segue.model.conversation import Item, Reasoning
 from segue.providers import entry_for_file
 from segue.transforms.handoff_summary import summarize_runs
 from segue.transforms.secrets import marker
-from tests.fixtures_index import all_fixtures
+from segue_testbed.fixtures import all_fixtures
 
 BY_NAME = {f.name: f for f in all_fixtures()}
 PLANTED = "sk-ant-api03-" + "Q7xK2mP9vR4tL8wN3jH6cF1bD5gS0aZ-" * 3 + "AAAA"

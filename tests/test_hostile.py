@@ -37,7 +37,7 @@ from segue.switch import plan_switch, state_dir, switch_session
 from segue.transforms.budget import TargetProfile
 from segue.transforms.secrets import marker
 from segue.transforms.shrink import MARKER_TRIGGER
-from tests.fixtures_index import Fixture, all_fixtures
+from segue_testbed.fixtures import Fixture, all_fixtures
 from tests.segue_cli import segue as run_segue
 
 FIXTURES = {f.name: f for f in all_fixtures()}

@@ -23,7 +23,6 @@ from __future__ import annotations
 import os
 import shutil
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +33,7 @@ from segue.model.conversation import Provider
 from segue.switch import Switch, switch_session
 from segue_testbed.claude_cli import API_KEY, ClaudeHome, claude_bin
 from segue_testbed.codex_cli import CodexHome, codex_bin
+from segue_testbed.fixtures import Fixture, all_fixtures
 from segue_testbed.oracle import (
     atoms_from_claude_request,
     atoms_from_codex_request,
@@ -44,7 +44,6 @@ from segue_testbed.standin.openai import Text as CodexText
 from segue_testbed.standin.openai import request_kind
 from segue_testbed.standin.server import Lane, StandIn
 from segue_testbed.terminal import Terminal
-from tests.fixtures_index import Fixture, all_fixtures
 
 pytestmark = pytest.mark.realcli
 
@@ -111,7 +110,7 @@ def ask(term: Terminal, ready: list[str], sent: Any) -> dict[str, Any]:
     """Wait for the TUI, type the prompt and Enter; the request it sent, after the reply shows."""
     for text in ready:
         term.wait_for(text, START)
-    time.sleep(0.5)  # let the input box take focus
+    term.input_ready()
     typed = term.mark()
     term.type(PROMPT)
     # echoed: the keys reached the input box (drawn in order, maybe with a status line redrawn

@@ -25,8 +25,8 @@ from segue.model.conversation import (
 from segue.providers import entry
 from segue.providers.sessions import read_session
 from segue.transforms.turns import group_turns
+from segue_testbed.fixtures import Fixture, all_fixtures
 from segue_testbed.standin.server import StandIn
-from tests.fixtures_index import Fixture, all_fixtures
 
 PROMPT = "Reply with the word MARKER and nothing else."
 BY_NAME = {f.name: f for f in all_fixtures()}

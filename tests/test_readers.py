@@ -22,7 +22,7 @@ from segue.providers import entry
 from segue.providers.sessions import read_session
 from segue.transforms.effective import apply_rollbacks
 from segue.transforms.turns import prompts
-from tests.fixtures_index import Fixture, all_fixtures
+from segue_testbed.fixtures import Fixture, all_fixtures
 
 FIXTURES = all_fixtures()
 

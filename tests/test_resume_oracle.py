@@ -13,13 +13,13 @@ import pytest
 
 from segue.providers.sessions import read_session
 from segue.transforms.effective import effective_history
+from segue_testbed.fixtures import Fixture, all_fixtures
 from segue_testbed.oracle import (
     atoms_from_claude_request,
     atoms_from_codex_request,
     atoms_from_history,
 )
 from segue_testbed.standin.server import StandIn
-from tests.fixtures_index import Fixture, all_fixtures
 
 MARKER = "Reply with the word MARKER and nothing else."
 FIXTURES = all_fixtures()

@@ -11,11 +11,11 @@ import pytest
 
 from segue_testbed.claude_cli import ClaudeHome, claude_bin
 from segue_testbed.codex_cli import CodexHome, codex_bin
+from segue_testbed.fixtures import all_fixtures
 from segue_testbed.standin.anthropic import Text as ClaudeText
 from segue_testbed.standin.openai import Text as CodexText
 from segue_testbed.standin.openai import request_kind
 from segue_testbed.standin.server import StandIn
-from tests.fixtures_index import all_fixtures
 from tests.segue_cli import segue_json
 
 pytestmark = pytest.mark.realcli

@@ -22,13 +22,13 @@ from segue.providers.sessions import read_session
 from segue.switch import session_lock, switch_session
 from segue.transforms.plan import Label
 from segue.transforms.shrink import MARKER_TRIGGER
+from segue_testbed.fixtures import Fixture, all_fixtures
 from segue_testbed.oracle import (
     atoms_from_claude_request,
     atoms_from_codex_request,
     atoms_from_history,
 )
 from segue_testbed.standin.server import Lane, StandIn
-from tests.fixtures_index import Fixture, all_fixtures
 
 FIXTURES = all_fixtures()
 MARKER = "Reply with the word MARKER and nothing else."

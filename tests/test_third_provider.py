@@ -28,7 +28,7 @@ from segue.providers.codex import Codex
 from segue.providers.sessions import find_session, list_sessions
 from segue.switch import switch_session
 from segue.transforms.budget import TargetProfile
-from tests.fixtures_index import all_fixtures
+from segue_testbed.fixtures import all_fixtures
 
 RELAY = Provider("relay")
 FIXTURES = {f.name: f for f in all_fixtures()}

@@ -15,9 +15,9 @@ from segue.run import run_turn
 from segue.switch import switch_session
 from segue_testbed.claude_cli import ClaudeHome, claude_bin
 from segue_testbed.codex_cli import CodexHome, codex_bin
+from segue_testbed.fixtures import all_fixtures
 from segue_testbed.standin.anthropic import Text as ClaudeText
 from segue_testbed.standin.server import StandIn
-from tests.fixtures_index import all_fixtures
 
 pytestmark = pytest.mark.realcli
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from segue.store import open_store
 from segue.threads import ThreadStore
-from tests.fixtures_index import all_fixtures
+from segue_testbed.fixtures import all_fixtures
 from tests.test_store_concurrency import WORKERS, check_integrity, run_at_once
 
 RUNS = 10

@@ -13,8 +13,8 @@ from segue.model.conversation import Provider
 from segue.providers import entry
 from segue.store import open_store
 from segue.threads import ThreadStore, adopt, sync
+from segue_testbed.fixtures import all_fixtures
 from segue_testbed.standin.server import StandIn
-from tests.fixtures_index import all_fixtures
 
 BY_NAME = {f.name: f for f in all_fixtures()}
 PROMPT = "Reply with the word MARKER and nothing else."

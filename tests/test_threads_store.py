@@ -30,7 +30,7 @@ from segue.threads import (
     provider_thread_names,
     sync,
 )
-from tests.fixtures_index import Fixture, all_fixtures
+from segue_testbed.fixtures import Fixture, all_fixtures
 
 BY_NAME = {f.name: f for f in all_fixtures()}
 

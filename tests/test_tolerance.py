@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from segue.model.conversation import Provider
 from segue.providers import entry
 from segue.providers.sessions import read_session
-from tests.fixtures_index import Fixture, all_fixtures
+from segue_testbed.fixtures import Fixture, all_fixtures
 
 SMALL = [f for f in all_fixtures() if f.transcript.stat().st_size < 400_000]
 SETTINGS = settings(

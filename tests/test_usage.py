@@ -14,7 +14,7 @@ import pytest
 from segue.cli.documents import usage_to_json
 from segue.model.conversation import Provider
 from segue.running.usage import ProviderUsage, exhausted_providers, read_usage
-from tests.fixtures_index import all_fixtures
+from segue_testbed.fixtures import all_fixtures
 
 FIXTURES = {f.name: f for f in all_fixtures()}
 WINDOW_KEYS = {"name", "minutes", "used_percent", "resets_at", "scope", "source", "observed_at"}

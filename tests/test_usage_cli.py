@@ -11,9 +11,9 @@ from pathlib import Path
 import orjson
 import pytest
 
+from segue_testbed.fixtures import all_fixtures
 from segue_testbed.standin.accounts import serve_claude_usage
 from segue_testbed.standin.server import StandIn
-from tests.fixtures_index import all_fixtures
 from tests.segue_cli import segue as run_segue
 
 FIXTURES = {f.name: f for f in all_fixtures()}

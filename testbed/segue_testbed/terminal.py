@@ -62,6 +62,9 @@ _QUERIES: tuple[tuple[bytes, Callable[[Terminal], bytes]], ...] = (
 )
 
 
+PROBE = "zqxj"  # typed to see that a TUI reads keys; no prompt or reply holds it
+
+
 class Terminal:
     """One command running on a pseudo-terminal."""
 
@@ -181,6 +184,26 @@ class Terminal:
         for char in text:
             self.send(char)
             time.sleep(delay)
+
+    def input_ready(self, timeout: float = 15.0) -> None:
+        """Wait until the TUI takes keys: a probe typed is echoed (typed again each second until
+        it is), then erased, and the TUI redraws after the erase. A TUI that has drawn its input
+        box may not read keys yet; keys sent then are lost."""
+        deadline = time.monotonic() + timeout
+        sent = 0
+        while True:
+            mark = self.mark()
+            self.send(PROBE)
+            sent += 1
+            try:
+                self.wait_for(PROBE, 1.0, since=mark)
+                break
+            except TimeoutError:
+                if time.monotonic() > deadline:
+                    raise
+        erased = self.mark()
+        self.send(b"\x7f" * (len(PROBE) * sent))
+        self.wait_for(lambda: self.mark() > erased, 10)
 
     def wait_for(
         self,

@@ -19,6 +19,8 @@ from pathlib import Path
 
 import psutil
 
+from segue_testbed.terminal import PROBE
+
 __all__ = ["TmuxLab"]
 
 
@@ -87,6 +89,25 @@ class TmuxLab:
             if time.monotonic() > deadline:
                 raise TimeoutError(f"waited {timeout}s for {what!r}; screen:\n{self.screen(pane)}")
             time.sleep(0.1)
+
+    def input_ready(self, pane: str, timeout: float = 15.0) -> None:
+        """Wait until the TUI in ``pane`` takes keys: a probe typed is echoed (typed again each
+        second until it is), then erased, and the screen shows it gone. A TUI that has drawn
+        its input box may not read keys yet; keys sent then are lost."""
+        deadline = time.monotonic() + timeout
+        before = self.screen(pane).count(PROBE)
+        sent = 0
+        while True:
+            self.tmux("send-keys", "-t", pane, "-l", PROBE)
+            sent += 1
+            try:
+                self.wait_for(pane, lambda: self.screen(pane).count(PROBE) > before, 1.0)
+                break
+            except TimeoutError:
+                if time.monotonic() > deadline:
+                    raise
+        self.tmux("send-keys", "-t", pane, *["BSpace"] * (len(PROBE) * sent))
+        self.wait_for(pane, lambda: self.screen(pane).count(PROBE) <= before, 10)
 
     def type(self, pane: str, text: str) -> None:
         """Type ``text`` and Enter, once the keys are echoed."""

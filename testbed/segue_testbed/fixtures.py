@@ -1,4 +1,5 @@
-"""The recorded fixtures: every ``tests/fixtures/<provider>/<scenario>/scenario.json``."""
+"""The recorded fixtures: every ``tests/fixtures/<provider>/<scenario>/scenario.json`` (for the
+tests and the benchmarks alike)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,9 @@ from typing import Any
 
 import orjson
 
-FIXTURES = Path(__file__).parent / "fixtures"
+from segue_testbed.testbed import repo_root
+
+FIXTURES = repo_root() / "tests" / "fixtures"
 
 
 @dataclass(frozen=True)
