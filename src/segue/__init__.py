@@ -22,9 +22,9 @@ does not need); a type checker sees them all.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from segue.support.lazy import lazy_attribute
+from segue.support.lazy import lazy_names
 from segue.support.version import __version__
 
 if TYPE_CHECKING:
@@ -177,10 +177,4 @@ __all__ = [
     "target_profile",
 ]
 
-
-def __getattr__(name: str) -> Any:
-    return lazy_attribute(__name__, _WHERE, globals(), name)
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
+__getattr__, __dir__ = lazy_names(__name__, _WHERE, globals())

@@ -13,23 +13,17 @@ from typing import TYPE_CHECKING, Annotated, NoReturn
 import orjson
 import typer
 
-from segue.cli.options import PROVIDER
+from segue.cli.options import PROVIDER, JsonOption, command_group
 from segue.model.conversation import Provider
 from segue.model.errors import SegueError
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-app = typer.Typer(
-    rich_markup_mode=None,  # click's plain help: rich's costs --help 60 ms a start
-    name="segue",
-    help="Keep one coding-agent conversation alive across Claude Code and Codex.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
+app = command_group(
+    "segue", "Keep one coding-agent conversation alive across Claude Code and Codex."
 )
 
-JsonOption = Annotated[bool, typer.Option("--json", help="Machine-readable output.")]
 ShowSecrets = Annotated[
     bool,
     typer.Option(

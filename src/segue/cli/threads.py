@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import orjson
 import typer
 
+from segue.cli.options import JsonOption, command_group
 from segue.model.errors import StoreError
 
 if TYPE_CHECKING:
@@ -19,16 +20,10 @@ if TYPE_CHECKING:
     from segue.store import Store
     from segue.threads import ThreadGraph
 
-thread_app = typer.Typer(
-    rich_markup_mode=None,  # click's plain help: rich's costs --help 60 ms a start
-    name="thread",
-    help="App threads: one conversation across Claude Code and Codex, with its runs.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
+thread_app = command_group(
+    "thread", "App threads: one conversation across Claude Code and Codex, with its runs."
 )
 
-JsonOption = Annotated[bool, typer.Option("--json", help="Machine-readable output.")]
 PROMPT_CHARS = 60
 
 

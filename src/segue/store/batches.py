@@ -29,6 +29,7 @@ from segue.store.records import (
     ordered_tally,
     outcome,
 )
+from segue.store.rows import from_row, row_of
 from segue.store.schema import batch_agents, batches
 
 __all__ = [
@@ -123,56 +124,28 @@ def _origin(connection: Connection, provider: str, session: str) -> tuple[str, s
 
 def _agent_row(agent: BatchAgent) -> dict[str, Any]:
     r = agent.result
-    return {
-        "batch_id": agent.batch_id,
-        "ordinal": r.ordinal,
-        "source_provider": r.provider,
-        "source_session": r.session,
-        "source_path": r.path,
-        "cwd": r.cwd,
-        "pane": r.pane,
-        "pid": r.pid,
-        "state": r.state,
-        "skipped": r.skipped,
-        "error": r.error,
-        "target_provider": r.target_provider,
-        "target_session": r.target_session,
-        "target_path": r.target_path,
-        "label": r.label,
-        "strategy": r.strategy,
-        "summary": r.summary,
-        "resume_command": r.resume_command,
-        "warnings": list(r.warnings) or None,
-        "first_provider": r.first_provider,
-        "first_session": r.first_session,
-        "recorded_at": agent.recorded_at,
-    }
+    return row_of(
+        r,
+        batch_agents,
+        batch_id=agent.batch_id,
+        source_provider=r.provider,
+        source_session=r.session,
+        source_path=r.path,
+        warnings=list(r.warnings) or None,
+        switch=None,  # no longer written: the typed fields say what the switch did
+        recorded_at=agent.recorded_at,
+    )
 
 
 def _agent(row: Row[Any]) -> BatchAgent:
     m = row._mapping
-    result = AgentResult(
-        ordinal=m["ordinal"],
+    result = from_row(
+        AgentResult,
+        m,
         provider=m["source_provider"],
         session=m["source_session"],
         path=m["source_path"],
-        cwd=m["cwd"],
-        pane=m["pane"],
-        pid=m["pid"],
-        state=m["state"],
-        skipped=m["skipped"],
-        error=m["error"],
-        target_provider=m["target_provider"],
-        target_session=m["target_session"],
-        target_path=m["target_path"],
-        label=m["label"],
-        strategy=m["strategy"],
-        summary=m["summary"],
-        resume_command=m["resume_command"],
         warnings=tuple(str(w) for w in m["warnings"] or ()),
-        switch=m["switch"],
-        first_provider=m["first_provider"],
-        first_session=m["first_session"],
     )
     return BatchAgent(batch_id=m["batch_id"], result=result, recorded_at=m["recorded_at"])
 

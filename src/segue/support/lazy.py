@@ -4,10 +4,10 @@ loading what a command does not need, and a type checker still sees every name."
 from __future__ import annotations
 
 import importlib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
-__all__ = ["lazy_attribute"]
+__all__ = ["lazy_attribute", "lazy_names"]
 
 
 def lazy_attribute(
@@ -21,3 +21,18 @@ def lazy_attribute(
     value = getattr(importlib.import_module(module), name)
     namespace[name] = value
     return value
+
+
+def lazy_names(
+    package: str, where: Mapping[str, str], namespace: dict[str, Any]
+) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
+    """A package's ``__getattr__`` and ``__dir__``: each name of ``where`` imported on first use
+    (:func:`lazy_attribute`), and ``dir()`` listing the package's ``__all__``."""
+
+    def getattr_(name: str) -> Any:
+        return lazy_attribute(package, where, namespace, name)
+
+    def dir_() -> list[str]:
+        return sorted(namespace.get("__all__", where))
+
+    return getattr_, dir_

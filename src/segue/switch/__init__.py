@@ -4,9 +4,9 @@ decides (:mod:`segue.switch.pipeline`: source → lock → sync → decide → w
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from segue.support.lazy import lazy_attribute
+from segue.support.lazy import lazy_names
 
 if TYPE_CHECKING:
     from segue.support.state import state_dir
@@ -39,6 +39,4 @@ __all__ = [
     "thread_lock",
 ]
 
-
-def __getattr__(name: str) -> Any:
-    return lazy_attribute(__name__, _WHERE, globals(), name)
+__getattr__, __dir__ = lazy_names(__name__, _WHERE, globals())

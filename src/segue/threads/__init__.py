@@ -23,9 +23,9 @@ Each name is imported on first use.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from segue.support.lazy import lazy_attribute
+from segue.support.lazy import lazy_names
 
 if TYPE_CHECKING:
     from segue.threads.config import StalenessConfig, config_path, load_config
@@ -118,6 +118,4 @@ __all__ = [
     "sync",
 ]
 
-
-def __getattr__(name: str) -> Any:
-    return lazy_attribute(__name__, _WHERE, globals(), name)
+__getattr__, __dir__ = lazy_names(__name__, _WHERE, globals())

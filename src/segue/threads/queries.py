@@ -24,6 +24,7 @@ from sqlalchemy.engine import Connection
 from segue.formats.stamp import Stamp
 from segue.model.errors import StoreError
 from segue.store.ids import new_id
+from segue.store.rows import from_row, row_of
 from segue.store.schema import (
     app_threads,
     context_handoffs,
@@ -120,16 +121,7 @@ def create_thread(
 
 
 def _insert_thread(connection: Connection, thread: AppThread) -> None:
-    connection.execute(
-        app_threads.insert().values(
-            id=thread.id,
-            created_at=thread.created_at,
-            title=thread.title,
-            cwd=thread.cwd,
-            parent_thread_id=thread.parent_thread_id,
-            parent_run_ordinal=thread.parent_run_ordinal,
-        )
-    )
+    connection.execute(app_threads.insert().values(**row_of(thread, app_threads)))
 
 
 def add_provider_thread(
@@ -164,36 +156,30 @@ def add_provider_thread(
 
 def _insert_provider_thread(connection: Connection, pt: ProviderThread, now: datetime) -> None:
     connection.execute(
-        provider_threads.insert().values(
-            id=pt.id, thread_id=pt.thread_id, provider=pt.provider, created_at=now, origin=pt.origin
-        )
+        provider_threads.insert().values(**row_of(pt, provider_threads, created_at=now))
     )
     connection.execute(provider_thread_revisions.insert().values(**_revision_row(pt, 1, now)))
 
 
 def _revision_row(pt: ProviderThread, version: int, now: datetime) -> dict[str, Any]:
-    return {
-        "provider_thread_id": pt.id,
-        "version": version,
-        "native_id": pt.native_id,
-        "path": pt.path,
-        "native_turns": pt.native_turns,
-        "status": pt.status.value,
-        "reason": pt.reason,
-        "model": pt.model,
-        "recorded_at": now,
-        "stamp": None if pt.stamp is None else pt.stamp.to_json(),
-        "turns": None if pt.turns is None else _turns_json(pt.turns),
-        "former": [
-            {
-                "path": f.path,
-                "stamp": None if f.stamp is None else f.stamp.to_json(),
-                "turns": _turns_json(f.turns),
-            }
-            for f in pt.former
-        ]
-        or None,
-    }
+    former = [
+        {
+            "path": f.path,
+            "stamp": None if f.stamp is None else f.stamp.to_json(),
+            "turns": _turns_json(f.turns),
+        }
+        for f in pt.former
+    ]
+    return row_of(
+        pt,
+        provider_thread_revisions,
+        provider_thread_id=pt.id,
+        version=version,
+        recorded_at=now,
+        stamp=None if pt.stamp is None else pt.stamp.to_json(),
+        turns=None if pt.turns is None else _turns_json(pt.turns),
+        former=former or None,
+    )
 
 
 def _turns_json(turns: Sequence[TurnSlot]) -> list[list[Any]]:
@@ -315,21 +301,7 @@ def revise_runs(connection: Connection, changed: Sequence[Run]) -> None:
 
 
 def _run_row(run: Run, now: datetime) -> dict[str, Any]:
-    return {
-        "thread_id": run.thread_id,
-        "ordinal": run.ordinal,
-        "version": run.version,
-        "provider": run.provider,
-        "provider_thread_id": run.provider_thread_id,
-        "native_turn": run.native_turn,
-        "handoff_id": run.handoff_id,
-        "status": run.status.value,
-        "prompt": run.prompt,
-        "started_at": run.started_at,
-        "ended_at": run.ended_at,
-        "recorded_at": now,
-        "note": run.note,
-    }
+    return row_of(run, runs, recorded_at=now)
 
 
 def add_transfer(
@@ -361,11 +333,7 @@ def add_transfer(
 
 
 def _insert_transfer(connection: Connection, transfer: Transfer) -> None:
-    connection.execute(
-        context_transfers.insert().values(
-            **{name: getattr(transfer, name) for name in Transfer.__dataclass_fields__}
-        )
-    )
+    connection.execute(context_transfers.insert().values(**row_of(transfer, context_transfers)))
 
 
 def add_handoff(
@@ -377,7 +345,7 @@ def add_handoff(
     covers: tuple[int, int],
     strategy: HandoffStrategy,
     form: HandoffForm,
-    status: HandoffStatus,
+    status: HandoffStatus = HandoffStatus.READY,
     text: str | None = None,
     items: list[dict[str, Any]] | None = None,
     created_by_provider: str | None = None,
@@ -418,22 +386,13 @@ def _insert_handoff(connection: Connection, handoff: Handoff) -> None:
             raise StoreError(f"handoff {handoff.supersedes} is already superseded by {taken[0]}")
     connection.execute(
         context_handoffs.insert().values(
-            id=handoff.id,
-            transfer_id=handoff.transfer_id,
-            thread_id=handoff.thread_id,
-            target_run_ordinal=handoff.target_run_ordinal,
-            from_provider_threads=list(handoff.from_provider_threads),
-            to_provider_thread_id=handoff.to_provider_thread_id,
-            covers_from=handoff.covers[0],
-            covers_to=handoff.covers[1],
-            strategy=handoff.strategy.value,
-            form=handoff.form.value,
-            text=handoff.text,
-            items=handoff.items,
-            status=handoff.status.value,
-            created_by_provider=handoff.created_by_provider,
-            supersedes=handoff.supersedes,
-            created_at=handoff.created_at,
+            **row_of(
+                handoff,
+                context_handoffs,
+                from_provider_threads=list(handoff.from_provider_threads),
+                covers_from=handoff.covers[0],
+                covers_to=handoff.covers[1],
+            )
         )
     )
 
@@ -473,35 +432,19 @@ def record_decision(
 
 
 def _thread(row: Row[Any]) -> AppThread:
-    m = row._mapping
-    return AppThread(
-        m["id"],
-        m["created_at"],
-        m["title"],
-        m["cwd"],
-        m["parent_thread_id"],
-        m["parent_run_ordinal"],
-    )
+    return from_row(AppThread, row._mapping)
 
 
 def _handoff(row: Row[Any]) -> Handoff:
     m = row._mapping
-    return Handoff(
-        id=m["id"],
-        thread_id=m["thread_id"],
-        to_provider_thread_id=m["to_provider_thread_id"],
+    return from_row(
+        Handoff,
+        m,
         from_provider_threads=tuple(m["from_provider_threads"] or ()),
         covers=(m["covers_from"], m["covers_to"]),
         strategy=HandoffStrategy(m["strategy"]),
         form=HandoffForm(m["form"]),
         status=HandoffStatus(m["status"]),
-        created_at=m["created_at"],
-        text=m["text"],
-        items=m["items"],
-        created_by_provider=m["created_by_provider"],
-        transfer_id=m["transfer_id"],
-        target_run_ordinal=m["target_run_ordinal"],
-        supersedes=m["supersedes"],
     )
 
 

@@ -8,8 +8,8 @@ line naming the database.
 from __future__ import annotations
 
 import zlib
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from sqlalchemy import text
 from sqlalchemy.engine import Connection
@@ -19,12 +19,7 @@ from segue.store import Store
 from segue.threads import queries
 from segue.threads.model import (
     AppThread,
-    Handoff,
-    HandoffForm,
-    HandoffStatus,
-    HandoffStrategy,
     ProviderThreadStatus,
-    Run,
     ThreadGraph,
     ThreadSummary,
     Transfer,
@@ -43,6 +38,25 @@ def native_lock(connection: Connection, provider: str, native_id: str) -> None:
     if connection.dialect.name == "postgresql":
         key = zlib.crc32(f"segue-adopt:{provider}:{native_id}".encode())
         connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": key})
+
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def _locked(
+    what: str, query: Callable[Concatenate[Connection, str, _P], _R]
+) -> Callable[Concatenate[ThreadStore, str, _P], _R]:
+    """A method of :class:`ThreadStore` that runs ``query`` on a thread in a transaction of its
+    own, holding the thread's lock: ``what`` is the failure's first words."""
+
+    def method(self: ThreadStore, thread_id: str, /, *args: _P.args, **kwargs: _P.kwargs) -> _R:
+        with self.store.writing(f"{what} {thread_id}") as connection:
+            queries.lock_thread(connection, thread_id)
+            return query(connection, thread_id, *args, **kwargs)
+
+    method.__doc__ = query.__doc__
+    return method
 
 
 class ThreadStore:
@@ -126,78 +140,14 @@ class ThreadStore:
                 parent_run_ordinal=parent_run_ordinal,
             )
 
-    def add_provider_thread(
-        self,
-        thread_id: str,
-        *,
-        provider: str,
-        origin: str,
-        native_id: str,
-        path: str,
-        native_turns: int,
-        model: str | None,
-        reason: str | None = None,
-    ) -> str:
-        with self.store.writing(f"cannot record a provider thread of {thread_id}") as connection:
-            queries.lock_thread(connection, thread_id)
-            return queries.add_provider_thread(
-                connection,
-                thread_id,
-                provider=provider,
-                origin=origin,
-                native_id=native_id,
-                path=path,
-                native_turns=native_turns,
-                model=model,
-                reason=reason,
-            )
-
-    def record_runs(self, thread_id: str, runs: Sequence[NewRun]) -> list[Run]:
-        """Record runs as the thread's next ordinals (concurrent writers queue on the thread)."""
-        with self.store.writing(f"cannot record runs of thread {thread_id}") as connection:
-            queries.lock_thread(connection, thread_id)
-            return queries.add_runs(connection, thread_id, runs)
-
     def record_transfer(self, thread_id: str, **fields: Any) -> Transfer:
         with self.store.writing(f"cannot record a transfer of {thread_id}") as connection:
             return queries.add_transfer(connection, thread_id, **fields)
 
-    def record_handoff(
-        self,
-        thread_id: str,
-        *,
-        to_provider_thread_id: str,
-        from_provider_threads: Sequence[str],
-        covers: tuple[int, int],
-        strategy: HandoffStrategy,
-        form: HandoffForm,
-        status: HandoffStatus = HandoffStatus.READY,
-        text: str | None = None,
-        items: list[dict[str, Any]] | None = None,
-        created_by_provider: str | None = None,
-        transfer_id: str | None = None,
-        target_run_ordinal: int | None = None,
-        supersedes: str | None = None,
-    ) -> Handoff:
-        """Record a handoff; one that replaces an earlier one names it in ``supersedes``."""
-        with self.store.writing(f"cannot record a handoff of {thread_id}") as connection:
-            queries.lock_thread(connection, thread_id)
-            return queries.add_handoff(
-                connection,
-                thread_id,
-                to_provider_thread_id=to_provider_thread_id,
-                from_provider_threads=from_provider_threads,
-                covers=covers,
-                strategy=strategy,
-                form=form,
-                status=status,
-                text=text,
-                items=items,
-                created_by_provider=created_by_provider,
-                transfer_id=transfer_id,
-                target_run_ordinal=target_run_ordinal,
-                supersedes=supersedes,
-            )
+    # each writes in its own transaction, queued on the thread's lock
+    add_provider_thread = _locked("cannot record a provider thread of", queries.add_provider_thread)
+    record_runs = _locked("cannot record runs of thread", queries.add_runs)
+    record_handoff = _locked("cannot record a handoff of", queries.add_handoff)
 
     def mark_provider_thread(
         self, thread_id: str, provider_thread_id: str, status: ProviderThreadStatus, reason: str

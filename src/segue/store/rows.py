@@ -1,0 +1,40 @@
+"""Data classes to table rows and back, by name: a row's columns are the fields of the same
+name (an enum as its value), and a data class is built from the columns named like its fields.
+What differs (a pair split into two columns, a JSON form) is given beside."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from enum import Enum
+from typing import Any, TypeVar
+
+from sqlalchemy import Table
+
+__all__ = ["from_row", "row_of"]
+
+_T = TypeVar("_T")
+
+
+def row_of(obj: Any, table: Table, **columns: Any) -> dict[str, Any]:
+    """The values of ``table``'s columns: ``columns`` as given, else ``obj``'s field of the same
+    name (an enum member as its value); a column ``obj`` has no field for is left out."""
+    out: dict[str, Any] = {}
+    for column in table.columns:
+        name = column.name
+        if name in columns:
+            out[name] = columns[name]
+        elif hasattr(obj, name):
+            value = getattr(obj, name)
+            out[name] = value.value if isinstance(value, Enum) else value
+    return out
+
+
+def from_row(cls: type[_T], row: Mapping[Any, Any], **fields: Any) -> _T:
+    """An instance of data class ``cls``: ``fields`` as given, else the column of the same name
+    (a field with a default that the row lacks keeps its default)."""
+    values = dict(fields)
+    for f in dataclasses.fields(cls):  # type: ignore[arg-type]
+        if f.name not in values and f.name in row:
+            values[f.name] = row[f.name]
+    return cls(**values)
