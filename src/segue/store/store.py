@@ -9,7 +9,7 @@ from types import TracebackType
 from sqlalchemy.engine import URL, Connection, Engine
 
 from segue.model.errors import StoreError
-from segue.store import batches as queries
+from segue.store import batches
 from segue.store.engine import WRITE, make_engine
 from segue.store.failures import guarded
 from segue.store.location import database_url, describe
@@ -125,7 +125,7 @@ class Store:
     ) -> BatchHeader:
         """Record a new batch (its agents follow with :meth:`add_agent`)."""
         with self._write("cannot record the batch") as connection:
-            return queries.create_batch(
+            return batches.create_batch(
                 connection,
                 from_provider,
                 to_provider,
@@ -137,17 +137,17 @@ class Store:
     def add_agent(self, batch_id: str, result: AgentResult) -> BatchAgent:
         """Record how one agent of a batch fared. Each (batch, ordinal) is recorded once."""
         with self._write(f"cannot record agent #{result.ordinal} of batch {batch_id}") as c:
-            return queries.add_agent(c, batch_id, result)
+            return batches.add_agent(c, batch_id, result)
 
     def list_batches(self, limit: int | None = None) -> list[BatchSummary]:
         """Batches, newest first, with their agents counted by outcome."""
         with self._read("cannot list batches") as connection:
-            return queries.list_batches(connection, limit)
+            return batches.list_batches(connection, limit)
 
     def get_batch(self, batch_id: str) -> Batch:
         """The batch with exactly this id, with its agents."""
         with self._read(f"cannot read batch {batch_id}") as connection:
-            batch = queries.get_batch(connection, batch_id)
+            batch = batches.get_batch(connection, batch_id)
         if batch is None:
             raise StoreError(f"{self.where}: no batch {batch_id}")
         return batch
@@ -156,9 +156,9 @@ class Store:
         """The batch whose id is ``ref`` or starts with it; an ambiguous prefix is an error."""
         ref = ref.strip().lower()
         with self._read(f"cannot read batch {ref}") as connection:
-            ids = queries.batch_ids_like(connection, ref, _SHOWN_CANDIDATES + 1) if ref else []
+            ids = batches.batch_ids_like(connection, ref, _SHOWN_CANDIDATES + 1) if ref else []
             exact = ref in ids
-            batch = queries.get_batch(connection, ref if exact else ids[0]) if ids else None
+            batch = batches.get_batch(connection, ref if exact else ids[0]) if ids else None
         if batch is None:
             raise StoreError(f"{self.where}: no batch {ref or '(empty id)'}")
         if len(ids) > 1 and not exact:
@@ -172,5 +172,5 @@ class Store:
     def latest_batch(self) -> Batch | None:
         """The newest batch, or None when there is none."""
         with self._read("cannot read the latest batch") as connection:
-            batch_id = queries.latest_batch_id(connection)
-            return None if batch_id is None else queries.get_batch(connection, batch_id)
+            batch_id = batches.latest_batch_id(connection)
+            return None if batch_id is None else batches.get_batch(connection, batch_id)

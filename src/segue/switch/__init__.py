@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from segue.support.lazy import lazy_names
 
 if TYPE_CHECKING:
-    from segue.support.state import state_dir
+    from segue.support.state_dir import state_dir
     from segue.switch.locks import session_lock, thread_lock
     from segue.switch.pipeline import carry_out, switch_session
     from segue.switch.plan import plan_switch, switch_conversation
@@ -21,7 +21,7 @@ _WHERE = {
     "carry_out": "segue.switch.pipeline",
     "plan_switch": "segue.switch.plan",
     "session_lock": "segue.switch.locks",
-    "state_dir": "segue.support.state",
+    "state_dir": "segue.support.state_dir",
     "switch_conversation": "segue.switch.plan",
     "switch_session": "segue.switch.pipeline",
     "thread_lock": "segue.switch.locks",

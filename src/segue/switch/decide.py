@@ -32,7 +32,7 @@ from segue.model.session_info import SessionState
 from segue.providers import entry
 from segue.providers.sessions import SessionReads
 from segue.switch.plan import checked_cwd, plan_switch
-from segue.switch.thread import Source, ThreadState
+from segue.switch.thread import LoadedThread, Source
 from segue.threads.config import load_config
 from segue.threads.model import (
     HandoffForm,
@@ -171,7 +171,7 @@ def _span(runs: Sequence[Run]) -> tuple[int, int] | None:
 
 
 def _mid_turn(
-    state: ThreadState, source: Source, options: SwitchOptions, env: Mapping[str, str]
+    state: LoadedThread, source: Source, options: SwitchOptions, env: Mapping[str, str]
 ) -> str | None:
     """A note for a source whose last run has not finished; refused while its CLI runs it."""
     line = state.graph.live_runs
@@ -201,7 +201,7 @@ def _mid_turn(
 
 
 def decide_move(
-    state: ThreadState,
+    state: LoadedThread,
     source: Source,
     to: Provider,
     options: SwitchOptions,
@@ -260,7 +260,7 @@ def _in(run: Run, covers: tuple[int, int]) -> bool:
 
 
 def prepare_move(
-    state: ThreadState,
+    state: LoadedThread,
     source: Source,
     to: Provider,
     decision: Decision,
@@ -300,7 +300,7 @@ def prepare_move(
 class _Move:
     """What preparing one move works from."""
 
-    state: ThreadState
+    state: LoadedThread
     source: Source
     to: Provider
     decision: Decision

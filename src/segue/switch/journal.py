@@ -27,7 +27,7 @@ from segue.providers import known
 from segue.providers.sessions import SessionReads
 from segue.store import Store
 from segue.store.ids import new_id
-from segue.support.state import read_private_json, state_dir, write_private_json
+from segue.support.state_dir import read_private_json, state_dir, write_private_json
 from segue.threads.model import (
     FormerFile,
     Handoff,

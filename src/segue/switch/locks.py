@@ -25,7 +25,7 @@ import orjson
 from segue.formats.atomic import make_private_dirs
 from segue.model.conversation import Provider
 from segue.model.errors import SwitchError, SwitchLocked
-from segue.support.state import state_dir
+from segue.support.state_dir import state_dir
 
 __all__ = ["LOCK_WAIT_VARIABLE", "SwitchLocks", "lock_wait", "session_lock", "thread_lock"]
 

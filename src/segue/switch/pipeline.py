@@ -34,7 +34,7 @@ from segue.switch.decide import MoveKind, Prepared, SwitchOptions, decide_move, 
 from segue.switch.locks import SwitchLocks
 from segue.switch.record import preview_move, record_move, write_move
 from segue.switch.result import Switch, ThreadMove
-from segue.switch.thread import Source, ThreadState, load_thread
+from segue.switch.thread import LoadedThread, Source, load_thread
 from segue.transforms.budget import TargetProfile
 
 if TYPE_CHECKING:
@@ -121,7 +121,7 @@ def carry_out(preview: Switch, env: Mapping[str, str] | None = None) -> Switch:
         return write_and_record(state, source, prepared, reads, env)
 
 
-def _rebased(shown: Prepared, state: ThreadState) -> Prepared:
+def _rebased(shown: Prepared, state: LoadedThread) -> Prepared:
     """A preview's prepared move on the thread as this command loaded it (a thread adopted in
     memory again has new ids; its runs are the same)."""
     runs = {r.ordinal: r for r in state.graph.runs}
@@ -136,7 +136,7 @@ def _rebased(shown: Prepared, state: ThreadState) -> Prepared:
     )
 
 
-def _unchanged(state: ThreadState, shown: Prepared) -> bool:
+def _unchanged(state: LoadedThread, shown: Prepared) -> bool:
     """Whether the provider thread a preview forks or resumes is still what it was."""
     if shown.target_pt is None:
         return True
@@ -173,7 +173,7 @@ def read_source(
 
 
 def _result(
-    state: ThreadState,
+    state: LoadedThread,
     source: Source,
     prepared: Prepared,
     move: ThreadMove,
@@ -200,7 +200,7 @@ def _result(
 
 
 def _preview(
-    state: ThreadState,
+    state: LoadedThread,
     source: Source,
     prepared: Prepared,
     options: SwitchOptions,
@@ -215,7 +215,7 @@ def _preview(
 
 
 def write_and_record(
-    state: ThreadState,
+    state: LoadedThread,
     source: Source,
     prepared: Prepared,
     reads: SessionReads,

@@ -23,7 +23,7 @@ from segue.providers.sessions import SessionReads
 from segue.store.ids import new_id
 from segue.switch.decide import MoveKind, Prepared
 from segue.switch.result import ThreadMove
-from segue.switch.thread import Source, ThreadState
+from segue.switch.thread import LoadedThread, Source
 from segue.threads.model import (
     FormerFile,
     Handoff,
@@ -36,7 +36,7 @@ from segue.threads.model import (
     TurnSlot,
     prompt_hash,
 )
-from segue.threads.native import NativeTurn, native_turns
+from segue.threads.native import NativeTurn, split_native_turns
 from segue.threads.reconcile import (
     Changes,
     DecisionRecord,
@@ -67,7 +67,7 @@ def write_move(prepared: Prepared, env: Mapping[str, str]) -> Written | None:
     warnings = e.publish(session, env)
     try:
         conversation = e.read_lines(session.path, session.lines)
-        turns = native_turns(conversation)
+        turns = split_native_turns(conversation)
     except Exception as exc:  # never undo a published session over its read-back
         warnings.append(f"could not read back what was written: {exc}")
         turns = []
@@ -83,7 +83,7 @@ def layout_for(turns: Sequence[NativeTurn], runs: Sequence[Run]) -> list[TurnSlo
 
 
 def _move_changes(
-    state: ThreadState, source: Source, prepared: Prepared, written: Written | None, now: datetime
+    state: LoadedThread, source: Source, prepared: Prepared, written: Written | None, now: datetime
 ) -> tuple[Changes, str | None, str | None]:
     """What the move adds to the store: (changes, the target's provider thread, the handoff)."""
     graph = state.graph
@@ -213,7 +213,7 @@ def _handoff(
 
 
 def record_move(
-    state: ThreadState,
+    state: LoadedThread,
     source: Source,
     prepared: Prepared,
     written: Written | None,
@@ -289,7 +289,7 @@ def _form(prepared: Prepared) -> str | None:
     return None if prepared.decision.form is None else prepared.decision.form.value
 
 
-def preview_move(state: ThreadState, prepared: Prepared) -> ThreadMove:
+def preview_move(state: LoadedThread, prepared: Prepared) -> ThreadMove:
     """How a dry run would move the thread."""
     return ThreadMove(
         state.graph.thread.id,

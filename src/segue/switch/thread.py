@@ -28,7 +28,7 @@ from segue.threads.reconcile import Changes, held_runs, reconcile
 from segue.threads.repository import ThreadStore
 from segue.threads.syncing import adoption, observe_graph
 
-__all__ = ["Source", "ThreadState", "load_thread", "open_for_switch"]
+__all__ = ["LoadedThread", "Source", "load_thread", "open_for_switch"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,7 +43,7 @@ class Source:
 
 
 @dataclass(slots=True)
-class ThreadState:
+class LoadedThread:
     """The source's thread as the files say it is now, and what recording that takes."""
 
     graph: ThreadGraph
@@ -122,7 +122,7 @@ def load_thread(
     locks: SwitchLocks,
     *,
     dry_run: bool,
-) -> ThreadState:
+) -> LoadedThread:
     """The source's thread, synced with the disk (nothing recorded yet)."""
     store, why = open_for_switch(env, dry_run=dry_run)
     notes: list[str] = []
@@ -178,7 +178,7 @@ def _off_the_line(
     source: Source,
     reads: SessionReads,
     env: Mapping[str, str],
-) -> ThreadState:
+) -> LoadedThread:
     """The source's thread state; a source that is off its thread's line (parallel work, changed
     in place, or typed into after segue forked it) goes on as a new thread forked from it."""
     pt = _source_pt(old, source)
@@ -186,7 +186,7 @@ def _off_the_line(
         in_former = pt.native_id != source.native_id or pt.path != str(source.path)
         divergent = pt.status is ProviderThreadStatus.DIVERGENT
         if not divergent and not (in_former and _typed_in_former(old, pt, source)):
-            return ThreadState(old, old_changes, pt, store, unrecorded, notes)
+            return LoadedThread(old, old_changes, pt, store, unrecorded, notes)
         former = next((f for f in pt.former if f.path == str(source.path)), None)
         if former is not None:  # a file the thread went on from: what it held then
             held = {slot.run for slot in former.turns if slot.run}
@@ -209,7 +209,7 @@ def _off_the_line(
     new_pt = _source_pt(graph, source)
     assert new_pt is not None
     earlier = None if old_changes.empty else (old, old_changes)
-    return ThreadState(graph, changes, new_pt, store, unrecorded, notes, earlier=earlier)
+    return LoadedThread(graph, changes, new_pt, store, unrecorded, notes, earlier=earlier)
 
 
 def _typed_in_former(graph: ThreadGraph, pt: ProviderThread, source: Source) -> bool:
@@ -221,5 +221,5 @@ def _typed_in_former(graph: ThreadGraph, pt: ProviderThread, source: Source) -> 
     )
 
 
-def source_cwd(state: ThreadState, source: Source) -> str:
+def source_cwd(state: LoadedThread, source: Source) -> str:
     return state.graph.thread.cwd or source.conversation.meta.cwd or os.getcwd()

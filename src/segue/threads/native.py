@@ -23,7 +23,7 @@ from segue.threads.model import RunStatus
 from segue.transforms.effective import apply_rollbacks
 from segue.transforms.turns import group_turns
 
-__all__ = ["NativeTurn", "native_turns", "turn_items"]
+__all__ = ["NativeTurn", "split_native_turns", "turn_items"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,7 +41,7 @@ def turn_items(conversation: Conversation) -> list[list[Item]]:
     return [t.all_items for t in turns if t.prompt is not None]
 
 
-def native_turns(conversation: Conversation) -> list[NativeTurn]:
+def split_native_turns(conversation: Conversation) -> list[NativeTurn]:
     """One entry per typed prompt that is still in the session (rolled-back turns are gone)."""
     turns = [t for t in group_turns(apply_rollbacks(conversation.items)) if t.prompt is not None]
     out = []

@@ -25,7 +25,7 @@ from segue.model.errors import SegueError
 from segue.providers import ProviderEntry, entry
 from segue.providers.sessions import SessionReads
 from segue.threads.model import ProviderThread
-from segue.threads.native import NativeTurn, native_turns
+from segue.threads.native import NativeTurn, split_native_turns
 
 __all__ = ["Observation", "observe", "observe_former", "provider_entry"]
 
@@ -114,7 +114,7 @@ def observe(pt: ProviderThread, reads: SessionReads, env: Mapping[str, str]) -> 
         conversation = reads.read(current, e.provider)
     except SegueError as exc:
         return Observation(pt.id, Change.GONE, str(current), why=f"cannot be read ({exc})")
-    turns = native_turns(conversation)
+    turns = split_native_turns(conversation)
     stamp = reads.stamp(current)
     if stamp is not None and stamp.size == 0:
         return Observation(pt.id, Change.EMPTY, str(current), stamp, why="is empty")
@@ -151,5 +151,5 @@ def observe_former(
     except SegueError:
         return Observation(pt.id, Change.GONE, str(path), former=index)
     return Observation(
-        pt.id, change, str(path), reads.stamp(path), native_turns(conversation), former=index
+        pt.id, change, str(path), reads.stamp(path), split_native_turns(conversation), former=index
     )

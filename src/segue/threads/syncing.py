@@ -22,7 +22,7 @@ from segue.providers.sessions import SessionReads, current_session, find_session
 from segue.store import Store
 from segue.threads import queries
 from segue.threads.model import Run, ThreadGraph
-from segue.threads.native import NativeTurn, native_turns
+from segue.threads.native import NativeTurn, split_native_turns
 from segue.threads.observe import Observation, observe, observe_former
 from segue.threads.reconcile import Changes, SyncOutcome, adopted_graph, reconcile
 from segue.threads.repository import ThreadStore, native_lock
@@ -88,7 +88,7 @@ def adoption(
     id it takes, else a new one)."""
     current, native_id = current_session(provider, path, env)
     conversation = reads.read(current, provider)
-    turns = native_turns(conversation)
+    turns = split_native_turns(conversation)
     return adopted_graph(
         provider=provider.value,
         native_id=native_id,

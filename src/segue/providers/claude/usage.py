@@ -24,7 +24,7 @@ from segue.model.conversation import ALL_MODELS, Conversation, LimitWindow, Prov
 from segue.model.times import from_epoch, parse_iso
 from segue.providers.base import Env, UsageReading
 from segue.providers.recorded import recorded_usage
-from segue.support.state import read_private_json, state_dir, write_private_json
+from segue.support.state_dir import read_private_json, state_dir, write_private_json
 
 __all__ = ["DEFAULT_BASE", "URL_VAR", "read_usage", "usage_url", "windows_from_answer"]
 
