@@ -5,19 +5,21 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from segue.formats.atomic import NativeSession, publish_session
 from segue.formats.codex import fork, paths, reader, writer
 from segue.formats.codex.outline import outline
 from segue.formats.codex.peek import peek
 from segue.model.conversation import Conversation, Item, Provider
-from segue.providers.base import Env, HeadlessCommands, ProviderEntry
-from segue.providers.codex.agents import running_session
+from segue.providers.base import Env, HeadlessCommands, ProviderEntry, RunningSession
 from segue.providers.codex.compact import compact
 from segue.providers.codex.profile import target_profile
 from segue.providers.codex.summarize import summarize
 from segue.providers.codex.usage import read_usage
+
+if TYPE_CHECKING:
+    import psutil
 
 __all__ = ["Codex"]
 
@@ -60,7 +62,12 @@ class Codex(ProviderEntry):
     outline = staticmethod(outline)
     target_profile = staticmethod(target_profile)
     select = staticmethod(writer.select)
-    running_session = staticmethod(running_session)
+
+    def running_session(self, process: psutil.Process) -> RunningSession | None:
+        from segue.providers.codex.agents import running_session  # psutil: only for agents
+
+        return running_session(process)
+
     usage = staticmethod(read_usage)
     headless: ClassVar[HeadlessCommands | None] = HeadlessCommands(compact, summarize)
 
