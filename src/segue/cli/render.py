@@ -11,23 +11,7 @@ import orjson
 from rich.console import Console
 from rich.text import Text
 
-from segue.model.conversation import (
-    ALL_MODELS,
-    AssistantMessage,
-    Compaction,
-    Conversation,
-    ErrorNotice,
-    Item,
-    LimitWindow,
-    Opaque,
-    Origin,
-    Reasoning,
-    Rollback,
-    ToolCall,
-    ToolResult,
-    TurnMarker,
-    UserMessage,
-)
+from segue.model import conversation as neutral
 from segue.model.session_info import SessionInfo
 from segue.model.times import ago, in_time, local_clock, utc_minutes
 from segue.model.units import format_bytes
@@ -68,7 +52,7 @@ def _indent(text: str, prefix: str) -> str:
     return "\n".join(prefix + line for line in text.splitlines())
 
 
-def _tool_input(call: ToolCall) -> str:
+def _tool_input(call: neutral.ToolCall) -> str:
     value = call.input
     if isinstance(value, dict):
         for key in ("command", "cmd", "file_path", "path", "pattern", "url", "query"):
@@ -79,29 +63,31 @@ def _tool_input(call: ToolCall) -> str:
     return str(value)
 
 
-def render_item(item: Item, verbose: bool = False, mask: Mask = mask_secrets) -> Text | None:
+def render_item(
+    item: neutral.Item, verbose: bool = False, mask: Mask = mask_secrets
+) -> Text | None:
     """One item for the terminal (None for what is hidden unless ``verbose``); secrets in its
     texts are masked unless ``mask`` says otherwise."""
     match item:
-        case UserMessage():
-            if item.origin is Origin.TYPED:
+        case neutral.UserMessage():
+            if item.origin is neutral.Origin.TYPED:
                 return None  # shown as the turn heading
-            label = "context" if item.origin is Origin.INJECTED else "command"
-            if not verbose and item.origin is Origin.INJECTED:
+            label = "context" if item.origin is neutral.Origin.INJECTED else "command"
+            if not verbose and item.origin is neutral.Origin.INJECTED:
                 return Text(f"  · {label}: {len(item.text):,} chars", style="dim")
             return Text(
                 f"  · {label}:\n" + _indent(_clip(item.text, 4, mask=mask), "      "), style="dim"
             )
-        case AssistantMessage():
+        case neutral.AssistantMessage():
             return Text(_indent(_clip(item.text, 12, mask=mask), "  "))
-        case Reasoning():
+        case neutral.Reasoning():
             note = " (+ provider-private payload)" if item.private else ""
             body = _clip(item.text, 3, mask=mask) if item.text else "(no readable text)"
             return Text(f"  ~ reasoning{note}: " + body, style="italic dim")
-        case ToolCall():
+        case neutral.ToolCall():
             shown = _clip(_tool_input(item), 3, mask=mask)
             return Text(f"  $ {item.name} [{item.tool.value}] {shown}", style="cyan")
-        case ToolResult():
+        case neutral.ToolResult():
             status = "error" if item.error else "ok" if item.error is False else "?"
             if item.exit_code is not None:
                 status += f", exit {item.exit_code}"
@@ -109,22 +95,22 @@ def render_item(item: Item, verbose: bool = False, mask: Mask = mask_secrets) ->
             return Text(
                 head + "\n" + _indent(_clip(item.output, 4, mask=mask), "      "), style="green"
             )
-        case Compaction():
+        case neutral.Compaction():
             trig = f", {item.trigger}" if item.trigger else ""
             kept = f", keeps {len(item.replacement)} items" if item.replacement else ""
             text = f"  ⟳ compaction ({item.state.value}{trig}{kept})"
             if item.summary:
                 text += "\n" + _indent(_clip(item.summary, 4, mask=mask), "      ")
             return Text(text, style="magenta")
-        case ErrorNotice():
+        case neutral.ErrorNotice():
             reset = f" (resets {utc_minutes(item.reset_at)})" if item.reset_at else ""
             message = _clip(item.message, 2, mask=mask)
             return Text(f"  ⚠ {item.error_kind.value}: {message}{reset}", style="red")
-        case Rollback():
+        case neutral.Rollback():
             return Text(f"  ↶ rolled back {item.turns} turn(s)", style="yellow")
-        case TurnMarker():
+        case neutral.TurnMarker():
             return Text(f"  · turn {item.status.value}", style="dim") if verbose else None
-        case Opaque():
+        case neutral.Opaque():
             line = f"  · {item.native_kind} (line {item.prov.line})"
             return Text(line, style="dim") if verbose else None
         case _:
@@ -132,7 +118,10 @@ def render_item(item: Item, verbose: bool = False, mask: Mask = mask_secrets) ->
 
 
 def print_conversation(
-    console: Console, conversation: Conversation, verbose: bool = False, show_secrets: bool = False
+    console: Console,
+    conversation: neutral.Conversation,
+    verbose: bool = False,
+    show_secrets: bool = False,
 ) -> None:
     """The conversation, turn by turn; detected secrets are masked unless ``show_secrets``."""
     mask: Mask = _shown if show_secrets else mask_secrets
@@ -359,7 +348,7 @@ def print_fleet_result(console: Console, result: FleetResult) -> None:
         )
 
 
-def _until(window: LimitWindow, now: datetime) -> str:
+def _until(window: neutral.LimitWindow, now: datetime) -> str:
     if window.resets_at is None:
         return "reset time unknown"
     return f"until {local_clock(window.resets_at, now)} ({in_time(window.resets_at, now)})"
@@ -399,7 +388,7 @@ def print_usage(console: Console, usages: Sequence[ProviderUsage], now: datetime
             if window.resets_at is not None:
                 when = window.resets_at
                 resets = f"resets {in_time(when, now)}, {local_clock(when, now)}"
-            scope = "all models" if window.scope == ALL_MODELS else f"{window.scope} only"
+            scope = "all models" if window.scope == neutral.ALL_MODELS else f"{window.scope} only"
             seen = ago(window.observed_at, now) if window.observed_at else "at an unknown time"
             row = Text(f"  {window_label(window):<16} {used:>5} used  ")
             row.append(f"{resets:<40} {scope:<12} ")

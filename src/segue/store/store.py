@@ -9,19 +9,11 @@ from types import TracebackType
 from sqlalchemy.engine import URL, Connection, Engine
 
 from segue.model.errors import StoreError
-from segue.store import batches
+from segue.store import batches, records
 from segue.store.engine import WRITE, make_engine
 from segue.store.failures import guarded
 from segue.store.location import database_url, describe
 from segue.store.migrate import check_current, current_revision, upgrade
-from segue.store.records import (
-    AgentResult,
-    Batch,
-    BatchAgent,
-    BatchHeader,
-    BatchSummary,
-    JsonObject,
-)
 
 __all__ = ["Store", "open_store"]
 
@@ -119,10 +111,10 @@ class Store:
         from_provider: str | None,
         to_provider: str | None,
         *,
-        selection: JsonObject | None = None,
-        options: JsonObject | None = None,
+        selection: records.JsonObject | None = None,
+        options: records.JsonObject | None = None,
         planned: int | None = None,
-    ) -> BatchHeader:
+    ) -> records.BatchHeader:
         """Record a new batch (its agents follow with :meth:`add_agent`)."""
         with self._write("cannot record the batch") as connection:
             return batches.create_batch(
@@ -134,17 +126,17 @@ class Store:
                 planned=planned,
             )
 
-    def add_agent(self, batch_id: str, result: AgentResult) -> BatchAgent:
+    def add_agent(self, batch_id: str, result: records.AgentResult) -> records.BatchAgent:
         """Record how one agent of a batch fared. Each (batch, ordinal) is recorded once."""
         with self._write(f"cannot record agent #{result.ordinal} of batch {batch_id}") as c:
             return batches.add_agent(c, batch_id, result)
 
-    def list_batches(self, limit: int | None = None) -> list[BatchSummary]:
+    def list_batches(self, limit: int | None = None) -> list[records.BatchSummary]:
         """Batches, newest first, with their agents counted by outcome."""
         with self._read("cannot list batches") as connection:
             return batches.list_batches(connection, limit)
 
-    def get_batch(self, batch_id: str) -> Batch:
+    def get_batch(self, batch_id: str) -> records.Batch:
         """The batch with exactly this id, with its agents."""
         with self._read(f"cannot read batch {batch_id}") as connection:
             batch = batches.get_batch(connection, batch_id)
@@ -152,7 +144,7 @@ class Store:
             raise StoreError(f"{self.where}: no batch {batch_id}")
         return batch
 
-    def find_batch(self, ref: str) -> Batch:
+    def find_batch(self, ref: str) -> records.Batch:
         """The batch whose id is ``ref`` or starts with it; an ambiguous prefix is an error."""
         ref = ref.strip().lower()
         with self._read(f"cannot read batch {ref}") as connection:
@@ -169,7 +161,7 @@ class Store:
             )
         return batch
 
-    def latest_batch(self) -> Batch | None:
+    def latest_batch(self) -> records.Batch | None:
         """The newest batch, or None when there is none."""
         with self._read("cannot read the latest batch") as connection:
             batch_id = batches.latest_batch_id(connection)

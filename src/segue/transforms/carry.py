@@ -9,38 +9,30 @@ from __future__ import annotations
 
 from typing import assert_never
 
-from segue.model.conversation import (
-    AssistantMessage,
-    Compaction,
-    CompactionState,
-    ErrorNotice,
-    Item,
-    Opaque,
-    Origin,
-    Reasoning,
-    Rollback,
-    ToolCall,
-    ToolResult,
-    TurnMarker,
-    UserMessage,
-)
+from segue.model import conversation as neutral
 
 __all__ = ["carriable"]
 
 
-def carriable(item: Item) -> bool:
+def carriable(item: neutral.Item) -> bool:
     """A typed prompt, an assistant's text, a portable compaction summary, a tool call or a
     tool result."""
     match item:
-        case UserMessage():
-            return item.origin is Origin.TYPED
-        case AssistantMessage():
+        case neutral.UserMessage():
+            return item.origin is neutral.Origin.TYPED
+        case neutral.AssistantMessage():
             return bool(item.text)
-        case Compaction():
-            return item.state is CompactionState.PORTABLE and bool(item.summary)
-        case ToolCall() | ToolResult():
+        case neutral.Compaction():
+            return item.state is neutral.CompactionState.PORTABLE and bool(item.summary)
+        case neutral.ToolCall() | neutral.ToolResult():
             return True
-        case Reasoning() | ErrorNotice() | TurnMarker() | Rollback() | Opaque():
+        case (
+            neutral.Reasoning()
+            | neutral.ErrorNotice()
+            | neutral.TurnMarker()
+            | neutral.Rollback()
+            | neutral.Opaque()
+        ):
             return False
         case _:
             assert_never(item)

@@ -7,90 +7,80 @@ import dataclasses
 from collections.abc import Iterator, Sequence
 from typing import assert_never
 
-from segue.model.conversation import (
-    AssistantMessage,
-    Compaction,
-    ErrorNotice,
-    Item,
-    Opaque,
-    Reasoning,
-    Rollback,
-    ToolCall,
-    ToolResult,
-    TurnMarker,
-    UserMessage,
-)
+from segue.model import conversation as neutral
 from segue.transforms.secrets import SecretScan, redact_value, scan, strings_in
 
 __all__ = ["item_texts", "redact_items", "redact_own_summaries", "scan_items"]
 
 
-def item_texts(item: Item) -> Iterator[str]:
+def item_texts(item: neutral.Item) -> Iterator[str]:
     """Every text of an item that a target would receive or a person would read."""
     match item:
-        case UserMessage() | AssistantMessage() | Reasoning():
+        case neutral.UserMessage() | neutral.AssistantMessage() | neutral.Reasoning():
             yield item.text
-        case ToolCall():
+        case neutral.ToolCall():
             yield item.name
             yield from strings_in(item.input)
-        case ToolResult():
+        case neutral.ToolResult():
             yield item.output
-        case Compaction():
+        case neutral.Compaction():
             yield item.summary
             for kept in item.replacement or ():
                 yield from item_texts(kept)
-        case ErrorNotice():
+        case neutral.ErrorNotice():
             yield item.message
-        case TurnMarker() | Rollback() | Opaque():
+        case neutral.TurnMarker() | neutral.Rollback() | neutral.Opaque():
             pass
         case _:
             assert_never(item)
 
 
-def scan_items(items: Sequence[Item]) -> SecretScan:
+def scan_items(items: Sequence[neutral.Item]) -> SecretScan:
     return scan(text for item in items for text in item_texts(item))
 
 
-def redact_item(item: Item, found: SecretScan) -> Item:
+def redact_item(item: neutral.Item, found: SecretScan) -> neutral.Item:
     """``item`` with every secret of ``found`` in its texts replaced by a marker."""
     match item:
-        case UserMessage() | AssistantMessage() | Reasoning():
+        case neutral.UserMessage() | neutral.AssistantMessage() | neutral.Reasoning():
             return dataclasses.replace(item, text=found.redact(item.text))
-        case ToolCall():
+        case neutral.ToolCall():
             return dataclasses.replace(
                 item, name=found.redact(item.name), input=redact_value(item.input, found)
             )
-        case ToolResult():
+        case neutral.ToolResult():
             return dataclasses.replace(item, output=found.redact(item.output))
-        case Compaction():
+        case neutral.Compaction():
             replacement = item.replacement
             if replacement is not None:
                 replacement = tuple(redact_item(kept, found) for kept in replacement)
             return dataclasses.replace(
                 item, summary=found.redact(item.summary), replacement=replacement
             )
-        case ErrorNotice():
+        case neutral.ErrorNotice():
             return dataclasses.replace(item, message=found.redact(item.message))
-        case TurnMarker() | Rollback() | Opaque():
+        case neutral.TurnMarker() | neutral.Rollback() | neutral.Opaque():
             return item
         case _:
             assert_never(item)
 
 
-def redact_items(items: Sequence[Item], found: SecretScan) -> list[Item]:
+def redact_items(items: Sequence[neutral.Item], found: SecretScan) -> list[neutral.Item]:
     """``items`` with every secret of ``found`` replaced by a marker."""
     if not found:
         return list(items)
     return [redact_item(item, found) for item in items]
 
 
-def redact_own_summaries(items: Sequence[Item], found: SecretScan, trigger: str) -> list[Item]:
+def redact_own_summaries(
+    items: Sequence[neutral.Item], found: SecretScan, trigger: str
+) -> list[neutral.Item]:
     """``items`` with secrets replaced only in the compactions segue wrote (``trigger``)."""
     if not found:
         return list(items)
     return [
         redact_item(item, found)
-        if isinstance(item, Compaction) and item.trigger == trigger
+        if isinstance(item, neutral.Compaction) and item.trigger == trigger
         else item
         for item in items
     ]

@@ -29,30 +29,7 @@ from segue.formats.claude.records import COMPACT_BOUNDARY, SYNTHETIC_MODEL, Reco
 from segue.formats.claude.tools import tool_kind
 from segue.formats.jsonl import LineReport, as_dict, as_str, collector_paused, iter_records
 from segue.formats.jsonl import iter_records_in as iter_line_records
-from segue.model.conversation import (
-    ALL_MODELS,
-    JSON,
-    AssistantMessage,
-    Compaction,
-    CompactionState,
-    Conversation,
-    ErrorKind,
-    ErrorNotice,
-    Image,
-    Item,
-    LimitWindow,
-    Opaque,
-    Origin,
-    Provenance,
-    Provider,
-    Reasoning,
-    SessionMeta,
-    ToolCall,
-    ToolResult,
-    TurnMarker,
-    TurnStatus,
-    UserMessage,
-)
+from segue.model import conversation as neutral
 from segue.model.errors import SegueError
 from segue.model.limits import looks_like_limit_text, parse_reset_time
 from segue.model.times import from_epoch, parse_iso
@@ -78,14 +55,14 @@ _INJECTED_PREFIXES = (
 )
 # Claude Code's names for its usage windows: (length in minutes, models it covers).
 LIMIT_WINDOWS: dict[str, tuple[int, str]] = {
-    "five_hour": (300, ALL_MODELS),
-    "seven_day": (10080, ALL_MODELS),
+    "five_hour": (300, neutral.ALL_MODELS),
+    "seven_day": (10080, neutral.ALL_MODELS),
     "seven_day_opus": (10080, "opus"),
     "seven_day_sonnet": (10080, "sonnet"),
 }
 
 
-def read_session(path: Path, *, with_subagents: bool = True) -> Conversation:
+def read_session(path: Path, *, with_subagents: bool = True) -> neutral.Conversation:
     """Read one Claude Code transcript (and, by default, its subagent transcripts)."""
     with collector_paused():
         conversation = _read(path, None, sidechain=False, follow_chain=True)
@@ -100,7 +77,9 @@ def read_session(path: Path, *, with_subagents: bool = True) -> Conversation:
     return conversation
 
 
-def read_lines(path: Path, lines: Iterable[bytes], *, follow_chain: bool = True) -> Conversation:
+def read_lines(
+    path: Path, lines: Iterable[bytes], *, follow_chain: bool = True
+) -> neutral.Conversation:
     """Read records from ``lines`` (e.g. just the head or tail of ``path``) as if they were the
     file. Used by the session listing, which reads only what it needs. With
     ``follow_chain=False`` every conversation record is taken in file order (for lines that are
@@ -110,7 +89,7 @@ def read_lines(path: Path, lines: Iterable[bytes], *, follow_chain: bool = True)
 
 def _read(
     path: Path, lines: Iterable[bytes] | None, *, sidechain: bool, follow_chain: bool
-) -> Conversation:
+) -> neutral.Conversation:
     name = str(path)
     report = LineReport()
     records = (
@@ -119,7 +98,7 @@ def _read(
     index = index_records(records, sidechain=sidechain)
     chain = active_chain(index) if follow_chain else file_order(index)
     decoder = _Decoder(name, index, sidechain)
-    conversation = Conversation(meta=decoder.meta(path, chain))
+    conversation = neutral.Conversation(meta=decoder.meta(path, chain))
     off_chain = len(index.by_uuid) - len(chain)
     if off_chain:
         conversation.notes.append(
@@ -146,11 +125,11 @@ class _Decoder:
         self.sidechain = sidechain
         self.call_names: dict[str, str] = {}
         self.boundary: Record | None = None  # the compact boundary awaiting its carrier
-        self.limits: list[LimitWindow] = []
+        self.limits: list[neutral.LimitWindow] = []
 
     # -- metadata ---------------------------------------------------------------------------
 
-    def meta(self, path: Path, chain: list[Entry]) -> SessionMeta:
+    def meta(self, path: Path, chain: list[Entry]) -> neutral.SessionMeta:
         cwd = branch = version = model = None
         for _, rec in chain:
             cwd = _str_or_none(rec.get("cwd")) or cwd
@@ -164,11 +143,11 @@ class _Decoder:
             for _, rec in self.index.metadata:
                 cwd = _str_or_none(rec.get("cwd")) or cwd
         titles = self.index.titles
-        extra: dict[str, JSON] = {}
+        extra: dict[str, neutral.JSON] = {}
         if self.index.session_id not in (None, path.stem):
             extra["recorded_id"] = self.index.session_id
-        return SessionMeta(
-            provider=Provider.CLAUDE,
+        return neutral.SessionMeta(
+            provider=neutral.Provider.CLAUDE,
             id=path.stem,
             path=self.name,
             cwd=cwd,
@@ -183,8 +162,8 @@ class _Decoder:
 
     # -- items ------------------------------------------------------------------------------
 
-    def items(self, chain: list[Entry]) -> list[Item]:
-        items: list[Item] = []
+    def items(self, chain: list[Entry]) -> list[neutral.Item]:
+        items: list[neutral.Item] = []
         metadata = self.index.metadata
         m = 0
         for lineno, rec in chain:
@@ -195,7 +174,7 @@ class _Decoder:
         items.extend(self._opaque(*entry) for entry in metadata[m:])
         return items
 
-    def _opaque(self, lineno: int, rec: Record) -> Opaque:
+    def _opaque(self, lineno: int, rec: Record) -> neutral.Opaque:
         kind = str(rec.get("type"))
         subtype = rec.get("subtype")
         attachment = rec.get("attachment")
@@ -205,12 +184,14 @@ class _Decoder:
             kind += f"/{attachment.get('type')}"
         if rec.get("isSidechain") and not self.sidechain:
             kind = "sidechain/" + kind
-        return Opaque(kind, Provenance(self.name, lineno), rec, _str_or_none(rec.get("timestamp")))
+        return neutral.Opaque(
+            kind, neutral.Provenance(self.name, lineno), rec, _str_or_none(rec.get("timestamp"))
+        )
 
-    def _record(self, lineno: int, rec: Record, out: list[Item]) -> None:
+    def _record(self, lineno: int, rec: Record, out: list[neutral.Item]) -> None:
         kind = rec.get("type")
         subtype = rec.get("subtype")
-        prov = Provenance(self.name, lineno)
+        prov = neutral.Provenance(self.name, lineno)
         ts = _str_or_none(rec.get("timestamp"))
         if kind == "user":
             self._user(rec, prov, ts, out)
@@ -221,18 +202,22 @@ class _Decoder:
             trigger = _str_or_none(as_dict(rec.get("compactMetadata")).get("trigger"))
             # A boundary alone is incomplete until its carrier lands (it replaces this item).
             out.append(
-                Compaction("", CompactionState.INCOMPLETE, prov, trigger=trigger, timestamp=ts)
+                neutral.Compaction(
+                    "", neutral.CompactionState.INCOMPLETE, prov, trigger=trigger, timestamp=ts
+                )
             )
         elif kind == "system" and subtype == "api_error":
             out.append(self._system_api_error(rec, prov, ts))
         elif kind == "system" and subtype == "local_command":
             self._local_command(rec, prov, ts, out)
         elif kind == "attachment" and (rendered := _rendered_text(rec)):
-            out.append(UserMessage(rendered, prov, Origin.INJECTED, timestamp=ts))
+            out.append(neutral.UserMessage(rendered, prov, neutral.Origin.INJECTED, timestamp=ts))
         else:
             out.append(self._opaque(lineno, rec))
 
-    def _user(self, rec: Record, prov: Provenance, ts: str | None, out: list[Item]) -> None:
+    def _user(
+        self, rec: Record, prov: neutral.Provenance, ts: str | None, out: list[neutral.Item]
+    ) -> None:
         content = as_dict(rec.get("message")).get("content")
         if rec.get("isCompactSummary"):
             out.append(self._compaction(_text_of(content), prov, ts, out))
@@ -245,7 +230,7 @@ class _Decoder:
             out.append(self._opaque(prov.line, rec))
             return
         texts: list[str] = []
-        images: list[Image] = []
+        images: list[neutral.Image] = []
         for block in content:
             if type(block) is not dict:
                 continue
@@ -257,46 +242,49 @@ class _Decoder:
             elif btype == "image":
                 images.append(_image(block))
             else:
-                out.append(Opaque(f"user/{btype}", prov, block, ts))
+                out.append(neutral.Opaque(f"user/{btype}", prov, block, ts))
         if texts or images:
             self._prompt("\n\n".join(texts), tuple(images), injected, prov, ts, out)
 
     def _prompt(
         self,
         text: str,
-        images: tuple[Image, ...],
+        images: tuple[neutral.Image, ...],
         injected: bool,
-        prov: Provenance,
+        prov: neutral.Provenance,
         ts: str | None,
-        out: list[Item],
+        out: list[neutral.Item],
     ) -> None:
-        out.append(UserMessage(text, prov, _origin(text, injected), images, ts))
+        out.append(neutral.UserMessage(text, prov, _origin(text, injected), images, ts))
         if text.startswith(INTERRUPTED_PREFIX):
-            out.append(TurnMarker(TurnStatus.ABORTED, prov, None, ts))
+            out.append(neutral.TurnMarker(neutral.TurnStatus.ABORTED, prov, None, ts))
 
     def _compaction(
-        self, summary: str, prov: Provenance, ts: str | None, out: list[Item]
-    ) -> Compaction:
+        self, summary: str, prov: neutral.Provenance, ts: str | None, out: list[neutral.Item]
+    ) -> neutral.Compaction:
         if looks_like_limit_text(summary):
-            state = CompactionState.REJECTED
+            state = neutral.CompactionState.REJECTED
         elif summary.strip():
-            state = CompactionState.PORTABLE
+            state = neutral.CompactionState.PORTABLE
         else:
-            state = CompactionState.INCOMPLETE
+            state = neutral.CompactionState.INCOMPLETE
         trigger = None
         for back in range(len(out) - 1, -1, -1):  # the boundary, past interleaved metadata
             prior = out[back]
-            if isinstance(prior, Compaction) and prior.state is CompactionState.INCOMPLETE:
+            if (
+                isinstance(prior, neutral.Compaction)
+                and prior.state is neutral.CompactionState.INCOMPLETE
+            ):
                 trigger = prior.trigger
                 del out[back]
                 break
-            if not isinstance(prior, Opaque):
+            if not isinstance(prior, neutral.Opaque):
                 break
         replacement = self._preserved_segment(self.boundary)
         self.boundary = None
-        return Compaction(summary, state, prov, replacement, trigger, ts)
+        return neutral.Compaction(summary, state, prov, replacement, trigger, ts)
 
-    def _preserved_segment(self, boundary: Record | None) -> tuple[Item, ...]:
+    def _preserved_segment(self, boundary: Record | None) -> tuple[neutral.Item, ...]:
         """The messages Claude keeps verbatim after a compaction summary (the boundary's
         ``preservedSegment``, head to tail, which Claude re-links after the summary)."""
         if boundary is None:
@@ -305,17 +293,17 @@ class _Decoder:
         head, tail = kept.get("headUuid"), kept.get("tailUuid")
         if type(head) is not str or type(tail) is not str:
             return ()
-        items: list[Item] = []
+        items: list[neutral.Item] = []
         for lineno, rec in segment(self.index, head, tail):
             self._record(lineno, rec, items)
         return tuple(items)
 
     def _tool_result(
-        self, block: Record, rec: Record, prov: Provenance, ts: str | None
-    ) -> ToolResult:
+        self, block: Record, rec: Record, prov: neutral.Provenance, ts: str | None
+    ) -> neutral.ToolResult:
         call_id = as_str(block.get("tool_use_id"))
         raw = block.get("content")
-        images: tuple[Image, ...] = ()
+        images: tuple[neutral.Image, ...] = ()
         if type(raw) is list:
             output = _text_of(raw)
             images = tuple(_image(b) for b in raw if type(b) is dict and b.get("type") == "image")
@@ -330,9 +318,11 @@ class _Decoder:
                 exit_code = int(head) if head.lstrip("-").isdigit() else None
             elif not error and type(rec.get("toolUseResult")) is dict:
                 exit_code = 0
-        return ToolResult(call_id, output, prov, error, exit_code, images, ts)
+        return neutral.ToolResult(call_id, output, prov, error, exit_code, images, ts)
 
-    def _assistant(self, rec: Record, prov: Provenance, ts: str | None, out: list[Item]) -> None:
+    def _assistant(
+        self, rec: Record, prov: neutral.Provenance, ts: str | None, out: list[neutral.Item]
+    ) -> None:
         msg = as_dict(rec.get("message"))
         content = msg.get("content")
         if rec.get("isApiErrorMessage"):
@@ -340,7 +330,7 @@ class _Decoder:
             return
         model = _str_or_none(msg.get("model"))
         if type(content) is str:
-            out.append(AssistantMessage(content, prov, model, ts))
+            out.append(neutral.AssistantMessage(content, prov, model, ts))
             return
         if type(content) is not list:
             out.append(self._opaque(prov.line, rec))
@@ -350,95 +340,110 @@ class _Decoder:
                 out.append(self._assistant_block(block, prov, model, ts))
 
     def _assistant_block(
-        self, block: Record, prov: Provenance, model: str | None, ts: str | None
-    ) -> Item:
+        self, block: Record, prov: neutral.Provenance, model: str | None, ts: str | None
+    ) -> neutral.Item:
         btype = block.get("type")
         if btype == "text":
-            return AssistantMessage(as_str(block.get("text")), prov, model, ts)
+            return neutral.AssistantMessage(as_str(block.get("text")), prov, model, ts)
         if btype == "thinking":
             signature = block.get("signature")
             private = signature if type(signature) is str and signature else None
-            return Reasoning(as_str(block.get("thinking")), prov, private, ts)
+            return neutral.Reasoning(as_str(block.get("thinking")), prov, private, ts)
         if btype == "redacted_thinking":
-            return Reasoning("", prov, as_str(block.get("data")) or "redacted", ts)
+            return neutral.Reasoning("", prov, as_str(block.get("data")) or "redacted", ts)
         if btype in ("tool_use", "server_tool_use"):
             name = as_str(block.get("name"))
             call_id = as_str(block.get("id"))
             self.call_names[call_id] = name
-            return ToolCall(call_id, name, block.get("input"), tool_kind(name), prov, ts)
+            return neutral.ToolCall(call_id, name, block.get("input"), tool_kind(name), prov, ts)
         if btype == "web_search_tool_result":
             call_id = as_str(block.get("tool_use_id"))
-            return ToolResult(call_id, _text_of(block.get("content")), prov, timestamp=ts)
-        return Opaque(f"assistant/{btype}", prov, block, ts)
+            return neutral.ToolResult(call_id, _text_of(block.get("content")), prov, timestamp=ts)
+        return neutral.Opaque(f"assistant/{btype}", prov, block, ts)
 
-    def _api_error(self, rec: Record, text: str, prov: Provenance, ts: str | None) -> ErrorNotice:
+    def _api_error(
+        self, rec: Record, text: str, prov: neutral.Provenance, ts: str | None
+    ) -> neutral.ErrorNotice:
         error = rec.get("error")
         quota = as_dict(rec.get("quotaLimits"))
         if error == "rate_limit":
             usage = (
                 rec.get("apiError") == "usage_limit_reached" or quota.get("status") == "rejected"
             )
-            kind = ErrorKind.USAGE_LIMIT if usage else ErrorKind.RATE_LIMIT
+            kind = neutral.ErrorKind.USAGE_LIMIT if usage else neutral.ErrorKind.RATE_LIMIT
         elif "prompt is too long" in text.lower():
-            kind = ErrorKind.CONTEXT_WINDOW
+            kind = neutral.ErrorKind.CONTEXT_WINDOW
         else:
-            kind = ErrorKind.API_ERROR
+            kind = neutral.ErrorKind.API_ERROR
         reset = from_epoch(quota.get("resetsAt"))
         when = parse_iso(ts)
-        if reset is None and kind in (ErrorKind.USAGE_LIMIT, ErrorKind.RATE_LIMIT) and when:
+        if (
+            reset is None
+            and kind in (neutral.ErrorKind.USAGE_LIMIT, neutral.ErrorKind.RATE_LIMIT)
+            and when
+        ):
             reset = parse_reset_time(text, when)
         if quota:
             self._limit_window(quota, reset, when, prov)
-        return ErrorNotice(kind, text, prov, reset, ts)
+        return neutral.ErrorNotice(kind, text, prov, reset, ts)
 
     def _limit_window(
-        self, quota: Record, reset: datetime | None, when: datetime | None, prov: Provenance
+        self, quota: Record, reset: datetime | None, when: datetime | None, prov: neutral.Provenance
     ) -> None:
         """The window a limit record names (``quotaLimits.rateLimitType``), newest per name."""
         name = _str_or_none(quota.get("rateLimitType"))
-        minutes, scope = LIMIT_WINDOWS.get(name or "", (None, ALL_MODELS))
+        minutes, scope = LIMIT_WINDOWS.get(name or "", (None, neutral.ALL_MODELS))
         used = 100.0 if quota.get("status") == "rejected" else None
-        window = LimitWindow(
-            Provider.CLAUDE, minutes, used, reset, scope, name, when, f"{prov.file}:{prov.line}"
+        window = neutral.LimitWindow(
+            neutral.Provider.CLAUDE,
+            minutes,
+            used,
+            reset,
+            scope,
+            name,
+            when,
+            f"{prov.file}:{prov.line}",
         )
         self.limits = [w for w in self.limits if w.name != name] + [window]
 
     def _local_command(
-        self, rec: Record, prov: Provenance, ts: str | None, out: list[Item]
+        self, rec: Record, prov: neutral.Provenance, ts: str | None, out: list[neutral.Item]
     ) -> None:
         """A slash command's output. A failed one (``/compact`` whose summary request hit a usage
         limit, say) is also an error notice: Claude writes no compaction then, only this."""
         text = as_str(rec.get("content"))
-        out.append(UserMessage(text, prov, Origin.COMMAND, timestamp=ts))
+        out.append(neutral.UserMessage(text, prov, neutral.Origin.COMMAND, timestamp=ts))
         if as_dict(rec.get("commandOutcome")).get("kind") != "failed":
             return
         message = _LOCAL_COMMAND_TAGS.sub("", text).strip()
         detail = message.split(": ", 1)[1] if message.startswith("Error during") else message
         if not looks_like_limit_text(detail):
-            kind = ErrorKind.API_ERROR
+            kind = neutral.ErrorKind.API_ERROR
         elif detail.startswith("You've"):
-            kind = ErrorKind.USAGE_LIMIT
+            kind = neutral.ErrorKind.USAGE_LIMIT
         elif "(429)" in detail:
-            kind = ErrorKind.RATE_LIMIT
+            kind = neutral.ErrorKind.RATE_LIMIT
         else:
-            kind = ErrorKind.API_ERROR
+            kind = neutral.ErrorKind.API_ERROR
         reset = None
         when = parse_iso(ts)
-        if kind is ErrorKind.USAGE_LIMIT and when is not None:
+        if kind is neutral.ErrorKind.USAGE_LIMIT and when is not None:
             reset = parse_reset_time(detail, when)
-        out.append(ErrorNotice(kind, message, prov, reset, ts))
+        out.append(neutral.ErrorNotice(kind, message, prov, reset, ts))
 
-    def _system_api_error(self, rec: Record, prov: Provenance, ts: str | None) -> ErrorNotice:
+    def _system_api_error(
+        self, rec: Record, prov: neutral.Provenance, ts: str | None
+    ) -> neutral.ErrorNotice:
         err = rec.get("error")
         status = err.get("status") if type(err) is dict else None
         text = as_str(rec.get("content"))
         if not text and type(err) is dict:
             text = str(err.get("message") or err.get("error") or err)
-        kind = ErrorKind.RATE_LIMIT if status == 429 else ErrorKind.API_ERROR
-        return ErrorNotice(kind, text or "API error", prov, None, ts)
+        kind = neutral.ErrorKind.RATE_LIMIT if status == 429 else neutral.ErrorKind.API_ERROR
+        return neutral.ErrorNotice(kind, text or "API error", prov, None, ts)
 
 
-def _machine_origin(origin: JSON) -> bool:
+def _machine_origin(origin: neutral.JSON) -> bool:
     """Whether a user record's ``origin`` says the CLI wrote it (a subagent's notification, an
     automatic continuation); the interactive CLI marks what the person typed ``{"kind":
     "human"}``."""
@@ -447,16 +452,16 @@ def _machine_origin(origin: JSON) -> bool:
     return as_dict(origin).get("kind") != "human"
 
 
-def _origin(text: str, injected: bool) -> Origin:
+def _origin(text: str, injected: bool) -> neutral.Origin:
     stripped = text.lstrip()
     if stripped.startswith(_COMMAND_PREFIXES):
-        return Origin.COMMAND
+        return neutral.Origin.COMMAND
     if injected or stripped.startswith(_INJECTED_PREFIXES):
-        return Origin.INJECTED
-    return Origin.TYPED
+        return neutral.Origin.INJECTED
+    return neutral.Origin.TYPED
 
 
-def _text_of(content: JSON) -> str:
+def _text_of(content: neutral.JSON) -> str:
     if type(content) is str:
         return content
     if type(content) is list:
@@ -475,11 +480,13 @@ def _rendered_text(rec: Record) -> str:
     )
 
 
-def _image(block: Record) -> Image:
+def _image(block: Record) -> neutral.Image:
     source = as_dict(block.get("source"))
     media = _str_or_none(source.get("media_type"))
     if source.get("type") == "base64":
-        return Image(url=f"data:{media};base64,{as_str(source.get('data'))}", media_type=media)
+        return neutral.Image(
+            url=f"data:{media};base64,{as_str(source.get('data'))}", media_type=media
+        )
     if source.get("type") == "url":
-        return Image(url=_str_or_none(source.get("url")))
-    return Image()
+        return neutral.Image(url=_str_or_none(source.get("url")))
+    return neutral.Image()

@@ -27,31 +27,7 @@ from segue.formats.jsonl import (
     iter_records,
     iter_records_in,
 )
-from segue.model.conversation import (
-    ALL_MODELS,
-    JSON,
-    AssistantMessage,
-    Compaction,
-    CompactionState,
-    Conversation,
-    ErrorKind,
-    ErrorNotice,
-    Image,
-    Item,
-    LimitWindow,
-    Opaque,
-    Origin,
-    Provenance,
-    Provider,
-    Reasoning,
-    Rollback,
-    SessionMeta,
-    ToolCall,
-    ToolResult,
-    TurnMarker,
-    TurnStatus,
-    UserMessage,
-)
+from segue.model import conversation as neutral
 from segue.model.errors import SegueError
 from segue.model.limits import parse_reset_time
 from segue.model.times import from_epoch, parse_iso
@@ -89,7 +65,7 @@ _EXIT_RE = re.compile(r"(?:Process exited with code|Exit code:)\s*(-?\d+)")
 _IMAGE_WRAPPER_RE = re.compile(r"^\s*(?:<image\b[^>]*>|</image>)\s*$")
 
 
-def read_session(path: Path) -> Conversation:
+def read_session(path: Path) -> neutral.Conversation:
     """Read a rollout. A later *generation* file of a thread (written after a rollback) is read
     together with the files before it: the earlier history, the turns that were rolled back,
     a :class:`Rollback` item, then the new generation."""
@@ -102,8 +78,8 @@ def read_session(path: Path) -> Conversation:
 
 
 def _with_history_base(
-    path: Path, conversation: Conversation, base: Record, depth: int = 0
-) -> Conversation:
+    path: Path, conversation: neutral.Conversation, base: Record, depth: int = 0
+) -> neutral.Conversation:
     root = sessions_root_of(path)
     thread_id = base.get("thread_id") if isinstance(base.get("thread_id"), str) else None
     offset = base.get("end_byte_offset")
@@ -131,13 +107,13 @@ def _with_history_base(
         for item in previous.items
         if item.prov.file == str(base_path)
         and item.prov.line > kept_lines
-        and isinstance(item, UserMessage)
-        and item.origin is Origin.TYPED
+        and isinstance(item, neutral.UserMessage)
+        and item.origin is neutral.Origin.TYPED
     ]
-    items: list[Item] = list(previous.items)
-    first = conversation.items[0].prov if conversation.items else Provenance(str(path), 1)
+    items: list[neutral.Item] = list(previous.items)
+    first = conversation.items[0].prov if conversation.items else neutral.Provenance(str(path), 1)
     if rolled_back:
-        items.append(Rollback(len(rolled_back), first, conversation.meta.created))
+        items.append(neutral.Rollback(len(rolled_back), first, conversation.meta.created))
     items.extend(conversation.items)
     conversation.items = items
     conversation.skipped = previous.skipped + conversation.skipped
@@ -146,7 +122,7 @@ def _with_history_base(
     return conversation
 
 
-def read_lines(path: Path, lines: Iterable[bytes]) -> Conversation:
+def read_lines(path: Path, lines: Iterable[bytes]) -> neutral.Conversation:
     """Read records from ``lines`` (e.g. just the head or tail of ``path``) as if they were the
     file. Used by the session listing, which reads only what it needs."""
     return _Reader(path, lines).read()
@@ -159,13 +135,15 @@ class _Reader:
         self.lines = lines
         self.report = LineReport()
         self.model: str | None = None
-        self.limits: list[LimitWindow] = []
-        self.meta = SessionMeta(
-            provider=Provider.CODEX, id=session_id_from_name(path) or path.stem, path=self.name
+        self.limits: list[neutral.LimitWindow] = []
+        self.meta = neutral.SessionMeta(
+            provider=neutral.Provider.CODEX,
+            id=session_id_from_name(path) or path.stem,
+            path=self.name,
         )
 
-    def read(self) -> Conversation:
-        items: list[Item] = []
+    def read(self) -> neutral.Conversation:
+        items: list[neutral.Item] = []
         first_ts: str | None = None
         last_ts: str | None = None
         seen_meta = False
@@ -183,14 +161,14 @@ class _Reader:
                 ts = None
             kind = rec.get("type")
             payload = rec.get("payload")
-            prov = Provenance(self.name, lineno)
+            prov = neutral.Provenance(self.name, lineno)
             if type(payload) is not dict:
-                items.append(Opaque(str(kind), prov, rec, ts))
+                items.append(neutral.Opaque(str(kind), prov, rec, ts))
                 continue
             if kind == "session_meta" and not seen_meta:
                 seen_meta = True
                 self._session_meta(payload)
-                items.append(Opaque("session_meta", prov, None, ts))
+                items.append(neutral.Opaque("session_meta", prov, None, ts))
             elif kind == "response_item":
                 self._response_item(payload, prov, ts, items)
             elif kind == "compacted":
@@ -201,17 +179,17 @@ class _Reader:
                 model = payload.get("model")
                 if isinstance(model, str):
                     self.model = model
-                items.append(Opaque("turn_context", prov, None, ts))
+                items.append(neutral.Opaque("turn_context", prov, None, ts))
             elif kind in ("world_state", "token_usage_record"):
-                items.append(Opaque(str(kind), prov, None, ts))
+                items.append(neutral.Opaque(str(kind), prov, None, ts))
             else:
-                items.append(Opaque(str(kind), prov, rec, ts))
+                items.append(neutral.Opaque(str(kind), prov, rec, ts))
         meta = self.meta
         meta.model = self.model or meta.model
         meta.created = meta.created or first_ts
         meta.updated = last_ts or meta.updated
         meta.limits = self.limits
-        conversation = Conversation(meta=meta, items=items)
+        conversation = neutral.Conversation(meta=meta, items=items)
         conversation.skipped = self.report.skipped
         conversation.notes = self.report.notes
         if not seen_meta:
@@ -244,12 +222,16 @@ class _Reader:
             if key in p:
                 meta.extra[key] = p[key]
 
-    def _response_item(self, p: Record, prov: Provenance, ts: str | None, out: list[Item]) -> None:
+    def _response_item(
+        self, p: Record, prov: neutral.Provenance, ts: str | None, out: list[neutral.Item]
+    ) -> None:
         item = self._decode_item(p, prov, ts)
         if item is not None:
             out.append(item)
 
-    def _decode_item(self, p: Record, prov: Provenance, ts: str | None) -> Item | None:
+    def _decode_item(
+        self, p: Record, prov: neutral.Provenance, ts: str | None
+    ) -> neutral.Item | None:
         ptype = p.get("type")
         if ptype == "message":
             return self._message(p, prov, ts)
@@ -257,7 +239,7 @@ class _Reader:
             summary = p.get("summary")
             parts = summary if type(summary) is list else ()
             encrypted = p.get("encrypted_content")
-            return Reasoning(
+            return neutral.Reasoning(
                 "\n\n".join(as_str(as_dict(part).get("text")) for part in parts),
                 prov,
                 encrypted if type(encrypted) is str and encrypted else None,
@@ -279,17 +261,17 @@ class _Reader:
         ):
             return self._tool_result(p, prov, ts)
         if ptype in ("compaction", "compaction_summary"):
-            return Compaction("", CompactionState.NATIVE_ONLY, prov, timestamp=ts)
-        return Opaque(f"response_item/{ptype}", prov, p, ts)
+            return neutral.Compaction("", neutral.CompactionState.NATIVE_ONLY, prov, timestamp=ts)
+        return neutral.Opaque(f"response_item/{ptype}", prov, p, ts)
 
-    def _message(self, p: Record, prov: Provenance, ts: str | None) -> Item:
+    def _message(self, p: Record, prov: neutral.Provenance, ts: str | None) -> neutral.Item:
         role = p.get("role")
         content = p.get("content")
         if not isinstance(content, list):
             # Codex drops a message whose content is not a list of parts; so do we.
-            return Opaque(f"response_item/message({role}, not a list)", prov, p, ts)
+            return neutral.Opaque(f"response_item/message({role}, not a list)", prov, p, ts)
         texts: list[str] = []
-        images: list[Image] = []
+        images: list[neutral.Image] = []
         for part in content:
             if not isinstance(part, dict):
                 continue
@@ -300,22 +282,22 @@ class _Reader:
                     texts.append(text)
             elif ptype == "input_image":
                 url = part.get("image_url")
-                images.append(Image(url=url if isinstance(url, str) else None))
+                images.append(neutral.Image(url=url if isinstance(url, str) else None))
         text = "\n".join(texts)
         if role == "assistant":
-            return AssistantMessage(text, prov, self.model, ts)
+            return neutral.AssistantMessage(text, prov, self.model, ts)
         if role == "user":
-            return UserMessage(text, prov, _origin(text), tuple(images), ts)
+            return neutral.UserMessage(text, prov, _origin(text), tuple(images), ts)
         if role == "developer":
-            return UserMessage(text, prov, Origin.INJECTED, tuple(images), ts)
-        return Opaque(f"response_item/message({role})", prov, p, ts)
+            return neutral.UserMessage(text, prov, neutral.Origin.INJECTED, tuple(images), ts)
+        return neutral.Opaque(f"response_item/message({role})", prov, p, ts)
 
-    def _tool_call(self, p: Record, prov: Provenance, ts: str | None) -> ToolCall:
+    def _tool_call(self, p: Record, prov: neutral.Provenance, ts: str | None) -> neutral.ToolCall:
         ptype = p.get("type")
         call_id = str(p.get("call_id") or p.get("id") or "")
         name = str(p.get("name") or "")
         namespace = p.get("namespace") if isinstance(p.get("namespace"), str) else None
-        tool_input: JSON
+        tool_input: neutral.JSON
         if ptype == "function_call":
             args = p.get("arguments")
             tool_input = args
@@ -332,16 +314,18 @@ class _Reader:
         else:  # web / tool search
             name = name or str(ptype).removesuffix("_call")
             tool_input = p.get("action") if "action" in p else p.get("arguments")
-        return ToolCall(call_id, name, tool_input, tool_kind(name, namespace), prov, ts)
+        return neutral.ToolCall(call_id, name, tool_input, tool_kind(name, namespace), prov, ts)
 
-    def _tool_result(self, p: Record, prov: Provenance, ts: str | None) -> ToolResult:
+    def _tool_result(
+        self, p: Record, prov: neutral.Provenance, ts: str | None
+    ) -> neutral.ToolResult:
         call_id = str(p.get("call_id") or "")
         raw = p.get("output")
         success: bool | None = None
         if isinstance(raw, dict):  # {content, success} payloads
             success = raw.get("success") if isinstance(raw.get("success"), bool) else None
             raw = raw.get("content")
-        images: tuple[Image, ...] = ()
+        images: tuple[neutral.Image, ...] = ()
         if isinstance(raw, list):
             output = "\n".join(
                 str(part.get("text", ""))
@@ -350,7 +334,7 @@ class _Reader:
                 and part.get("type") in ("input_text", "output_text", "text")
             )
             images = tuple(
-                Image(url=part["image_url"])
+                neutral.Image(url=part["image_url"])
                 for part in raw
                 if isinstance(part, dict)
                 and part.get("type") == "input_image"
@@ -369,17 +353,17 @@ class _Reader:
             if exit_code is not None
             else ((not success) if success is not None else None)
         )
-        return ToolResult(call_id, output, prov, error, exit_code, images, ts)
+        return neutral.ToolResult(call_id, output, prov, error, exit_code, images, ts)
 
     def _compacted(
-        self, p: Record, prov: Provenance, ts: str | None, before: list[Item]
-    ) -> Compaction:
+        self, p: Record, prov: neutral.Provenance, ts: str | None, before: list[neutral.Item]
+    ) -> neutral.Compaction:
         message = as_str(p.get("message"))
         history = p.get("replacement_history")
-        replacement: tuple[Item, ...]
+        replacement: tuple[neutral.Item, ...]
         encrypted = False
         if type(history) is list:
-            decoded: list[Item] = []
+            decoded: list[neutral.Item] = []
             for entry in history:
                 if type(entry) is not dict:
                     continue
@@ -389,12 +373,12 @@ class _Reader:
                     encrypted = True
                 item = self._decode_item(entry, prov, ts)
                 if (
-                    isinstance(item, UserMessage)
+                    isinstance(item, neutral.UserMessage)
                     and message.strip()
                     and (item.text.strip() == message.strip() or message.strip() in item.text)
                 ):
                     # the summary Codex carries as a user message: context, not a prompt
-                    item = dataclasses.replace(item, origin=Origin.INJECTED)
+                    item = dataclasses.replace(item, origin=neutral.Origin.INJECTED)
                 if item is not None:
                     decoded.append(item)
             replacement = tuple(decoded)
@@ -404,89 +388,94 @@ class _Reader:
             replacement = tuple(
                 item
                 for item in before
-                if isinstance(item, UserMessage) and item.origin is not Origin.INJECTED
+                if isinstance(item, neutral.UserMessage)
+                and item.origin is not neutral.Origin.INJECTED
             )
         if encrypted:
-            state = CompactionState.NATIVE_ONLY
+            state = neutral.CompactionState.NATIVE_ONLY
         elif message.strip():
-            state = CompactionState.PORTABLE
+            state = neutral.CompactionState.PORTABLE
         else:
-            state = CompactionState.INCOMPLETE
-        return Compaction(message, state, prov, replacement, timestamp=ts)
+            state = neutral.CompactionState.INCOMPLETE
+        return neutral.Compaction(message, state, prov, replacement, timestamp=ts)
 
-    def _event(self, p: Record, prov: Provenance, ts: str | None, out: list[Item]) -> None:
+    def _event(
+        self, p: Record, prov: neutral.Provenance, ts: str | None, out: list[neutral.Item]
+    ) -> None:
         etype = p.get("type")
         if type(etype) is not str:
-            out.append(Opaque(f"event_msg/{etype}", prov, p, ts))
+            out.append(neutral.Opaque(f"event_msg/{etype}", prov, p, ts))
             return
         turn_id = p.get("turn_id") if type(p.get("turn_id")) is str else None
         if etype == "task_started":
             window = p.get("model_context_window")
             if isinstance(window, int):
                 self.meta.extra["model_context_window"] = window
-            out.append(TurnMarker(TurnStatus.STARTED, prov, turn_id, ts))
+            out.append(neutral.TurnMarker(neutral.TurnStatus.STARTED, prov, turn_id, ts))
         elif etype in ("task_complete", "turn_complete"):
             error = p.get("error")
             if isinstance(error, dict) and error:
                 out.append(self._error(error, prov, ts))
-                out.append(TurnMarker(TurnStatus.FAILED, prov, turn_id, ts))
+                out.append(neutral.TurnMarker(neutral.TurnStatus.FAILED, prov, turn_id, ts))
             else:
-                out.append(TurnMarker(TurnStatus.COMPLETED, prov, turn_id, ts))
+                out.append(neutral.TurnMarker(neutral.TurnStatus.COMPLETED, prov, turn_id, ts))
         elif etype == "turn_aborted":
-            out.append(TurnMarker(TurnStatus.ABORTED, prov, turn_id, ts))
+            out.append(neutral.TurnMarker(neutral.TurnStatus.ABORTED, prov, turn_id, ts))
         elif etype == "thread_rolled_back":
             turns = p.get("num_turns")
-            out.append(Rollback(turns if isinstance(turns, int) else 1, prov, ts))
+            out.append(neutral.Rollback(turns if isinstance(turns, int) else 1, prov, ts))
         elif etype in ("error", "stream_error"):
             out.append(self._error(p, prov, ts))
         elif etype == "token_count":
             snapshot = p.get("rate_limits")
             if type(snapshot) is dict:
                 self._rate_limits(snapshot, prov, ts)
-            out.append(Opaque("event_msg/token_count", prov, p, ts))
+            out.append(neutral.Opaque("event_msg/token_count", prov, p, ts))
         elif etype == "thread_name_updated":
             name = p.get("thread_name") or p.get("name")
             if isinstance(name, str):
                 self.meta.title = name
-            out.append(Opaque("event_msg/thread_name_updated", prov, p, ts))
+            out.append(neutral.Opaque("event_msg/thread_name_updated", prov, p, ts))
         elif etype in _UI_ECHOES:
-            out.append(Opaque(f"event_msg/{etype}", prov, None, ts))
+            out.append(neutral.Opaque(f"event_msg/{etype}", prov, None, ts))
         else:
-            out.append(Opaque(f"event_msg/{etype}", prov, p, ts))
+            out.append(neutral.Opaque(f"event_msg/{etype}", prov, p, ts))
 
-    def _error(self, error: Record, prov: Provenance, ts: str | None) -> ErrorNotice:
+    def _error(
+        self, error: Record, prov: neutral.Provenance, ts: str | None
+    ) -> neutral.ErrorNotice:
         message = str(error.get("message") or "")
         info = error.get("codex_error_info")
         info_text = (
             orjson.dumps(info).decode() if isinstance(info, dict | list) else str(info or "")
         )
         if "usage_limit" in info_text or "usage limit" in message.lower():
-            kind = ErrorKind.USAGE_LIMIT
+            kind = neutral.ErrorKind.USAGE_LIMIT
         elif "context_window" in info_text:
-            kind = ErrorKind.CONTEXT_WINDOW
+            kind = neutral.ErrorKind.CONTEXT_WINDOW
         elif "rate_limit" in info_text or "429" in info_text:
-            kind = ErrorKind.RATE_LIMIT
+            kind = neutral.ErrorKind.RATE_LIMIT
         else:
-            kind = ErrorKind.API_ERROR
+            kind = neutral.ErrorKind.API_ERROR
         reset = None
-        if kind in (ErrorKind.USAGE_LIMIT, ErrorKind.RATE_LIMIT):
+        if kind in (neutral.ErrorKind.USAGE_LIMIT, neutral.ErrorKind.RATE_LIMIT):
             reset = self._exhausted_window_reset()
             if reset is None:
                 when = parse_iso(ts)
                 reset = parse_reset_time(message, when) if when else None
-        return ErrorNotice(kind, message, prov, reset, ts)
+        return neutral.ErrorNotice(kind, message, prov, reset, ts)
 
     def _exhausted_window_reset(self) -> datetime | None:
         """The reset time of the window the latest rate-limit snapshot shows as used up."""
         resets = [w.resets_at for w in self.limits if w.exhausted and w.resets_at is not None]
         return max(resets) if resets else None
 
-    def _rate_limits(self, snapshot: Record, prov: Provenance, ts: str | None) -> None:
+    def _rate_limits(self, snapshot: Record, prov: neutral.Provenance, ts: str | None) -> None:
         """The windows of a ``token_count`` rate-limit snapshot; a newer snapshot of the same
         limit replaces the older one. Windows are told apart by their length, not their slot."""
         limit_id = as_str(snapshot.get("limit_id")) or "codex"
         observed = parse_iso(ts)
-        fresh: list[LimitWindow] = []
+        fresh: list[neutral.LimitWindow] = []
         for slot in ("primary", "secondary"):
             window = snapshot.get(slot)
             if type(window) is not dict:
@@ -494,8 +483,8 @@ class _Reader:
             minutes = window.get("window_minutes")
             used: object = window.get("used_percent")
             fresh.append(
-                LimitWindow(
-                    Provider.CODEX,
+                neutral.LimitWindow(
+                    neutral.Provider.CODEX,
                     minutes if type(minutes) is int else None,
                     float(used)
                     if isinstance(used, int | float) and type(used) is not bool
@@ -517,14 +506,14 @@ def limit_scope(limit_id: str) -> str:
     """``codex`` limits every model; another id (``codex_other``, ``codex_<model>``) names the
     models it covers."""
     if limit_id == "codex":
-        return ALL_MODELS
-    return limit_id.removeprefix("codex_") or ALL_MODELS
+        return neutral.ALL_MODELS
+    return limit_id.removeprefix("codex_") or neutral.ALL_MODELS
 
 
-def _origin(text: str) -> Origin:
+def _origin(text: str) -> neutral.Origin:
     head = text.lstrip()[:64].lower()
     if head.startswith(COMMAND_MARKERS):
-        return Origin.COMMAND
+        return neutral.Origin.COMMAND
     if head.startswith(INJECTED_MARKERS):
-        return Origin.INJECTED
-    return Origin.TYPED
+        return neutral.Origin.INJECTED
+    return neutral.Origin.TYPED

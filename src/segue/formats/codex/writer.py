@@ -44,22 +44,7 @@ from segue.formats.codex.records import (
     UserMessagePayload,
 )
 from segue.formats.jsonl import dump_lines
-from segue.model.conversation import (
-    JSON,
-    AssistantMessage,
-    Compaction,
-    ErrorNotice,
-    Image,
-    Item,
-    Opaque,
-    Provider,
-    Reasoning,
-    Rollback,
-    ToolCall,
-    ToolResult,
-    TurnMarker,
-    UserMessage,
-)
+from segue.model import conversation as neutral
 from segue.model.times import iso_ms, parse_iso
 from segue.transforms.budget import item_chars
 from segue.transforms.carry import carriable
@@ -92,26 +77,26 @@ def _item_time(stamp: str | None, fallback: str) -> str:
 # --------------------------------------------------------------------------- selection
 
 
-def _paired_ids(items: Sequence[Item]) -> set[str]:
+def _paired_ids(items: Sequence[neutral.Item]) -> set[str]:
     """Call ids with a call followed by its result."""
     called: set[str] = set()
     paired: set[str] = set()
     for item in items:
-        if isinstance(item, ToolCall):
+        if isinstance(item, neutral.ToolCall):
             called.add(item.call_id)
-        elif isinstance(item, ToolResult) and item.call_id in called:
+        elif isinstance(item, neutral.ToolResult) and item.call_id in called:
             paired.add(item.call_id)
     return paired
 
 
-def select(items: Sequence[Item]) -> list[Item]:
+def select(items: Sequence[neutral.Item]) -> list[neutral.Item]:
     """The items that cross into a Codex rollout, in order."""
     paired = _paired_ids(items)
-    out: list[Item] = []
+    out: list[neutral.Item] = []
     for item in items:
         if not carriable(item):
             continue
-        if isinstance(item, ToolCall | ToolResult) and item.call_id not in paired:
+        if isinstance(item, neutral.ToolCall | neutral.ToolResult) and item.call_id not in paired:
             continue
         out.append(item)
     return out
@@ -120,13 +105,13 @@ def select(items: Sequence[Item]) -> list[Item]:
 # --------------------------------------------------------------------------- payloads
 
 
-def _image_part(image: Image) -> InputImage | None:
+def _image_part(image: neutral.Image) -> InputImage | None:
     if image.url and image.url.startswith("data:"):
         return {"type": "input_image", "image_url": image.url}
     return None
 
 
-def _user_payload(msg: UserMessage) -> UserMessagePayload:
+def _user_payload(msg: neutral.UserMessage) -> UserMessagePayload:
     content: list[InputText | InputImage] = [{"type": "input_text", "text": msg.text}]
     for image in msg.images:
         part = _image_part(image)
@@ -135,7 +120,7 @@ def _user_payload(msg: UserMessage) -> UserMessagePayload:
     return {"type": "message", "role": "user", "content": content}
 
 
-def _assistant_payload(msg: AssistantMessage) -> AssistantMessagePayload:
+def _assistant_payload(msg: neutral.AssistantMessage) -> AssistantMessagePayload:
     return {
         "type": "message",
         "role": "assistant",
@@ -151,7 +136,7 @@ def _developer_payload(text: str) -> UserMessagePayload:
     }
 
 
-def _tool_name_and_args(call: ToolCall) -> tuple[str, JSON]:
+def _tool_name_and_args(call: neutral.ToolCall) -> tuple[str, neutral.JSON]:
     """Codex's tool name and argument object for a call: Claude's ``Bash`` is ``exec_command``."""
     data = call.input
     if call.name == "Bash" and isinstance(data, dict) and isinstance(data.get("command"), str):
@@ -161,7 +146,7 @@ def _tool_name_and_args(call: ToolCall) -> tuple[str, JSON]:
     return call.name, {"input": data}
 
 
-def _call_payload(call: ToolCall) -> FunctionCallPayload:
+def _call_payload(call: neutral.ToolCall) -> FunctionCallPayload:
     name, args = _tool_name_and_args(call)
     return {
         "type": "function_call",
@@ -171,7 +156,7 @@ def _call_payload(call: ToolCall) -> FunctionCallPayload:
     }
 
 
-def _output_text(result: ToolResult) -> str:
+def _output_text(result: neutral.ToolResult) -> str:
     """Codex has no error flag on an output: the exit code or error goes into the text."""
     if "exited with code" in result.output:  # Codex's own exec output already says it
         return result.output
@@ -182,7 +167,7 @@ def _output_text(result: ToolResult) -> str:
     return result.output
 
 
-def _result_payload(result: ToolResult) -> FunctionCallOutputPayload:
+def _result_payload(result: neutral.ToolResult) -> FunctionCallOutputPayload:
     return {
         "type": "function_call_output",
         "call_id": result.call_id,
@@ -223,7 +208,7 @@ class _Projector:
         )
         self.open_turn = None
 
-    def prompt(self, msg: UserMessage) -> None:
+    def prompt(self, msg: neutral.UserMessage) -> None:
         self.close_turn(msg.timestamp)
         self.turns += 1
         self.open_turn = f"segue-turn-{self.turns}"
@@ -232,25 +217,31 @@ class _Projector:
         self.history(_user_payload(msg), msg.timestamp)
         self.event({"type": "user_message", "message": msg.text, "images": None}, msg.timestamp)
 
-    def reply(self, msg: AssistantMessage) -> None:
+    def reply(self, msg: neutral.AssistantMessage) -> None:
         self.history(_assistant_payload(msg), msg.timestamp)
         self.event({"type": "agent_message", "message": msg.text}, msg.timestamp)
         self.last_reply = msg.text
 
-    def add(self, item: Item) -> None:
+    def add(self, item: neutral.Item) -> None:
         self.history_chars += item_chars(item)
         match item:
-            case UserMessage():
+            case neutral.UserMessage():
                 self.prompt(item)
-            case AssistantMessage():
+            case neutral.AssistantMessage():
                 self.reply(item)
-            case Compaction():
+            case neutral.Compaction():
                 self.history(_developer_payload(item.summary), item.timestamp)
-            case ToolCall():
+            case neutral.ToolCall():
                 self.history(_call_payload(item), item.timestamp)
-            case ToolResult():
+            case neutral.ToolResult():
                 self.history(_result_payload(item), item.timestamp)
-            case Reasoning() | ErrorNotice() | TurnMarker() | Rollback() | Opaque():
+            case (
+                neutral.Reasoning()
+                | neutral.ErrorNotice()
+                | neutral.TurnMarker()
+                | neutral.Rollback()
+                | neutral.Opaque()
+            ):
                 pass  # select() never passes these
             case _:
                 assert_never(item)
@@ -290,7 +281,7 @@ def _session_meta(session_id: str, cwd: str, now: str, cli_version: str) -> Sess
 
 
 def project_turns(
-    items: Sequence[Item], *, now: datetime, handoff_text: str | None = None
+    items: Sequence[neutral.Item], *, now: datetime, handoff_text: str | None = None
 ) -> list[ResponseItemLine | EventLine]:
     """The turns for ``items`` without a ``session_meta`` or a token count: what a fork appends
     after its parent's records. ``handoff_text`` opens them as a developer message in a turn of
@@ -307,7 +298,7 @@ def project_turns(
 
 
 def project(
-    items: Sequence[Item], *, session_id: str, cwd: str, now: datetime, cli_version: str
+    items: Sequence[neutral.Item], *, session_id: str, cwd: str, now: datetime, cli_version: str
 ) -> list[RolloutLine]:
     """The rollout lines for ``items`` (pure)."""
     stamp = iso_ms(now)
@@ -359,7 +350,7 @@ def request_rescan(codex_home: Path) -> str | None:
 
 
 def prepare_session(
-    items: Sequence[Item],
+    items: Sequence[neutral.Item],
     *,
     cwd: str,
     codex_home: Path,
@@ -371,4 +362,4 @@ def prepare_session(
     moment = now if now is not None else datetime.now(UTC)
     sid = session_id if session_id is not None else uuid7(moment)
     lines = dump_lines(project(items, session_id=sid, cwd=cwd, now=moment, cli_version=cli_version))
-    return NativeSession(Provider.CODEX, sid, rollout_path(codex_home, sid, moment), lines)
+    return NativeSession(neutral.Provider.CODEX, sid, rollout_path(codex_home, sid, moment), lines)
