@@ -7,6 +7,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 from segue.formats.stamp import Change
+from segue.model.conversation import Provider
 from segue.threads.model import (
     AppThread,
     Handoff,
@@ -36,7 +37,7 @@ def _at(n: int) -> datetime:
 def _run(
     ordinal: int, pt: str, turn: int, prompt: str, status: RunStatus = RunStatus.COMPLETED
 ) -> Run:
-    provider = "claude" if pt.startswith("L") else "codex"
+    provider = Provider.CLAUDE if pt.startswith("L") else Provider.CODEX
     return Run("T", ordinal, provider, pt, turn, status, prompt, None, _at(ordinal), _at(ordinal))
 
 
@@ -46,7 +47,7 @@ def _pt(
     return ProviderThread(
         id=pt_id,
         thread_id="T",
-        provider="claude" if pt_id.startswith("L") else "codex",
+        provider=Provider.CLAUDE if pt_id.startswith("L") else Provider.CODEX,
         origin="switch",
         native_id=f"{pt_id}-native",
         path=f"/sessions/{pt_id}.jsonl",

@@ -171,7 +171,9 @@ def test_a_provider_the_registry_lacks_is_one_line(tmp_path: Path, relay: Relay)
     unregister(RELAY)
     with pytest.raises(UnknownProvider, match=r"no provider 'relay' in this segue"):
         entry(RELAY)
-    with pytest.raises(ValueError, match="not a provider name"):
-        known("Not A Name")
+    with pytest.raises(ValueError, match=r"no provider 'Not A Name' in this segue \(it knows"):
+        known("Not A Name")  # a ValueError too: what parsing an option or a record catches
+    with pytest.raises(UnknownProvider, match="not a provider name"):
+        known("")
     register(relay)
     assert known("relay") is RELAY

@@ -7,6 +7,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+from segue.model.conversation import Provider
 from segue.store import open_store
 from segue.threads import ThreadStore
 from segue_testbed.fixtures import all_fixtures
@@ -26,7 +27,7 @@ def test_eight_processes_record_runs_and_handoffs_at_once(
         shared = threads.create_thread(title="shared", cwd=None)
         threads.add_provider_thread(
             shared.id,
-            provider="codex",
+            provider=Provider.CODEX,
             origin="adopted",
             native_id="n",
             path=str(session),

@@ -75,7 +75,7 @@ def test_a_fork_segue_wrote_counts_only_the_turns_typed_into_it(
         turns_in_fork = len(fixture.spec["prompts"]) + 1  # the parent's, and the handoff
         threads.add_provider_thread(
             graph.thread.id,
-            provider="claude",
+            provider=Provider.CLAUDE,
             origin="fork",
             native_id=session.session_id,
             path=str(session.path),

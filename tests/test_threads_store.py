@@ -46,7 +46,7 @@ def test_a_thread_graph_is_recorded_and_read_back(database_url: str) -> None:
         thread = threads.create_thread(title="fix the parser", cwd="/src/app")
         c1 = threads.add_provider_thread(
             thread.id,
-            provider="codex",
+            provider=Provider.CODEX,
             origin="adopted",
             native_id="c-1",
             path="/c1",
@@ -55,7 +55,7 @@ def test_a_thread_graph_is_recorded_and_read_back(database_url: str) -> None:
         )
         l1 = threads.add_provider_thread(
             thread.id,
-            provider="claude",
+            provider=Provider.CLAUDE,
             origin="switch",
             native_id="l-1",
             path="/l1",
@@ -123,7 +123,7 @@ def test_a_regenerated_handoff_supersedes_the_old_one_once(database_url: str) ->
         thread = threads.create_thread(title=None, cwd=None)
         pt = threads.add_provider_thread(
             thread.id,
-            provider="codex",
+            provider=Provider.CODEX,
             origin="adopted",
             native_id="n",
             path="/p",
@@ -194,7 +194,7 @@ def test_a_session_id_names_the_one_thread_holding_it(database_url: str) -> None
         for thread, native in ((a, "abc-1"), (b, "abc-2"), (a, "dd-1")):
             threads.add_provider_thread(
                 thread.id,
-                provider="codex",
+                provider=Provider.CODEX,
                 origin="adopted",
                 native_id=native,
                 path=f"/{native}",

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from segue.model.conversation import Provider
 from segue.model.errors import ConfigError
 from segue.threads import (
     AppThread,
@@ -50,9 +51,9 @@ def _graph(
     handoffs: dict[str, list[tuple[int, int]]] | None = None,
     status: dict[str, ProviderThreadStatus] | None = None,
 ) -> ThreadGraph:
-    """``plan`` is one letter per run naming its provider thread: ``CCCCCLLLC`` is the seed's
+    """``plan`` is one letter per run naming its provider thread: ``CCCCCLLLC`` is the design's
     example (C1 = Codex, L1 = Claude)."""
-    providers = {"C": "codex", "L": "claude", "D": "codex"}
+    providers = {"C": Provider.CODEX, "L": Provider.CLAUDE, "D": Provider.CODEX}
     runs = tuple(
         Run("T", n, providers[p], p, n, RunStatus.COMPLETED, f"prompt {n}")
         for n, p in enumerate(plan, 1)
@@ -154,7 +155,7 @@ def test_a_rolled_back_provider_thread_is_not_returned_to() -> None:
 
 def test_rolled_back_runs_need_no_handoff() -> None:
     graph = _graph("CCL")
-    runs = (*graph.runs[:2], Run("T", 3, "claude", "L", 1, RunStatus.ROLLED_BACK, "undone"))
+    runs = (*graph.runs[:2], Run("T", 3, Provider.CLAUDE, "L", 1, RunStatus.ROLLED_BACK, "undone"))
     graph = ThreadGraph(graph.thread, runs, graph.provider_threads)
     assert decide(graph, "codex", Facts(), DEFAULTS).strategy is Strategy.NO_HANDOFF
 

@@ -7,7 +7,6 @@ native file it came from. Nothing here knows a native field name.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
@@ -22,8 +21,9 @@ class Provider(str):
 
     Open, not an enum: a provider added to the registry is one more name, and nothing here
     changes. One instance per name (``is`` compares as ``==`` does); it is the ``str`` of its
-    name wherever a string is wanted (JSON, the store, a command line). Whether this segue
-    knows a provider is the registry's to say (:func:`segue.providers.entry`).
+    name wherever a string is wanted (JSON, the store, a command line). Any printable name is
+    one (a store or a journal may name a provider this segue lacks); whether this segue knows
+    it is the registry's to say (:func:`segue.providers.entry`, :func:`segue.providers.known`).
     """
 
     __slots__ = ()
@@ -35,7 +35,7 @@ class Provider(str):
         known = cls._names.get(name)
         if known is not None:
             return known
-        if not isinstance(name, str) or _PROVIDER_NAME.fullmatch(name) is None:
+        if not isinstance(name, str) or not name or not name.isprintable():
             raise ValueError(f"{name!r} is not a provider name")
         return cls._names.setdefault(name, super().__new__(cls, name))
 
@@ -62,7 +62,6 @@ class Provider(str):
         return f"Provider({self.value!r})"
 
 
-_PROVIDER_NAME = re.compile(r"[a-z][a-z0-9-]{0,31}")
 Provider.CLAUDE = Provider("claude")
 Provider.CODEX = Provider("codex")
 

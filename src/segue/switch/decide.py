@@ -93,7 +93,7 @@ class Prepared:
     carried: tuple[Run, ...] = ()  # the runs whose items it carries
     covers: tuple[int, int] | None = None  # the runs the handoff covers (finished ones)
     text: str | None = None  # a summary handoff's text
-    created_by: str | None = None  # who wrote that summary (None: segue)
+    created_by: Provider | None = None  # who wrote that summary (None: segue)
     stored_items: list[dict[str, Any]] | None = None  # what the store keeps of a native delta
     supersedes: str | None = None
     warnings: list[str] = field(default_factory=list)  # what the move loses
@@ -106,7 +106,7 @@ def _model_changed(graph: ThreadGraph, to: Provider, env: Mapping[str, str], cwd
     mine = [
         pt
         for pt in graph.provider_threads
-        if pt.provider == to.value and pt.status is ProviderThreadStatus.ACTIVE
+        if pt.provider is to and pt.status is ProviderThreadStatus.ACTIVE
     ]
     target = entry(to)
     recorded = {target.model_key(pt.model) for pt in mine if pt.model}
@@ -390,7 +390,7 @@ def _fork(move: _Move) -> Prepared:
         wanted = [r for r in wanted if str(r.ordinal) not in lost]
     e = entry(to)
     text: str | None = None
-    created_by: str | None = None
+    created_by: Provider | None = None
     stored: list[dict[str, Any]] | None = None
     carried: list[Item] = []
     supersedes = None

@@ -97,7 +97,7 @@ def _move_changes(
         target = ProviderThread(
             id=new_id(),
             thread_id=thread_id,
-            provider=prepared.plan.target.provider.value,
+            provider=prepared.plan.target.provider,
             origin="switch",
             native_id=written.session_id,
             path=str(written.path),

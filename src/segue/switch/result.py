@@ -30,7 +30,7 @@ class ThreadMove:
     handoff_id: str | None = None
     covers: tuple[int, int] | None = None
     form: str | None = None
-    created_by_provider: str | None = None  # who wrote a summary handoff (None: segue)
+    created_by_provider: Provider | None = None  # who wrote a summary handoff (None: segue)
     recorded: bool = True  # False: a dry run, or a store that could not record it
 
 

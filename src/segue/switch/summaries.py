@@ -45,7 +45,7 @@ any tool. Reply with the summary only.
 @dataclass(frozen=True, slots=True)
 class WrittenSummary:
     text: str
-    created_by_provider: str | None  # None: segue's own deterministic summary
+    created_by_provider: Provider | None  # None: segue's own deterministic summary
     notes: list[str] = field(default_factory=list)
 
 
@@ -93,7 +93,7 @@ def write_summary(
     text = mask(answer.strip())
     if len(text) > max_chars:
         text = text[: max_chars - 1] + CUT
-    return WrittenSummary(text + "\n", provider.value, [f"handoff summary {what}"])
+    return WrittenSummary(text + "\n", provider, [f"handoff summary {what}"])
 
 
 def _exhausted(provider: Provider, env: Mapping[str, str], now: datetime) -> bool:

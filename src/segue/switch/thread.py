@@ -103,11 +103,11 @@ def holding_thread(store: Store, provider: Provider, path: Path) -> str | None:
 def _source_pt(graph: ThreadGraph, source: Source | _Session) -> ProviderThread | None:
     """The provider thread the source session is now, or the one it is a former file of."""
     for pt in graph.provider_threads:
-        if pt.provider == source.provider.value and pt.native_id == source.native_id:
+        if pt.provider is source.provider and pt.native_id == source.native_id:
             return pt
     path = str(source.path)
     for pt in graph.provider_threads:
-        if pt.provider == source.provider.value and pt.path == path:
+        if pt.provider is source.provider and pt.path == path:
             return pt
     for pt in graph.provider_threads:
         if any(f.path == path for f in pt.former):

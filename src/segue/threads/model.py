@@ -21,6 +21,7 @@ from enum import StrEnum
 from typing import Any, Self
 
 from segue.formats.stamp import Stamp
+from segue.model.conversation import Provider
 
 __all__ = [
     "AppThread",
@@ -132,7 +133,7 @@ class AppThread:
 class Run:
     thread_id: str
     ordinal: int
-    provider: str
+    provider: Provider
     provider_thread_id: str
     native_turn: int  # its place among its provider thread's native turns, from 1
     status: RunStatus
@@ -162,7 +163,7 @@ class Handoff:
     created_at: datetime
     text: str | None = None
     items: list[dict[str, Any]] | None = None  # the items as ``segue show --json`` spells them
-    created_by_provider: str | None = None  # None: segue's own deterministic summarizer
+    created_by_provider: Provider | None = None  # None: segue's own deterministic summarizer
     transfer_id: str | None = None
     target_run_ordinal: int | None = None
     supersedes: str | None = None
@@ -174,7 +175,7 @@ class ProviderThread:
 
     id: str
     thread_id: str
-    provider: str
+    provider: Provider
     origin: str  # adopted / switch / fork
     native_id: str
     path: str
@@ -250,7 +251,7 @@ class ThreadSummary:
     cwd: str | None
     runs: int
     providers: tuple[str, ...]
-    last_provider: str | None
+    last_provider: Provider | None
 
 
 def assemble(

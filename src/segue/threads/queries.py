@@ -22,6 +22,7 @@ from sqlalchemy import Row, func, select
 from sqlalchemy.engine import Connection
 
 from segue.formats.stamp import Stamp
+from segue.model.conversation import Provider
 from segue.model.errors import StoreError
 from segue.store.ids import new_id
 from segue.store.rows import from_row, row_of
@@ -128,7 +129,7 @@ def add_provider_thread(
     connection: Connection,
     thread_id: str,
     *,
-    provider: str,
+    provider: Provider,
     origin: str,
     native_id: str,
     path: str,
@@ -274,7 +275,7 @@ def add_runs(connection: Connection, thread_id: str, new: Sequence[NewRun]) -> l
             Run(
                 thread_id=thread_id,
                 ordinal=n,
-                provider=pts[spec.provider_thread_id],
+                provider=Provider(pts[spec.provider_thread_id]),
                 provider_thread_id=spec.provider_thread_id,
                 native_turn=spec.native_turn,
                 status=spec.status,
@@ -348,7 +349,7 @@ def add_handoff(
     status: HandoffStatus = HandoffStatus.READY,
     text: str | None = None,
     items: list[dict[str, Any]] | None = None,
-    created_by_provider: str | None = None,
+    created_by_provider: Provider | None = None,
     transfer_id: str | None = None,
     target_run_ordinal: int | None = None,
     supersedes: str | None = None,
@@ -431,6 +432,10 @@ def record_decision(
 # --------------------------------------------------------------------------- reads
 
 
+def _provider(name: str | None) -> Provider | None:
+    return None if name is None else Provider(name)
+
+
 def _thread(row: Row[Any]) -> AppThread:
     return from_row(AppThread, row._mapping)
 
@@ -445,6 +450,7 @@ def _handoff(row: Row[Any]) -> Handoff:
         strategy=HandoffStrategy(m["strategy"]),
         form=HandoffForm(m["form"]),
         status=HandoffStatus(m["status"]),
+        created_by_provider=_provider(m["created_by_provider"]),
     )
 
 
@@ -463,7 +469,7 @@ def load_graph(connection: Connection, thread_id: str) -> ThreadGraph | None:
     unknown = RunStatus.UNKNOWN
     for ordinal, provider, pt, turn, status, prompt, handoff, started, ended, version, note in rows:
         current[ordinal] = Run(
-            thread_id, ordinal, provider, pt, turn, statuses.get(status, unknown), prompt,
+            thread_id, ordinal, Provider(provider), pt, turn, statuses.get(status, unknown), prompt,
             handoff, started, ended, version, note,
         )  # fmt: skip
     handoff_rows = connection.execute(
@@ -506,7 +512,7 @@ def _provider_threads(connection: Connection, thread_id: str) -> list[ProviderTh
         ProviderThread(
             id=pt_id,
             thread_id=thread_id,
-            provider=m["provider"],
+            provider=Provider(m["provider"]),
             origin=m["origin"],
             native_id=m["native_id"],
             path=m["path"],
@@ -629,7 +635,7 @@ def list_threads(connection: Connection, limit: int | None = None) -> list[Threa
             cwd=row._mapping["cwd"],
             runs=counts.get(row._mapping["id"], 0),
             providers=tuple(providers.get(row._mapping["id"], ())),
-            last_provider=last.get(row._mapping["id"]),
+            last_provider=_provider(last.get(row._mapping["id"])),
         )
         for row in heads
     ]

@@ -28,6 +28,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from segue.formats.stamp import Change
+from segue.model.conversation import Provider
 from segue.store.ids import new_id
 from segue.threads.model import (
     AppThread,
@@ -246,7 +247,7 @@ def match_prompts(prompts: Sequence[str | None], runs: Sequence[Run]) -> list[Tu
 
 def adopted_graph(
     *,
-    provider: str,
+    provider: Provider,
     native_id: str,
     path: str,
     turns: Sequence[NativeTurn],

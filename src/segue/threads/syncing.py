@@ -90,7 +90,7 @@ def adoption(
     conversation = reads.read(current, provider)
     turns = split_native_turns(conversation)
     return adopted_graph(
-        provider=provider.value,
+        provider=provider,
         native_id=native_id,
         path=str(current),
         turns=turns,
