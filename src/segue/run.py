@@ -89,7 +89,7 @@ def run_turn(
             source = known(latest.provider)
         except ValueError:
             raise SegueError(
-                f"thread {thread_id}'s last run ran on {latest.provider!r}, a provider this "
+                f"thread {thread_id}'s last run ran on {latest.provider.value!r}, a provider this "
                 "segue does not know (a newer segue recorded it?)"
             ) from None
         target = provider or source

@@ -136,7 +136,7 @@ def run_items(
             e = provider_entry(pt.provider)  # None: a provider this segue does not know
             try:
                 if e is None:
-                    raise SwitchError(f"unknown provider {pt.provider!r}")
+                    raise SwitchError(f"unknown provider {pt.provider.value!r}")
                 conversation = reads.read(e.current_file(Path(pt.path), env), e.provider)
             except SegueError:
                 turns[pt.id] = None
