@@ -24,6 +24,7 @@ from typing import Any
 
 import orjson
 
+from segue.model.conversation import Provider
 from segue.store import AgentResult, open_store
 from segue_testbed.postgres import PostgresServer, PostgresUnavailable, start_postgres
 
@@ -35,10 +36,10 @@ url, go, worker, agents = sys.argv[1], Path(sys.argv[2]), int(sys.argv[3]), int(
 while not go.exists():
     time.sleep(0.001)
 with open_store(url) as store:
-    batch = store.create_batch("codex", "claude", planned=agents)
+    batch = store.create_batch(Provider.CODEX, Provider.CLAUDE, planned=agents)
     for n in range(agents):
-        store.add_agent(batch.id, AgentResult(n, "codex", f"w{worker}-{n}", label="native",
-                        target_provider="claude", target_session=f"t{worker}-{n}"))
+        store.add_agent(batch.id, AgentResult(n, Provider.CODEX, f"w{worker}-{n}", label="native",
+                        target_provider=Provider.CLAUDE, target_session=f"t{worker}-{n}"))
 """
 
 
@@ -67,10 +68,10 @@ def record_at_once(url: str, scratch: Path, workers: int, agents: int) -> float:
 def one_process(url: str, agents: int) -> float:
     """Seconds per record for one process alone, on a store that is already open."""
     with open_store(url) as store:
-        batch = store.create_batch("codex", "claude")
+        batch = store.create_batch(Provider.CODEX, Provider.CLAUDE)
         start = time.perf_counter()
         for n in range(agents):
-            store.add_agent(batch.id, AgentResult(n, "codex", f"solo-{n}", label="raw"))
+            store.add_agent(batch.id, AgentResult(n, Provider.CODEX, f"solo-{n}", label="raw"))
         return (time.perf_counter() - start) / agents
 
 

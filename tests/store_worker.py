@@ -16,22 +16,25 @@ from pathlib import Path
 
 import orjson
 
+from segue.model.conversation import Provider
 from segue.store import AgentResult, open_store
 
 
 def agent(worker: int, batch: int, n: int, ordinal: int) -> AgentResult:
     session = f"w{worker}-b{batch}-a{n}"
     if n % 5 == 4:
-        return AgentResult(ordinal, "claude", session, state="working", skipped="a turn is running")
+        return AgentResult(
+            ordinal, Provider.CLAUDE, session, state="working", skipped="a turn is running"
+        )
     return AgentResult(
         ordinal,
-        "codex",
+        Provider.CODEX,
         session,
         cwd=f"/src/w{worker}",
         pane=f"%{n}",
         pid=1000 + n,
         state="limit",
-        target_provider="claude",
+        target_provider=Provider.CLAUDE,
         target_session=f"t-{session}",
         label=("native", "raw", "shrunk")[n % 3],
         summary=f"worker {worker}, agent {n}",
@@ -56,7 +59,7 @@ def main(argv: list[str]) -> None:
     with open_store(url) as store:
         for b in range(batches):
             header = store.create_batch(
-                "codex", "claude", selection={"worker": worker}, planned=agents
+                Provider.CODEX, Provider.CLAUDE, selection={"worker": worker}, planned=agents
             )
             created.append(header.id)
             for n in range(agents):

@@ -10,6 +10,7 @@ from pathlib import Path
 import orjson
 import pytest
 
+from segue.model.conversation import Provider
 from segue.store import AgentResult, open_store
 from tests.segue_cli import segue as run_segue
 
@@ -33,19 +34,21 @@ def test_no_batches_yet(database_url: str, tmp_path: Path) -> None:
 
 def test_batches_newest_first_and_one_batch(database_url: str, tmp_path: Path) -> None:
     with open_store(database_url) as store:
-        old = store.create_batch("claude", "codex", planned=2)
-        store.add_agent(old.id, AgentResult(0, "claude", "k1", error="cannot read the file"))
-        new = store.create_batch("codex", "claude", planned=12)
+        old = store.create_batch(Provider.CLAUDE, Provider.CODEX, planned=2)
+        store.add_agent(old.id, AgentResult(0, Provider.CLAUDE, "k1", error="cannot read the file"))
+        new = store.create_batch(Provider.CODEX, Provider.CLAUDE, planned=12)
         outcomes = ["native"] * 5 + ["raw"] * 3 + ["shrunk"]
         for n, label in enumerate(outcomes):
             store.add_agent(
                 new.id,
                 AgentResult(
-                    n, "codex", f"c{n}", state="limit", target_provider="claude",
+                    n, Provider.CODEX, f"c{n}", state="limit", target_provider=Provider.CLAUDE,
                     target_session=f"k{n}", label=label,
                 ),
             )  # fmt: skip
-        store.add_agent(new.id, AgentResult(9, "codex", "c9", state="working", skipped="busy"))
+        store.add_agent(
+            new.id, AgentResult(9, Provider.CODEX, "c9", state="working", skipped="busy")
+        )
     listed = segue(tmp_path, "--json", url=database_url)
     assert listed.returncode == 0, listed.stderr
     rows = orjson.loads(listed.stdout)["batches"]
@@ -83,7 +86,7 @@ def test_batches_newest_first_and_one_batch(database_url: str, tmp_path: Path) -
 def test_an_ambiguous_or_unknown_batch_is_one_line(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'segue.db'}"
     with open_store(url) as store:
-        ids = [store.create_batch("codex", "claude").id for _ in range(2)]
+        ids = [store.create_batch(Provider.CODEX, Provider.CLAUDE).id for _ in range(2)]
     ambiguous = segue(tmp_path, ids[0][:6], url=url)
     assert ambiguous.returncode == 1 and ambiguous.stdout == ""
     assert ambiguous.stderr.startswith(f"segue: batch id prefix {ids[0][:6]} is ambiguous")

@@ -24,6 +24,7 @@ from alembic.script import ScriptDirectory
 
 import segue
 from segue.cli.batch_documents import batch_to_json
+from segue.model.conversation import Provider
 from segue.model.errors import StoreError
 from segue.store import AgentResult, Store, database_url, head_revision, open_store
 from segue.store.migrate import MIGRATIONS, VERSION_TABLE, alembic_config, revisions
@@ -61,7 +62,7 @@ def test_a_new_store_is_migrated_to_the_head(database_url: str) -> None:
 
 def test_reopening_keeps_the_data_and_does_not_load_alembic(database_url: str) -> None:
     with open_store(database_url) as store:
-        batch = store.create_batch("codex", "claude")
+        batch = store.create_batch(Provider.CODEX, Provider.CLAUDE)
     probe = (
         "import sys; from segue.store import open_store; "
         f"s = open_store({database_url!r}); "
@@ -149,8 +150,8 @@ def test_a_switch_document_an_earlier_version_recorded_is_still_shown(database_u
         connection.execute(
             batch_agents.insert().values(
                 batch_id="b-old", ordinal=0, source_provider="codex", source_session="s-1",
-                target_provider="claude", target_session="t-1", label="raw", switch=document,
-                first_provider="codex", first_session="s-1", recorded_at=at,
+                target_provider=Provider.CLAUDE, target_session="t-1", label="raw", switch=document,
+                first_provider=Provider.CODEX, first_session="s-1", recorded_at=at,
             )
         )  # fmt: skip
     engine.dispose()
@@ -180,21 +181,25 @@ def test_a_batch_and_its_agents_round_trip(database_url: str, tmp_path: Path) ->
     before = datetime.now(UTC)
     with open_store(database_url) as store:
         header = store.create_batch(
-            "codex",
-            "claude",
+            Provider.CODEX,
+            Provider.CLAUDE,
             selection={"state": ["limit"], "cwd": str(tmp_path)},
             options={"dry_run": False},
             planned=3,
         )
         done = AgentResult(
-            0, "codex", "src-1", path="/x/rollout.jsonl", cwd=str(tmp_path), pane="%3",
-            pid=4242, state="limit", target_provider="claude",
+            0, Provider.CODEX, "src-1", path="/x/rollout.jsonl", cwd=str(tmp_path), pane="%3",
+            pid=4242, state="limit", target_provider=Provider.CLAUDE,
             target_session=switched.session_id, target_path=str(switched.path),
             label=switched.plan.label.value, summary=switched.plan.loss_line,
             resume_command=switched.resume_command, warnings=("a warning",),
         )  # fmt: skip
-        skipped = AgentResult(1, "codex", "src-2", state="working", skipped="a turn is running")
-        failed = AgentResult(2, "codex", "src-3", state="limit", error="cannot read the file")
+        skipped = AgentResult(
+            1, Provider.CODEX, "src-2", state="working", skipped="a turn is running"
+        )
+        failed = AgentResult(
+            2, Provider.CODEX, "src-3", state="limit", error="cannot read the file"
+        )
         for result in (failed, done, skipped):  # recorded as they finish, in any order
             store.add_agent(header.id, result)
     with open_store(database_url) as store:
@@ -211,12 +216,12 @@ def test_a_batch_and_its_agents_round_trip(database_url: str, tmp_path: Path) ->
     )
     assert first.target_path == str(switched.path)
     assert first.switch is None and first == replace(
-        done, first_provider="codex", first_session="src-1"
+        done, first_provider=Provider.CODEX, first_session="src-1"
     )
     assert (first.first_provider, first.first_session) == ("codex", "src-1")
     assert batch.agents[1].result == AgentResult(
-        1, "codex", "src-2", state="working", skipped="a turn is running",
-        first_provider="codex", first_session="src-2",
+        1, Provider.CODEX, "src-2", state="working", skipped="a turn is running",
+        first_provider=Provider.CODEX, first_session="src-2",
     )  # fmt: skip
     assert [a.outcome for a in batch.agents] == ["native", "skipped", "failed"]
     assert batch.tally == {"native": 1, "skipped": 1, "failed": 1}
@@ -233,13 +238,13 @@ def test_a_batch_and_its_agents_round_trip(database_url: str, tmp_path: Path) ->
 
 def test_batches_are_listed_newest_first_with_their_tally(store: Store) -> None:
     assert store.list_batches() == [] and store.latest_batch() is None
-    first = store.create_batch("codex", "claude", planned=10)
+    first = store.create_batch(Provider.CODEX, Provider.CLAUDE, planned=10)
     labels = ["native"] * 5 + ["raw"] * 3 + ["shrunk"]
     for n, label in enumerate(labels):
-        store.add_agent(first.id, AgentResult(n, "codex", f"s{n}", label=label))
-    store.add_agent(first.id, AgentResult(9, "codex", "s9", skipped="working"))
-    second = store.create_batch("claude", "codex")
-    store.add_agent(second.id, AgentResult(0, "claude", "c0", error="the target exists"))
+        store.add_agent(first.id, AgentResult(n, Provider.CODEX, f"s{n}", label=label))
+    store.add_agent(first.id, AgentResult(9, Provider.CODEX, "s9", skipped="working"))
+    second = store.create_batch(Provider.CLAUDE, Provider.CODEX)
+    store.add_agent(second.id, AgentResult(0, Provider.CLAUDE, "c0", error="the target exists"))
     empty = store.create_batch(None, None)
     listed = store.list_batches()
     assert [b.id for b in listed] == [empty.id, second.id, first.id]
@@ -254,7 +259,7 @@ def test_batches_are_listed_newest_first_with_their_tally(store: Store) -> None:
 
 
 def test_a_batch_is_found_by_a_unique_prefix(store: Store) -> None:
-    ids = [store.create_batch("codex", "claude").id for _ in range(3)]
+    ids = [store.create_batch(Provider.CODEX, Provider.CLAUDE).id for _ in range(3)]
     for batch_id in ids:
         assert store.find_batch(batch_id).id == batch_id
         assert store.find_batch(batch_id.upper()).id == batch_id
@@ -274,35 +279,50 @@ def test_a_batch_is_found_by_a_unique_prefix(store: Store) -> None:
 
 
 def test_an_agent_is_recorded_once(store: Store) -> None:
-    batch = store.create_batch("codex", "claude")
-    store.add_agent(batch.id, AgentResult(0, "codex", "a", label="native"))
+    batch = store.create_batch(Provider.CODEX, Provider.CLAUDE)
+    store.add_agent(batch.id, AgentResult(0, Provider.CODEX, "a", label="native"))
     with pytest.raises(StoreError, match=r"already has agent #0"):
-        store.add_agent(batch.id, AgentResult(0, "codex", "b", error="later"))
+        store.add_agent(batch.id, AgentResult(0, Provider.CODEX, "b", error="later"))
     (agent,) = store.get_batch(batch.id).agents
     assert (agent.result.session, agent.result.label, agent.result.error) == ("a", "native", None)
     with pytest.raises(StoreError, match="no batch nope"):
-        store.add_agent("nope", AgentResult(1, "codex", "a"))
+        store.add_agent("nope", AgentResult(1, Provider.CODEX, "a"))
     with pytest.raises(StoreError, match="no batch"):
         store.get_batch("nope")
 
 
 def test_an_agent_remembers_the_session_it_started_as(store: Store) -> None:
     """What ``segue switch --return`` needs: however often it moved, where it began."""
-    out = store.create_batch("codex", "claude")
+    out = store.create_batch(Provider.CODEX, Provider.CLAUDE)
     store.add_agent(
         out.id,
-        AgentResult(0, "codex", "c1", target_provider="claude", target_session="k1", label="raw"),
+        AgentResult(
+            0,
+            Provider.CODEX,
+            "c1",
+            target_provider=Provider.CLAUDE,
+            target_session="k1",
+            label="raw",
+        ),
     )
-    back = store.create_batch("claude", "codex")
+    back = store.create_batch(Provider.CLAUDE, Provider.CODEX)
     store.add_agent(
         back.id,
-        AgentResult(0, "claude", "k1", target_provider="codex", target_session="c2", label="raw"),
+        AgentResult(
+            0,
+            Provider.CLAUDE,
+            "k1",
+            target_provider=Provider.CODEX,
+            target_session="c2",
+            label="raw",
+        ),
     )
-    again = store.create_batch("codex", "claude")
-    store.add_agent(again.id, AgentResult(0, "codex", "c2", skipped="idle"))
-    store.add_agent(again.id, AgentResult(1, "codex", "c9"))
+    again = store.create_batch(Provider.CODEX, Provider.CLAUDE)
+    store.add_agent(again.id, AgentResult(0, Provider.CODEX, "c2", skipped="idle"))
+    store.add_agent(again.id, AgentResult(1, Provider.CODEX, "c9"))
     store.add_agent(
-        again.id, AgentResult(2, "codex", "c7", first_provider="claude", first_session="k0")
+        again.id,
+        AgentResult(2, Provider.CODEX, "c7", first_provider=Provider.CLAUDE, first_session="k0"),
     )
     firsts = [
         (a.result.first_provider, a.result.first_session)
@@ -318,7 +338,7 @@ def test_an_agent_remembers_the_session_it_started_as(store: Store) -> None:
 def test_the_default_store_is_private_in_the_data_folder(tmp_path: Path) -> None:
     data = tmp_path / "a" / "b"
     with open_store(env={"SEGUE_DATA_DIR": str(data)}) as store:
-        store.create_batch("codex", "claude")
+        store.create_batch(Provider.CODEX, Provider.CLAUDE)
         assert store.where == str(data / "segue.db")
         assert store.backend == "sqlite"
     for folder in (tmp_path / "a", data):
@@ -408,7 +428,7 @@ def test_a_corrupt_sqlite_file_is_one_line(tmp_path: Path) -> None:
 def test_a_locked_sqlite_file_is_one_line_and_readers_are_not_blocked(tmp_path: Path) -> None:
     path = tmp_path / "segue.db"
     with open_store(f"sqlite:///{path}") as store:
-        store.create_batch("codex", "claude")
+        store.create_batch(Provider.CODEX, Provider.CLAUDE)
     holder = subprocess.Popen(
         [
             sys.executable,
@@ -426,7 +446,7 @@ def test_a_locked_sqlite_file_is_one_line_and_readers_are_not_blocked(tmp_path: 
         with open_store(f"sqlite:///{path}?timeout=0.5") as store:
             assert len(store.list_batches()) == 1  # WAL: reading while another process writes
             with pytest.raises(StoreError) as failed:
-                store.create_batch("codex", "claude")
+                store.create_batch(Provider.CODEX, Provider.CLAUDE)
     finally:
         holder.communicate("", timeout=30)
     assert str(failed.value) == (

@@ -13,6 +13,7 @@ from typing import Any
 import orjson
 import sqlalchemy as sa
 
+from segue.model.conversation import Provider
 from segue.store import AgentResult, head_revision, open_store
 from segue.store.migrate import VERSION_TABLE
 from tests.store_worker import agent
@@ -114,7 +115,7 @@ def test_eight_processes_record_into_one_batch(database_url: str, tmp_path: Path
         # and a record that is there cannot be recorded again
         first = batch.agents[0].result
         try:
-            store.add_agent(shared, AgentResult(first.ordinal, "codex", "again"))
+            store.add_agent(shared, AgentResult(first.ordinal, Provider.CODEX, "again"))
         except Exception as error:
             assert "already has agent #0" in str(error)
         else:

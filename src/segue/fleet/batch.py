@@ -588,8 +588,8 @@ def _record(result: FleetResult, env: Mapping[str, str]) -> None:
     try:
         with open_store(env=env, busy_timeout=store_wait(env)) as store:
             batch = store.create_batch(
-                plan.source.value,
-                plan.target.value,
+                plan.source,
+                plan.target,
                 selection={"kind": plan.selection.value, "reason": plan.reason},
                 planned=len(result.outcomes),
             )
@@ -598,7 +598,7 @@ def _record(result: FleetResult, env: Mapping[str, str]) -> None:
                 c = outcome.candidate
                 agent = AgentResult(
                     n,
-                    c.provider.value,
+                    c.provider,
                     c.session_id,
                     path=str(c.path),
                     cwd=c.cwd,
@@ -619,7 +619,7 @@ def _switched(agent: AgentResult, switch: Switch) -> AgentResult:
     """``agent`` with what its switch did, as the store keeps it."""
     return replace(
         agent,
-        target_provider=switch.target.value,
+        target_provider=switch.target,
         target_session=switch.session_id,
         target_path=None if switch.path is None else str(switch.path),
         label=switch.plan.label.value,

@@ -4,11 +4,12 @@ SQLite in WAL mode by default (``segue.db`` in segue's data folder), or PostgreS
 (``$SEGUE_DATABASE_URL``) for agents on several machines; the schema is versioned by Alembic
 migrations that run when the store is opened::
 
+    from segue import Provider
     from segue.store import AgentResult, open_store
 
     with open_store() as store:
-        batch = store.create_batch("codex", "claude", planned=1)
-        store.add_agent(batch.id, AgentResult(0, "codex", "01a22915-…", label="native"))
+        batch = store.create_batch(Provider.CODEX, Provider.CLAUDE, planned=1)
+        store.add_agent(batch.id, AgentResult(0, Provider.CODEX, "01a22915-…", label="native"))
         for row in store.list_batches():
             print(row.id, row.tally_line)
 

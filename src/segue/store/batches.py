@@ -17,6 +17,7 @@ from sqlalchemy import Row, Select, func, select
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError
 
+from segue.model.conversation import Provider
 from segue.model.errors import StoreError
 from segue.store.ids import new_id
 from segue.store.records import (
@@ -29,7 +30,7 @@ from segue.store.records import (
     ordered_tally,
     outcome,
 )
-from segue.store.rows import from_row, row_of
+from segue.store.rows import from_row, provider, row_of
 from segue.store.schema import batch_agents, batches
 
 __all__ = [
@@ -46,8 +47,8 @@ _ID_PREFIX = re.compile(r"[0-9a-f-]+")
 
 def create_batch(
     connection: Connection,
-    from_provider: str | None,
-    to_provider: str | None,
+    from_provider: Provider | None,
+    to_provider: Provider | None,
     *,
     selection: JsonObject | None,
     options: JsonObject | None,
@@ -94,7 +95,7 @@ def add_agent(connection: Connection, batch_id: str, result: AgentResult) -> Bat
         result = AgentResult(
             **{
                 **_fields(result),
-                "first_provider": result.first_provider or first[0],
+                "first_provider": result.first_provider or Provider(first[0]),
                 "first_session": result.first_session or first[1],
             }
         )
@@ -142,7 +143,9 @@ def _agent(row: Row[Any]) -> BatchAgent:
     result = from_row(
         AgentResult,
         m,
-        provider=m["source_provider"],
+        provider=Provider(m["source_provider"]),
+        target_provider=provider(m["target_provider"]),
+        first_provider=provider(m["first_provider"]),
         session=m["source_session"],
         path=m["source_path"],
         warnings=tuple(str(w) for w in m["warnings"] or ()),
@@ -152,7 +155,12 @@ def _agent(row: Row[Any]) -> BatchAgent:
 
 def _header(row: Row[Any]) -> BatchHeader:
     m = row._mapping
-    return BatchHeader(**{name: m[name] for name in BatchHeader.__dataclass_fields__})
+    return from_row(
+        BatchHeader,
+        m,
+        from_provider=provider(m["from_provider"]),
+        to_provider=provider(m["to_provider"]),
+    )
 
 
 def get_batch(connection: Connection, batch_id: str) -> Batch | None:
@@ -202,8 +210,8 @@ def list_batches(connection: Connection, limit: int | None) -> list[BatchSummary
         BatchSummary(
             id=row.id,
             created_at=row.created_at,
-            from_provider=row.from_provider,
-            to_provider=row.to_provider,
+            from_provider=provider(row.from_provider),
+            to_provider=provider(row.to_provider),
             planned=row.planned,
             agents=sum(counts[row.id].values()),
             tally=ordered_tally(counts[row.id]),

@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from segue.model.conversation import Provider
+
 __all__ = [
     "AgentResult",
     "Batch",
@@ -41,7 +43,7 @@ class AgentResult:
     """
 
     ordinal: int  # the agent's place in the batch's selection, unique within the batch
-    provider: str  # the source session's provider
+    provider: Provider  # the source session's provider
     session: str  # the source session's id
     path: str | None = None  # the source session's file
     cwd: str | None = None
@@ -50,7 +52,7 @@ class AgentResult:
     state: str | None = None  # idle / working / limit when it was selected
     skipped: str | None = None  # why it was not switched
     error: str | None = None  # why its switch failed
-    target_provider: str | None = None
+    target_provider: Provider | None = None
     target_session: str | None = None
     target_path: str | None = None
     label: str | None = None  # the plan's label: native / raw / shrunk
@@ -59,7 +61,7 @@ class AgentResult:
     resume_command: str | None = None
     warnings: tuple[str, ...] = ()
     switch: JsonObject | None = None  # earlier versions' `segue switch --json`, read, never written
-    first_provider: str | None = None
+    first_provider: Provider | None = None
     first_session: str | None = None
 
 
@@ -83,8 +85,8 @@ class BatchHeader:
 
     id: str
     created_at: datetime
-    from_provider: str | None  # None: agents of several providers
-    to_provider: str | None  # None: each agent to its own target (a --return)
+    from_provider: Provider | None  # None: agents of several providers
+    to_provider: Provider | None  # None: each agent to its own target (a --return)
     selection: JsonObject | None
     options: JsonObject | None
     planned: int | None  # how many agents were selected
@@ -99,8 +101,8 @@ class BatchSummary:
 
     id: str
     created_at: datetime
-    from_provider: str | None
-    to_provider: str | None
+    from_provider: Provider | None
+    to_provider: Provider | None
     planned: int | None
     agents: int  # recorded so far
     tally: dict[str, int] = field(default_factory=dict)  # outcome → agents

@@ -11,7 +11,9 @@ from typing import Any, TypeVar
 
 from sqlalchemy import Table
 
-__all__ = ["from_row", "row_of"]
+from segue.model.conversation import Provider
+
+__all__ = ["from_row", "provider", "row_of"]
 
 _T = TypeVar("_T")
 
@@ -38,3 +40,8 @@ def from_row(cls: type[_T], row: Mapping[Any, Any], **fields: Any) -> _T:
         if f.name not in values and f.name in row:
             values[f.name] = row[f.name]
     return cls(**values)
+
+
+def provider(name: str | None) -> Provider | None:
+    """A provider column read back (None stays None)."""
+    return None if name is None else Provider(name)

@@ -8,6 +8,7 @@ from types import TracebackType
 
 from sqlalchemy.engine import URL, Connection, Engine
 
+from segue.model.conversation import Provider
 from segue.model.errors import StoreError
 from segue.store import batches, records
 from segue.store.engine import WRITE, make_engine
@@ -108,8 +109,8 @@ class Store:
 
     def create_batch(
         self,
-        from_provider: str | None,
-        to_provider: str | None,
+        from_provider: Provider | None,
+        to_provider: Provider | None,
         *,
         selection: records.JsonObject | None = None,
         options: records.JsonObject | None = None,
