@@ -19,9 +19,6 @@ from typing import Any
 
 import orjson
 
-if __package__ in (None, ""):  # run as a script: make ``tests`` importable
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
 from segue.model.conversation import Origin, UserMessage
 from segue.providers.sessions import read_session
 from segue.transforms.budget import item_chars
