@@ -13,8 +13,6 @@ original length. The ratio is what the README's calibration figures come from.
 from __future__ import annotations
 
 import re
-import sys
-from pathlib import Path
 from typing import Any
 
 import orjson
