@@ -69,14 +69,19 @@ def rewrite(path: Path, edit: Callable[[list[dict[str, Any]]], object]) -> None:
 
 
 def cli(
-    home: Path, *args: str, tmp: Path | None = None, timeout: float = 120, **extra: str
+    home: Path,
+    *args: str,
+    tmp: Path | None = None,
+    timeout: float = 120,
+    cwd: Path | None = None,
+    **extra: str,
 ) -> subprocess.CompletedProcess[str]:
     """The installed command as a user runs it (a fresh process: a hang fails the test)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(CLI_ENV_DROP)}
     env.update(HOME=str(home), **extra)
     if tmp is not None:
         env["SEGUE_STATE_DIR"] = str(tmp / "state")
-    return run_segue(list(args), env, timeout=timeout)
+    return run_segue(list(args), env, timeout=timeout, cwd=cwd)
 
 
 def no_traceback(run: subprocess.CompletedProcess[str]) -> None:
@@ -489,6 +494,15 @@ def test_exec_and_the_resume_command_run_the_cli_the_user_named(tmp_path: Path) 
     cwd, *argv = seen.read_text().splitlines()
     assert argv[0] == "--resume" and argv[1] != doc["session_id"] and len(argv) == 2
     assert Path(cwd).resolve() == Path(fixture.spec["cwd"]).resolve()
+    # a relative path is the user's, from where they ran segue, not from the session's folder
+    seen.unlink()
+    relative = cli(
+        tmp_path / "home", "switch", fixture.spec["session_id"], "--to", "claude", "--clean",
+        "--exec", tmp=tmp_path, SEGUE_CLAUDE_BIN=str(Path("bin") / "my claude"), cwd=tmp_path,
+    )  # fmt: skip
+    no_traceback(relative)
+    assert relative.returncode == 0, relative.stderr
+    assert seen.read_text().splitlines()[1] == "--resume"
 
 
 @pytest.mark.parametrize(

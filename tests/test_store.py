@@ -130,7 +130,7 @@ def test_a_database_from_a_newer_segue_is_refused(database_url: str) -> None:
 
 def test_a_switch_document_an_earlier_version_recorded_is_still_shown(database_url: str) -> None:
     """Revision 0003 kept a switched agent's whole ``segue switch --json`` document; back at
-    0003 and upgraded again, the row reads back with it, and with the typed fields empty."""
+    0003 and upgraded again, the row reads back with it, its typed fields taken from it."""
     from alembic import command
 
     from segue.store.schema import batch_agents, batches
@@ -138,7 +138,11 @@ def test_a_switch_document_an_earlier_version_recorded_is_still_shown(database_u
     open_store(database_url).close()
     engine = sa.create_engine(database_url)
     at = datetime(2026, 11, 1, 10, tzinfo=UTC)
-    document = {"session_id": "t-1", "strategy": "raw", "notes": ["kept"]}
+    document = {
+        "session_id": "t-1", "strategy": "raw", "notes": ["kept"], "summary": "raw: 1 dropped",
+        "resume_command": "cd -- /src && claude --resume t-1", "warnings": ["w"],
+        "thread": {"strategy": "full_into_new"},
+    }  # fmt: skip
     with engine.begin() as connection:
         command.downgrade(alembic_config(connection), "0003")
         connection.execute(
@@ -160,8 +164,13 @@ def test_a_switch_document_an_earlier_version_recorded_is_still_shown(database_u
         batch = store.get_batch("b-old")
     (agent,) = batch.agents
     assert agent.result.switch == document
-    assert (agent.result.summary, agent.result.strategy, agent.result.warnings) == (None, None, ())
-    assert batch_to_json(batch)["agents"][0]["switch"] == document
+    # the typed fields it did not have are read from it
+    assert (agent.result.summary, agent.result.strategy, agent.result.warnings) == (
+        "raw: 1 dropped", "full_into_new", ("w",),
+    )  # fmt: skip
+    assert agent.result.resume_command == "cd -- /src && claude --resume t-1"
+    shown = batch_to_json(batch)["agents"][0]
+    assert shown["switch"] == document and shown["thread_strategy"] == "full_into_new"
 
 
 # the batch API

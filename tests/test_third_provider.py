@@ -163,6 +163,30 @@ def test_the_commands_offer_a_registered_provider(relay: Relay, tmp_path: Path) 
     assert wrong.exit_code == 2 and "claude, codex, relay" in wrong.output
 
 
+def test_the_graph_holds_the_registry_type_whatever_names_a_provider() -> None:
+    """A provider thread built from a journal's or a program's plain name holds the Provider:
+    the graph compares providers with ``is``."""
+    from datetime import UTC, datetime
+
+    from segue.threads.model import (
+        Handoff,
+        HandoffForm,
+        HandoffStatus,
+        HandoffStrategy,
+        ProviderThread,
+    )
+    from segue.threads.model import ProviderThreadStatus as Status
+
+    pt = ProviderThread("p", "t", "codex", "switch", "n", "/x", 0, Status.ACTIVE, None, 1)  # type: ignore[arg-type]
+    assert pt.provider is Provider.CODEX
+    h = Handoff(
+        "h", "t", "p", ("q",), (1, 2), HandoffStrategy.DELTA_SINCE_TARGET_LAST_SEEN,
+        HandoffForm.SUMMARY, HandoffStatus.READY, datetime.now(UTC),
+        created_by_provider="relay",  # type: ignore[arg-type]
+    )  # fmt: skip
+    assert h.created_by_provider is RELAY
+
+
 def test_a_provider_the_registry_lacks_is_one_line(tmp_path: Path, relay: Relay) -> None:
     """A store or journal that names a provider this segue does not have (one registered by a
     plug-in that is gone) gets one line, not a KeyError."""

@@ -180,6 +180,8 @@ def test_unknown_threads_and_ambiguous_prefixes_are_one_line_errors(database_url
             threads.create_thread(title="b", cwd=None),
         )
         assert threads.resolve(a.id[:30]) == a.id
+        # typed positional (ParamSpec), and a caller that names it still works
+        assert threads.record_runs(thread_id=a.id, new=[]) == []  # type: ignore[call-arg]
         with pytest.raises(StoreError, match="ambiguous"):
             threads.resolve(a.id[:4] if a.id[:4] == b.id[:4] else "0")
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from segue.model.codec import SCHEMA_VERSION
 from segue.model.times import iso_z
 from segue.store.records import AgentResult, Batch, BatchAgent, BatchSummary
 
@@ -61,7 +62,7 @@ def agent_to_json(agent: BatchAgent) -> dict[str, Any]:
         if r.target_session is None
         else {"provider": r.target_provider, "session": r.target_session, "path": r.target_path},
         "first": {"provider": r.first_provider, "session": r.first_session},
-        "strategy": r.strategy,
+        "thread_strategy": r.strategy,
         "summary": r.summary,
         "resume_command": r.resume_command,
         "warnings": list(r.warnings),
@@ -72,17 +73,22 @@ def agent_to_json(agent: BatchAgent) -> dict[str, Any]:
 
 def _switch(r: AgentResult) -> dict[str, Any] | None:
     """The deprecated ``switch`` object: the whole ``segue switch --json`` document for a row an
-    earlier version recorded, else the part of it the row keeps (target, label, summary, resume
-    command, warnings, and the thread move's strategy)."""
+    earlier version recorded, else the part of it the row keeps: who and where, the label, the
+    summary line, the resume command, the warnings, and the thread move's strategy (the plan's
+    figures are in ``segue switch --json``, not in the store)."""
     if r.switch is not None or r.target_session is None:
         return r.switch
     return {
-        "session_id": r.target_session,
-        "path": r.target_path,
+        "schema": SCHEMA_VERSION,
+        "source": {"provider": r.provider, "id": r.session, "path": r.path},
         "target": {"provider": r.target_provider},
         "strategy": r.label,
         "label": r.label,
         "summary": r.summary,
+        "dry_run": False,
+        "session_id": r.target_session,
+        "path": r.target_path,
+        "cwd": r.cwd,
         "resume_command": r.resume_command,
         "warnings": list(r.warnings),
         "thread": None if r.strategy is None else {"strategy": r.strategy},

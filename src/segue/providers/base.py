@@ -9,6 +9,7 @@ means one package under ``formats/`` and one entry here.
 
 from __future__ import annotations
 
+import os
 import shutil
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -91,9 +92,13 @@ class ProviderEntry(ABC):
         return f"SEGUE_{self.provider.value.upper().replace('-', '_')}_BIN"
 
     def program(self, env: Env) -> str:
-        """The CLI as the user runs it, for a command segue prints or runs:
-        ``$SEGUE_<PROVIDER>_BIN`` as given, else ``command``."""
-        return env.get(self.bin_variable) or self.command
+        """The CLI as the user runs it, for a command segue prints or runs (from the session's
+        folder): ``$SEGUE_<PROVIDER>_BIN`` (a relative path made absolute; a bare name is
+        looked up on ``$PATH``), else ``command``."""
+        named = env.get(self.bin_variable)
+        if not named:
+            return self.command
+        return os.path.abspath(named) if os.sep in named else named
 
     def executable(self, env: Env) -> str | None:
         """The user's CLI found: :meth:`program` on ``$PATH`` (or the path it names); None

@@ -140,17 +140,27 @@ def _agent_row(agent: BatchAgent) -> dict[str, Any]:
 
 def _agent(row: Row[Any]) -> BatchAgent:
     m = row._mapping
+    old: dict[str, Any] = m["switch"] if isinstance(m["switch"], dict) else {}  # before 0004
+    moved = old.get("thread")
+    thread: dict[str, Any] = moved if isinstance(moved, dict) else {}
     result = from_row(
         AgentResult,
         m,
+        strategy=m["strategy"] or _text(thread.get("strategy")),
+        summary=m["summary"] or _text(old.get("summary")),
+        resume_command=m["resume_command"] or _text(old.get("resume_command")),
         provider=Provider(m["source_provider"]),
         target_provider=provider(m["target_provider"]),
         first_provider=provider(m["first_provider"]),
         session=m["source_session"],
         path=m["source_path"],
-        warnings=tuple(str(w) for w in m["warnings"] or ()),
+        warnings=tuple(str(w) for w in m["warnings"] or old.get("warnings") or ()),
     )
     return BatchAgent(batch_id=m["batch_id"], result=result, recorded_at=m["recorded_at"])
+
+
+def _text(value: object) -> str | None:
+    return value if isinstance(value, str) else None
 
 
 def _header(row: Row[Any]) -> BatchHeader:

@@ -22,6 +22,7 @@ from typing import Any
 from segue.formats.atomic import process_alive
 from segue.formats.files import is_regular
 from segue.formats.stamp import Stamp
+from segue.model.conversation import Provider
 from segue.model.errors import SegueError, StoreError
 from segue.providers import known
 from segue.providers.sessions import SessionReads
@@ -271,7 +272,7 @@ def _attach(
         pt = ProviderThread(
             id=new_id(),
             thread_id=thread_id,
-            provider=target["provider"],
+            provider=Provider(target["provider"]),
             origin=target.get("origin") or "switch",
             native_id=target["native_id"],
             path=target["path"],
@@ -309,8 +310,8 @@ def _attach(
                 status=HandoffStatus.READY,
                 created_at=now,
                 text=h.get("text") if isinstance(h.get("text"), str) else None,
-                created_by_provider=h.get("created_by")
-                if isinstance(h.get("created_by"), str)
+                created_by_provider=Provider(h["created_by"])
+                if isinstance(h.get("created_by"), str) and h["created_by"]
                 else None,
                 transfer_id=transfer.id,
                 target_run_ordinal=max(covered) + 1,

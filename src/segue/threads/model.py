@@ -162,11 +162,16 @@ class Handoff:
     status: HandoffStatus
     created_at: datetime
     text: str | None = None
-    items: list[dict[str, Any]] | None = None  # the items as ``segue show --json`` spells them
+    items: list[dict[str, Any]] | None = None  # the items in the model's codec (model.codec)
     created_by_provider: Provider | None = None  # None: segue's own deterministic summarizer
     transfer_id: str | None = None
     target_run_ordinal: int | None = None
     supersedes: str | None = None
+
+    def __post_init__(self) -> None:
+        by = self.created_by_provider
+        if by is not None and type(by) is not Provider:
+            object.__setattr__(self, "created_by_provider", Provider(by))
 
 
 @dataclass(frozen=True, slots=True)
@@ -189,6 +194,12 @@ class ProviderThread:
     stamp: Stamp | None = None  # its file as segue last saw it
     turns: tuple[TurnSlot, ...] | None = None  # the file's turns then (None: not recorded)
     former: tuple[FormerFile, ...] = ()  # files it continued from, still watched
+
+    def __post_init__(self) -> None:
+        # a provider named in a journal or a program's data is the registry's type all the same
+        # (the graph compares providers with ``is``)
+        if type(self.provider) is not Provider:
+            object.__setattr__(self, "provider", Provider(self.provider))
 
     @property
     def first_run(self) -> int | None:

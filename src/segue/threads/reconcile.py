@@ -398,7 +398,7 @@ def _observed(
     pt = work.pts[seen.provider_thread_id]
     name = work.name(pt.id)
     if seen.why == "unknown provider":
-        work.notes.append(f"{name}: this segue does not know the provider {pt.provider.value!r}")
+        work.notes.append(f"{name}: this segue does not know the provider {str(pt.provider)!r}")
         return
     if seen.change in (Change.GONE, Change.EMPTY):
         reason = f"its file {seen.path} {seen.why or 'is gone'}"

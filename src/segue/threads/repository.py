@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import zlib
 from collections.abc import Callable
-from typing import Any, Concatenate, ParamSpec, TypeVar
+from typing import Any, Concatenate, ParamSpec, TypeVar, cast
 
 from sqlalchemy import text
 from sqlalchemy.engine import Connection
@@ -50,13 +50,13 @@ def _locked(
     """A method of :class:`ThreadStore` that runs ``query`` on a thread in a transaction of its
     own, holding the thread's lock: ``what`` is the failure's first words."""
 
-    def method(self: ThreadStore, thread_id: str, /, *args: _P.args, **kwargs: _P.kwargs) -> _R:
+    def method(self: ThreadStore, thread_id: str, *args: _P.args, **kwargs: _P.kwargs) -> _R:
         with self.store.writing(f"{what} {thread_id}") as connection:
             queries.lock_thread(connection, thread_id)
             return query(connection, thread_id, *args, **kwargs)
 
     method.__doc__ = query.__doc__
-    return method
+    return cast("Callable[Concatenate[ThreadStore, str, _P], _R]", method)
 
 
 class ThreadStore:
