@@ -844,3 +844,25 @@ def test_a_journaled_return_is_recorded_as_the_fork_of_the_session_it_left(
     assert graph.handoffs[-1].to_provider_thread_id == claude[0].id
     last = max(r.ordinal for r in graph.runs)
     assert graph.handoffs[-1].covers == (last, last)
+
+
+@pytest.mark.parametrize("name", ["", "gemini cli", "\x00"], ids=["empty", "unknown", "control"])
+def test_a_store_that_names_a_provider_garbled_or_unknown_is_a_note(
+    tmp_path: Path, name: str
+) -> None:
+    """A provider thread whose provider the store garbles (edited behind segue's back) is a
+    provider this segue does not know: the thread shows with a note, the session is switched
+    afresh, and nothing is an internal error."""
+    _, source, env = _home(tmp_path, "claude-multi_turn")
+    there = segue(["switch", str(source), "--to", "codex", "--json"], env)
+    assert there.returncode == 0, there.stderr
+    thread_id = orjson.loads(there.stdout)["thread"]["id"]
+    with contextlib.closing(sqlite3.connect(tmp_path / "data" / "segue.db")) as db:
+        db.execute("UPDATE provider_threads SET provider = ? WHERE provider = 'codex'", (name,))
+        db.commit()
+    shown = segue(["thread", "show", thread_id, "--json"], env)
+    assert shown.returncode == 0, shown.stderr
+    assert any("does not know the provider" in n for n in orjson.loads(shown.stdout)["notes"])
+    again = segue(["switch", str(source), "--to", "codex", "--json"], env)
+    assert again.returncode == 0 and "internal error" not in again.stdout + again.stderr
+    assert orjson.loads(again.stdout)["thread"]["strategy"] == "full_into_new"

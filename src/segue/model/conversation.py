@@ -21,9 +21,10 @@ class Provider(str):
 
     Open, not an enum: a provider added to the registry is one more name, and nothing here
     changes. One instance per name (``is`` compares as ``==`` does); it is the ``str`` of its
-    name wherever a string is wanted (JSON, the store, a command line). Any printable name is
-    one (a store or a journal may name a provider this segue lacks); whether this segue knows
-    it is the registry's to say (:func:`segue.providers.entry`, :func:`segue.providers.known`).
+    name wherever a string is wanted (JSON, the store, a command line). Any string is one (a
+    store or a journal may name a provider this segue lacks, or garble a name); whether this
+    segue knows it is the registry's to say (:func:`segue.providers.entry`,
+    :func:`segue.providers.known`).
     """
 
     __slots__ = ()
@@ -35,7 +36,7 @@ class Provider(str):
         known = cls._names.get(name)
         if known is not None:
             return known
-        if not isinstance(name, str) or not name or not name.isprintable():
+        if not isinstance(name, str):
             raise ValueError(f"{name!r} is not a provider name")
         return cls._names.setdefault(name, super().__new__(cls, name))
 

@@ -58,10 +58,9 @@ def entry(provider: Provider) -> ProviderEntry:
 def known(name: str) -> Provider:
     """The provider called ``name``, checked against the registry: :class:`UnknownProvider`
     (a ``ValueError``) when this segue has no such provider."""
-    try:
-        provider = Provider(name)
-    except ValueError:
-        raise UnknownProvider(f"{name!r} is not a provider name") from None
+    if not isinstance(name, str) or not name or not name.isprintable():
+        raise UnknownProvider(f"{name!r} is not a provider name")
+    provider = Provider(name)
     entry(provider)
     return provider
 

@@ -10,6 +10,7 @@ import os
 import re
 import socket
 from collections import Counter, defaultdict
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -30,7 +31,7 @@ from segue.store.records import (
     ordered_tally,
     outcome,
 )
-from segue.store.rows import from_row, provider, row_of
+from segue.store.rows import from_row, optional_provider, row_of
 from segue.store.schema import batch_agents, batches
 
 __all__ = [
@@ -92,12 +93,10 @@ def add_agent(connection: Connection, batch_id: str, result: AgentResult) -> Bat
         raise StoreError(f"no batch {batch_id}")
     if result.first_provider is None or result.first_session is None:
         first = _origin(connection, result.provider, result.session)
-        result = AgentResult(
-            **{
-                **_fields(result),
-                "first_provider": result.first_provider or Provider(first[0]),
-                "first_session": result.first_session or first[1],
-            }
+        result = replace(
+            result,
+            first_provider=result.first_provider or Provider(first[0]),
+            first_session=result.first_session or first[1],
         )
     agent = BatchAgent(batch_id=batch_id, result=result, recorded_at=datetime.now(UTC))
     try:
@@ -105,10 +104,6 @@ def add_agent(connection: Connection, batch_id: str, result: AgentResult) -> Bat
     except IntegrityError:  # the (batch, ordinal) key: the caller's transaction is lost anyway
         raise StoreError(f"batch {batch_id} already has agent #{result.ordinal}") from None
     return agent
-
-
-def _fields(result: AgentResult) -> dict[str, Any]:
-    return {name: getattr(result, name) for name in AgentResult.__dataclass_fields__}
 
 
 def _origin(connection: Connection, provider: str, session: str) -> tuple[str, str]:
@@ -150,8 +145,8 @@ def _agent(row: Row[Any]) -> BatchAgent:
         summary=m["summary"] or _text(old.get("summary")),
         resume_command=m["resume_command"] or _text(old.get("resume_command")),
         provider=Provider(m["source_provider"]),
-        target_provider=provider(m["target_provider"]),
-        first_provider=provider(m["first_provider"]),
+        target_provider=optional_provider(m["target_provider"]),
+        first_provider=optional_provider(m["first_provider"]),
         session=m["source_session"],
         path=m["source_path"],
         warnings=tuple(str(w) for w in m["warnings"] or old.get("warnings") or ()),
@@ -168,8 +163,8 @@ def _header(row: Row[Any]) -> BatchHeader:
     return from_row(
         BatchHeader,
         m,
-        from_provider=provider(m["from_provider"]),
-        to_provider=provider(m["to_provider"]),
+        from_provider=optional_provider(m["from_provider"]),
+        to_provider=optional_provider(m["to_provider"]),
     )
 
 
@@ -220,8 +215,8 @@ def list_batches(connection: Connection, limit: int | None) -> list[BatchSummary
         BatchSummary(
             id=row.id,
             created_at=row.created_at,
-            from_provider=provider(row.from_provider),
-            to_provider=provider(row.to_provider),
+            from_provider=optional_provider(row.from_provider),
+            to_provider=optional_provider(row.to_provider),
             planned=row.planned,
             agents=sum(counts[row.id].values()),
             tally=ordered_tally(counts[row.id]),

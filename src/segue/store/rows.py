@@ -13,7 +13,7 @@ from sqlalchemy import Table
 
 from segue.model.conversation import Provider
 
-__all__ = ["from_row", "provider", "row_of"]
+__all__ = ["from_row", "optional_provider", "row_of"]
 
 _T = TypeVar("_T")
 
@@ -42,6 +42,6 @@ def from_row(cls: type[_T], row: Mapping[Any, Any], **fields: Any) -> _T:
     return cls(**values)
 
 
-def provider(name: str | None) -> Provider | None:
+def optional_provider(name: str | None) -> Provider | None:
     """A provider column read back (None stays None)."""
     return None if name is None else Provider(name)

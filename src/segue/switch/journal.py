@@ -22,7 +22,6 @@ from typing import Any
 from segue.formats.atomic import process_alive
 from segue.formats.files import is_regular
 from segue.formats.stamp import Stamp
-from segue.model.conversation import Provider
 from segue.model.errors import SegueError, StoreError
 from segue.providers import known
 from segue.providers.sessions import SessionReads
@@ -272,7 +271,7 @@ def _attach(
         pt = ProviderThread(
             id=new_id(),
             thread_id=thread_id,
-            provider=Provider(target["provider"]),
+            provider=target["provider"],  # a Provider, as the thread model makes it
             origin=target.get("origin") or "switch",
             native_id=target["native_id"],
             path=target["path"],
@@ -310,7 +309,7 @@ def _attach(
                 status=HandoffStatus.READY,
                 created_at=now,
                 text=h.get("text") if isinstance(h.get("text"), str) else None,
-                created_by_provider=Provider(h["created_by"])
+                created_by_provider=h.get("created_by")
                 if isinstance(h.get("created_by"), str) and h["created_by"]
                 else None,
                 transfer_id=transfer.id,

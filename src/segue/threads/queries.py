@@ -25,7 +25,7 @@ from segue.formats.stamp import Stamp
 from segue.model.conversation import Provider
 from segue.model.errors import StoreError
 from segue.store.ids import new_id
-from segue.store.rows import from_row, row_of
+from segue.store.rows import from_row, optional_provider, row_of
 from segue.store.schema import (
     app_threads,
     context_handoffs,
@@ -432,10 +432,6 @@ def record_decision(
 # --------------------------------------------------------------------------- reads
 
 
-def _provider(name: str | None) -> Provider | None:
-    return None if name is None else Provider(name)
-
-
 def _thread(row: Row[Any]) -> AppThread:
     return from_row(AppThread, row._mapping)
 
@@ -450,7 +446,7 @@ def _handoff(row: Row[Any]) -> Handoff:
         strategy=HandoffStrategy(m["strategy"]),
         form=HandoffForm(m["form"]),
         status=HandoffStatus(m["status"]),
-        created_by_provider=_provider(m["created_by_provider"]),
+        created_by_provider=optional_provider(m["created_by_provider"]),
     )
 
 
@@ -635,7 +631,7 @@ def list_threads(connection: Connection, limit: int | None = None) -> list[Threa
             cwd=row._mapping["cwd"],
             runs=counts.get(row._mapping["id"], 0),
             providers=tuple(providers.get(row._mapping["id"], ())),
-            last_provider=_provider(last.get(row._mapping["id"])),
+            last_provider=optional_provider(last.get(row._mapping["id"])),
         )
         for row in heads
     ]
