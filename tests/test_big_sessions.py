@@ -11,6 +11,7 @@ indexed.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
@@ -26,7 +27,7 @@ from segue.transforms.turns import prompts
 from segue_testbed.fixtures import all_fixtures
 from segue_testbed.generate import write_large_session
 from segue_testbed.standin.server import StandIn
-from tests.test_switch import Target, history_chars_sent
+from tests.test_switch import Target, history_texts_sent, tokens_sent
 
 pytestmark = pytest.mark.realcli
 
@@ -49,6 +50,33 @@ def _big_source(provider: Provider, home: Path, megabytes: float) -> tuple[str, 
 def _facts(output: str) -> tuple[str, str]:
     lines = output.splitlines()
     return lines[len(lines) * 5 // 100], lines[len(lines) * 95 // 100]
+
+
+# What the request held, as a share of the window, and the share of the outputs' lines it carried,
+# when the budget was a flat estimate (measured on the commit before token budgets).
+TODAY = {
+    "codex gpt-5.5": 232_465 / 272_000,
+    "codex, a model it does not know": 232_520 / 272_000,
+    "claude-sonnet-4-5 (200k)": 161_600 / 200_000,
+}
+TODAY_RECALL = {
+    "codex gpt-5.5": 0.183,
+    "codex, a model it does not know": 0.184,
+    "claude-sonnet-4-5 (200k)": 0.191,
+}
+
+
+def _recall(portable: list[Any], texts: list[str]) -> float:
+    """The share of the source's tool output lines that reached the request."""
+    have = {line for text in texts for line in text.splitlines()}
+    lines = [
+        line
+        for item in portable
+        if isinstance(item, ToolResult)
+        for line in item.output.splitlines()
+        if len(line) > 20
+    ]
+    return sum(1 for line in lines if line in have) / len(lines)
 
 
 CASES = {
@@ -89,8 +117,13 @@ def test_a_session_three_windows_big_keeps_the_head_and_tail_of_its_outputs(
     assert run.returncode == 0, run.stderr[-2000:]
     assert "MARKER" in run.stdout
 
-    # the request fits the window the target CLI uses for its model
-    assert profile.tokens(history_chars_sent(to, body)) <= profile.context_window
+    # the request, counted by the target's tokenizer, fits its window, and fills it: the
+    # history is at least the share of the window it was before budgets counted real tokens
+    sent_tokens = tokens_sent(profile, body)
+    assert sent_tokens <= profile.context_window
+    assert sent_tokens >= TODAY[case] * profile.context_window
+    texts = history_texts_sent(to, body)
+    assert _recall(portable, texts) >= TODAY_RECALL[case]
     assert body.get("model") in (None, profile.model) or to is Provider.CODEX
 
     # the head and tail lines of the outputs reached the model
@@ -107,3 +140,85 @@ def test_a_session_three_windows_big_keeps_the_head_and_tail_of_its_outputs(
     for prompt in prompts(portable):
         assert isinstance(prompt, UserMessage)
         assert prompt.text in sent or prompt.text in index
+
+
+def test_a_session_that_fits_a_1m_claude_window_by_its_tokenizer_is_carried_whole(
+    standin: StandIn, tmp_path: Path
+) -> None:
+    """A 2.3 MB session of tool outputs: a flat 3-characters-a-token estimate with margins
+    would cut it; counted by the tokenizer it fits Claude's default 1M model, so every line of
+    every output reaches the request."""
+    target = Target(Provider.CLAUDE, tmp_path, standin.lane())
+    session_id, source_path, cwd_text = _big_source(Provider.CODEX, target.home, 2.3)
+    Path(cwd_text).mkdir(parents=True, exist_ok=True)
+    portable, _ = portable_history(read_session(source_path))
+    result = switch_session(session_id, Provider.CLAUDE, env=target.env)
+    plan = result.plan
+    assert plan.target.context_window == 1_000_000
+    run, body = target.resume(str(result.session_id), Path(cwd_text))
+    assert run.returncode == 0, run.stderr[-2000:]
+    sent = tokens_sent(plan.target, body)  # the tokenizer's count, times the safety factor
+    assert sent <= plan.target.window_budget_tokens, "the premise: the tokenizer says it fits"
+    assert plan.label is Label.NATIVE and plan.fits
+    assert _recall(portable, history_texts_sent(Provider.CLAUDE, body)) == 1.0
+    assert plan.measure_after is not None
+    assert plan.measure_after.tokens == pytest.approx(sent, rel=0.08)  # estimated, not guessed
+
+
+def test_a_session_of_minified_json_and_base64_is_cut_to_fit_by_the_tokenizer(
+    standin: StandIn, tmp_path: Path
+) -> None:
+    """Outputs of minified JSON and base64 run about 2 characters a token, so a history the
+    CLI's own estimate (4 characters a token) says fits would overflow Codex's window; the
+    budget counts what the tokenizer counts and cuts it, and the request fits."""
+    target = Target(Provider.CODEX, tmp_path, standin.lane())
+    session_id, source_path, cwd_text = _big_source(Provider.CLAUDE, target.home, 1.0)
+    Path(cwd_text).mkdir(parents=True, exist_ok=True)
+    _replace_outputs(source_path, 640_000)
+    result = switch_session(session_id, Provider.CODEX, env=target.env)
+    plan = result.plan
+    assert plan.measure_before is not None
+    # the premise: the flat estimate (4 characters a token, a fifth off for margin: 705,024
+    # characters into gpt-5.5) would have sent it whole, and whole it is over the window
+    assert plan.measure_before.chars <= 705_024
+    assert plan.measure_before.tokens > plan.target.context_window
+    run, body = target.resume(str(result.session_id), Path(cwd_text))
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert plan.label is Label.SHRUNK and plan.measure_after is not None
+    assert plan.target.deciding_limit(plan.measure_after) == "window"
+    sent = tokens_sent(plan.target, body)
+    assert sent <= plan.target.context_window
+    assert sent >= 0.85 * plan.target.window_budget_tokens  # cut to the limit, not far below
+
+
+def _replace_outputs(path: Path, chars: int) -> None:
+    """Rewrite the Claude session's tool outputs as minified JSON with base64 payloads, about
+    ``chars`` characters in all (a test of repair: the records stay the CLI's own)."""
+    import base64
+    import random
+
+    rng = random.Random(15)
+    lines = path.read_bytes().splitlines()
+    results = sum(1 for line in lines if b'"tool_result"' in line)
+    each = chars // max(results, 1)
+    out = []
+    for line in lines:
+        record = orjson.loads(line)
+        content = record.get("message", {}).get("content")
+        if isinstance(content, list):
+            for block in content:
+                if isinstance(block, dict) and block.get("type") == "tool_result":
+                    rows: list[str] = []
+                    while sum(map(len, rows)) < each:
+                        rows.append(
+                            orjson.dumps(
+                                {
+                                    "id": rng.randbytes(8).hex(),
+                                    "blob": base64.b64encode(rng.randbytes(90)).decode(),
+                                    "n": rng.randint(0, 10**9),
+                                }
+                            ).decode()
+                        )
+                    block["content"] = "[" + ",".join(rows) + "]"
+        out.append(orjson.dumps(record))
+    path.write_bytes(b"\n".join(out) + b"\n")

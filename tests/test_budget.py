@@ -14,7 +14,7 @@ from segue.model.errors import ConfigError
 from segue.providers import entry
 from segue.providers.claude.profile import claude_auto_compact_threshold
 from segue.providers.codex.profile import CODEX_BUNDLED_MODELS, CODEX_DEFAULT_MODEL
-from segue.transforms.budget import TargetProfile
+from segue.transforms.budget import NEWER_CLAUDE_TOKENIZER, TargetProfile
 
 
 def target_profile(
@@ -69,7 +69,9 @@ def test_codex_unknown_model_keeps_name_and_uses_fallback(tmp_path: Path) -> Non
     assert p.model == "my-local-llm"  # never borrow another model's identity or metadata
     assert (p.context_window, p.auto_compact_tokens) == (272_000, 244_800)
     assert "fallback metadata" in p.source
-    assert p.budget_tokens == int(244_800 * 0.9)
+    assert p.budget_tokens == int(244_800 * 0.95)
+    assert p.window_budget_tokens == int(272_000 * 0.95 * 0.95)  # Codex's 95%, less the reserve
+    assert p.tokenizer.name == "o200k" and p.tokenizer_factor == 1
 
 
 def test_codex_profile_overrides_top_level(tmp_path: Path) -> None:
@@ -314,10 +316,15 @@ def test_claude_broken_settings(tmp_path: Path) -> None:
 
 def test_budget_follows_threshold(tmp_path: Path) -> None:
     p = claude(tmp_path)
-    assert p.budget_tokens == int(967_000 * 0.9)
-    assert p.budget_chars == int(p.budget_tokens * 3.0 * 0.8)  # Claude's 3 chars, 20% margin
+    assert p.budget_tokens == int(967_000 * 0.95)
+    assert p.budget_chars == int(p.budget_tokens * 3.0)  # as Claude Code estimates: 3 chars
+    # the real window: Claude Code's blocking limit, counted with the newer tokenizer's factor
+    assert p.window_budget_tokens == int((1_000_000 - 20_000 - 3_000) * 0.95)
+    assert (p.tokenizer.name, p.tokenizer_factor) == ("claude", NEWER_CLAUDE_TOKENIZER)
     c = codex(tmp_path)
-    assert c.budget_chars == int(int(c.auto_compact_tokens * 0.9) * 4.0 * 0.8)
+    assert c.budget_chars == int(int(c.auto_compact_tokens * 0.95) * 4.0)
+    old = claude(tmp_path, '{"model": "claude-sonnet-4-5"}')
+    assert old.tokenizer_factor == 1 and old.window_budget_tokens == int(177_000 * 0.95)
 
 
 # -------------------------------------------------------------------------------- real CLI

@@ -20,6 +20,7 @@ from segue.model.conversation import Compaction, ErrorNotice, Provider, ToolCall
 from segue.model.errors import SwitchError, SwitchLocked
 from segue.providers.sessions import read_session
 from segue.switch import session_lock, switch_session
+from segue.transforms.budget import TargetProfile
 from segue.transforms.plan import Label
 from segue.transforms.shrink import MARKER_TRIGGER
 from segue_testbed.fixtures import Fixture, all_fixtures
@@ -29,6 +30,7 @@ from segue_testbed.oracle import (
     atoms_from_history,
 )
 from segue_testbed.standin.server import Lane, StandIn
+from segue_testbed.tokenizers import count_tokens
 
 FIXTURES = all_fixtures()
 MARKER = "Reply with the word MARKER and nothing else."
@@ -91,6 +93,37 @@ def history_chars_sent(provider: Provider, body: dict[str, Any]) -> int:
     return len(orjson.dumps(history))
 
 
+def history_texts_sent(provider: Provider, body: dict[str, Any]) -> list[str]:
+    """Every model-visible text of a request's history: messages, tool calls and outputs."""
+    texts: list[str] = []
+    for entry in body["messages"] if provider is Provider.CLAUDE else body["input"]:
+        content = entry.get("content")
+        blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
+        for block in blocks if isinstance(blocks, list) else []:
+            if block.get("type") == "tool_use":
+                texts.append(f"{block['name']} {orjson.dumps(block['input']).decode()}")
+            elif block.get("type") == "tool_result":
+                inner = block.get("content")
+                parts = [{"text": inner}] if isinstance(inner, str) else inner or []
+                texts += [p["text"] for p in parts if isinstance(p.get("text"), str)]
+            elif isinstance(block.get("text"), str):
+                texts.append(block["text"])
+        if entry.get("type") == "function_call":
+            texts.append(f"{entry['name']} {entry['arguments']}")
+        elif entry.get("type") == "function_call_output":
+            output = entry.get("output")
+            texts.append(output if isinstance(output, str) else orjson.dumps(output).decode())
+    return texts
+
+
+def tokens_sent(profile: TargetProfile, body: dict[str, Any]) -> int:
+    """What the request's history really costs the target: its tokenizer's count (the test
+    bed's), times the profile's safety factor."""
+    counted = count_tokens(history_texts_sent(profile.provider, body))
+    real = sum(c.o200k if profile.tokenizer.name == "o200k" else c.claude for c in counted)
+    return int(real * profile.tokenizer_factor)
+
+
 def request_texts(provider: Provider, body: dict[str, Any]) -> list[str]:
     """Every text the request carries as history (any role)."""
     texts: list[str] = []
@@ -151,10 +184,8 @@ def test_switch_then_the_real_target_resumes_it(
         assert notice.message not in sent.replies
     if fixture.spec["compactions"] and result.plan.label is not Label.RAW_HISTORY:
         assert ours.summaries, "the portable summary must reach the target"
-    assert result.plan.chars_after <= result.plan.target.budget_chars
-    assert (
-        result.plan.target.tokens(history_chars_sent(to, body)) <= result.plan.target.context_window
-    )
+    assert result.plan.fits
+    assert tokens_sent(result.plan.target, body) <= result.plan.target.context_window
 
 
 def _large_source(provider: Provider, home: Path, copies_mb: float) -> tuple[str, Path, str]:
@@ -195,12 +226,12 @@ def test_a_source_larger_than_the_target_window_is_shrunk_and_fits(
     plan = result.plan
     assert plan.label is Label.SHRUNK
     assert plan.shrink is not None and plan.shrink.removed_anything
-    assert plan.chars_after <= plan.target.budget_chars < plan.chars_before
+    assert plan.fits and plan.chars_after < plan.chars_before
     run, body = target.resume(str(result.session_id), cwd, env=cli_env)
     assert run.returncode == 0, run.stderr[-2000:]
     assert "MARKER" in run.stdout
     # the target's first request fits its window
-    assert plan.target.tokens(history_chars_sent(to, body)) <= plan.target.context_window
+    assert tokens_sent(plan.target, body) <= plan.target.context_window
     # the last turn is intact: its prompt and its reply reached the target
     source_atoms = atoms_from_history(read_session(source).items)
     sent = target.atoms(body)

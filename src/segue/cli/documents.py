@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from segue.running.usage import ProviderUsage
     from segue.switch import Switch
     from segue.switch.result import ThreadMove
+    from segue.transforms.plan import Plan
 
 
 def switch_to_json(switch: Switch) -> dict[str, Any]:
@@ -41,6 +42,10 @@ def switch_to_json(switch: Switch) -> dict[str, Any]:
             "budget_tokens": target.budget_tokens,
             "budget_chars": target.budget_chars,
             "chars_per_token": target.chars_per_token,
+            "window_budget_tokens": target.window_budget_tokens,
+            "request_limit_tokens": target.request_limit_tokens,
+            "tokenizer": target.tokenizer.name,
+            "tokenizer_factor": target.tokenizer_factor,
             "output_cap_bytes": target.output_cap_bytes,
             "profile_source": target.source,
         },
@@ -54,6 +59,7 @@ def switch_to_json(switch: Switch) -> dict[str, Any]:
         "not_carried": plan.not_carried,
         "chars_before": plan.chars_before,
         "chars_after": plan.chars_after,
+        "tokens": _tokens_document(plan),
         "shrink": None if plan.shrink is None else to_json_value(plan.shrink),
         "capped_results": plan.capped_results,
         "capped_chars": plan.capped_chars,
@@ -71,6 +77,28 @@ def switch_to_json(switch: Switch) -> dict[str, Any]:
         if switch.session_id is None or switch.dry_run
         else switch.resume_command,
         "warnings": list(switch.warnings),
+    }
+
+
+def _tokens_document(plan: Plan) -> dict[str, Any] | None:
+    """What the history costs the target by each limit, before and after the plan."""
+    before, after, target = plan.measure_before, plan.measure_after, plan.target
+    if before is None or after is None:
+        return None
+    return {
+        "cli_estimate": {
+            "before": before.cli_tokens,
+            "after": after.cli_tokens,
+            "limit": target.budget_tokens,
+        },
+        "tokenizer": {
+            "name": target.counted_by,
+            "before": before.tokens,
+            "after": after.tokens,
+            "limit": target.window_budget_tokens,
+        },
+        "deciding_limit": target.deciding_limit(after),
+        "fits": plan.fits,
     }
 
 

@@ -232,13 +232,14 @@ def print_switch(console: Console, switch: Switch, move: ThreadMove | None = Non
     out.append(f"  source   {switch.source_path}\n")
     out.append(
         f"  target   {target.provider.value} {target.model or '(default model)'}: window "
-        f"{target.context_window:,} tokens, compacts at {target.auto_compact_tokens:,}, "
-        f"budget {target.budget_chars:,} chars\n"
+        f"{target.context_window:,} tokens, compacts at {target.auto_compact_tokens:,}\n"
         f"           ({target.source})\n"
     )
     out.append("  plan     ")
     style = "bold green" if plan.label is Label.NATIVE else "bold yellow"
     out.append(plan.loss_line + "\n", style=style)
+    if plan.limit_line:
+        out.append(f"  tokens   {plan.limit_line}\n")
     if plan.not_carried:
         kinds = ", ".join(f"{n} {kind}" for kind, n in plan.not_carried.items())
         out.append(f"  not carried (the target cannot take these): {kinds}\n", style="dim")

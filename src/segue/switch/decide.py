@@ -229,7 +229,7 @@ def decide_move(
         try:
             plan = plan_switch(Conversation(meta=source.conversation.meta, items=items), to,
                                env=env, cwd=cwd, profile=options.profile)  # fmt: skip
-            fits = plan.label is not Label.SHRUNK and plan.chars_after <= plan.target.budget_chars
+            fits = plan.label is not Label.SHRUNK and plan.fits
         except Unfittable:  # not even the last run fits as native items
             fits = False
         if not fits:

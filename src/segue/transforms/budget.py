@@ -1,21 +1,30 @@
-"""Target model profiles and size estimates (pure; each provider's entry builds its profile).
+"""Target model profiles and what a history costs them (pure; each provider's entry builds its
+profile).
 
 A :class:`TargetProfile` says how much history the target CLI can take: its model, its context
 window, the point where it would auto-compact, how it counts tokens, what it keeps of each tool
-output it replays, and so the budget a projection must stay under. The same profile decides the
-plan and is stamped into the result, so planning and writing agree.
+output it replays. The same profile decides the plan and is stamped into the result, so planning
+and writing agree.
 
-Sizes are characters of model-visible text. A target's tokens are estimated the way the target
-CLI itself estimates them (``chars_per_token``: Codex 0.169 counts UTF-8 bytes / 4, Claude Code
-2.1.328 characters / 3 for its 5.x models and / 4 for older ones), and the budget keeps two
-stated margins below the target's auto-compaction point: :data:`RESERVE_FRACTION` for what the
-CLI adds to every request (system prompt, tool schemas, environment context) and
-:data:`TOKENIZER_MARGIN` for a real tokenizer denser than the CLI's estimate (code, logs and
-numbers run nearer 3 than 4 characters a token).
+A history must stay under two limits of its target (:class:`Measure` holds both figures):
+
+- **the target CLI's own estimate** against its auto-compaction point: Codex 0.169 estimates a
+  token as 4 characters (segue seeds that figure), Claude Code 2.1.328 as 3 characters for its
+  5.x models and 4 for older ones. Under :attr:`TargetProfile.budget_tokens` the CLI does not
+  compact on arrival;
+- **the real window**, counted by the target's tokenizer (estimated from the content by
+  :mod:`segue.transforms.tokens`), times a named safety factor for a tokenizer that counts more
+  than the one segue was fitted on (:data:`NEWER_CLAUDE_TOKENIZER`). Under
+  :attr:`TargetProfile.window_budget_tokens` the first request is not refused.
+
+Both keep :data:`RESERVE_FRACTION` for what the CLI adds to every request (system prompt, tool
+schemas, environment context, the user's instructions). A history under both is carried whole;
+only over one of them does the shrink ladder cut, to the tighter.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -32,10 +41,26 @@ from segue.model.conversation import (
     ToolResult,
     UserMessage,
 )
+from segue.transforms.tokens import O200K, TokenModel, history_make_up
 
 IMAGE_CHARS = 4_000  # an image costs about 1,600 tokens whatever its base64 length
-RESERVE_FRACTION = 0.10  # system prompt, tool schemas, environment context the CLI adds
-TOKENIZER_MARGIN = 0.20  # a real tokenizer may count a fifth more tokens than the CLI estimates
+# What the CLI adds to every request (system prompt, tool schemas, environment context, the
+# user's CLAUDE.md or AGENTS.md): measured in the test bed at 9k tokens for Claude Code 2.1.328
+# and 2k plus its developer messages for Codex 0.169; a share of the limit leaves room for more.
+RESERVE_FRACTION = 0.05
+# Anthropic's models from Opus 4.7 on use a tokenizer that counts "roughly 1.0-1.35x" as many
+# tokens as before, by content (the Opus 4.7 release notes, April 2026; the published tokenizer
+# segue is fitted on is older still): the real window of those models is counted with this.
+NEWER_CLAUDE_TOKENIZER = 1.35
+
+
+@dataclass(frozen=True, slots=True)
+class Measure:
+    """What a history costs a target, by each of its two limits."""
+
+    chars: int  # model-visible characters
+    cli_tokens: int  # the target CLI's own estimate (characters / chars_per_token)
+    tokens: int  # the target's tokenizer, estimated from the content, times the safety factor
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,24 +74,58 @@ class TargetProfile:
     # What the target keeps of one tool output when it replays history (UTF-8 bytes, head and
     # tail with a marker between); None: it sends every output whole.
     output_cap_bytes: int | None = None
+    tokenizer: TokenModel = O200K  # the tokenizer the target's model counts with (estimated)
+    tokenizer_factor: float = 1.0  # a safety factor over it (NEWER_CLAUDE_TOKENIZER)
+    # The most a request may hold before the CLI or the API refuses it; None: the window.
+    request_limit_tokens: int | None = None
 
     @property
     def budget_tokens(self) -> int:
-        """What a projection may use: below the auto-compact point, less a reserve."""
+        """What a history may cost by the CLI's own estimate: below its auto-compact point."""
         return int(self.auto_compact_tokens * (1 - RESERVE_FRACTION))
 
     @property
     def budget_chars(self) -> int:
-        return int(self.budget_tokens * self.safe_chars_per_token)
+        """:attr:`budget_tokens` in characters, as the CLI estimates them."""
+        return int(self.budget_tokens * self.chars_per_token)
 
     @property
-    def safe_chars_per_token(self) -> float:
-        """Characters a token, with the tokenizer margin: what the budget is computed with."""
-        return self.chars_per_token * (1 - TOKENIZER_MARGIN)
+    def window_budget_tokens(self) -> int:
+        """What a history may cost by the real tokenizer (with the safety factor)."""
+        limit = self.request_limit_tokens or self.context_window
+        return int(limit * (1 - RESERVE_FRACTION))
 
-    def tokens(self, chars: int) -> int:
-        """A safe (high) estimate of the tokens ``chars`` characters cost this target."""
-        return int(chars / self.safe_chars_per_token) + 1
+    @property
+    def counted_by(self) -> str:
+        """The real measure, for a person: "o200k", "claude ×1.35"."""
+        factor = self.tokenizer_factor
+        return self.tokenizer.name + ("" if factor == 1 else f" ×{factor:g}")
+
+    def measure(self, items: Iterable[Item]) -> Measure:
+        """What ``items`` cost this target, by both limits."""
+        listed = list(items)
+        chars = history_chars(listed)
+        real = self.tokenizer.history(history_make_up(listed))
+        return Measure(
+            chars,
+            math.ceil(chars / self.chars_per_token),
+            math.ceil(real * self.tokenizer_factor),
+        )
+
+    def use(self, measure: Measure) -> float:
+        """The share of the tighter limit ``measure`` takes (over 1: it does not fit)."""
+        return max(
+            measure.cli_tokens / max(self.budget_tokens, 1),
+            measure.tokens / max(self.window_budget_tokens, 1),
+        )
+
+    def deciding_limit(self, measure: Measure) -> str:
+        """Which limit is the tighter for ``measure``: "window" or "cli"."""
+        cli = measure.cli_tokens / max(self.budget_tokens, 1)
+        return "window" if measure.tokens / max(self.window_budget_tokens, 1) >= cli else "cli"
+
+    def fits(self, measure: Measure) -> bool:
+        return self.use(measure) <= 1
 
 
 def _tool_call_chars(item: ToolCall) -> int:

@@ -10,7 +10,10 @@ Pure and provider-neutral. The order is the design:
 3. every tool output cut (head and tail) to what the target itself keeps of an output it
    replays (Codex cuts each to its model's budget), so the budget counts what the target
    really sends and what is lost is what segue chose and reported;
-4. if that does not fit the target's budget, the deterministic shrink ladder.
+4. if that does not fit both of the target's limits (its CLI's own estimate, and the real
+   window by the target's tokenizer: see :mod:`segue.transforms.budget`), the deterministic
+   shrink ladder, to a character budget found so the result fills the tighter limit to within
+   :data:`FILL` without passing either.
 
 The label is honest: ``native`` (nothing lost), ``raw`` (the raw history was carried in place of
 compactions only the source can read, nothing else lost), ``shrunk`` (the ladder removed
@@ -26,13 +29,16 @@ from enum import StrEnum
 
 from segue.model.conversation import Compaction, Conversation, Item, ToolResult
 from segue.model.units import format_count
-from segue.transforms.budget import TargetProfile, history_chars
+from segue.transforms.budget import Measure, TargetProfile
 from segue.transforms.effective import portable_history
-from segue.transforms.shrink import ShrinkReport, shrink
+from segue.transforms.shrink import ShrinkReport, Unfittable, shrink
 from segue.transforms.trim import cap_outputs, was_cut
 from segue.transforms.turns import is_prompt
 
 Select = Callable[[Sequence[Item]], list[Item]]
+
+FILL = 0.97  # a shrunk history takes at least this share of the tighter limit, when it can
+MAX_FITS = 8  # shrink attempts to find the character budget that fills it
 
 
 class Label(StrEnum):
@@ -60,6 +66,33 @@ class Plan:
     trimmed_chars: int = 0  # characters cut from them
     secrets: dict[str, int] = field(default_factory=dict)  # kind -> occurrences in ``items``
     secrets_redacted: bool = False  # replaced by markers everywhere (else only in segue's own)
+    measure_before: Measure | None = None  # what the carried history costs, by both limits
+    measure_after: Measure | None = None  # what ``items`` cost
+
+    @property
+    def fits(self) -> bool:
+        """Whether ``items`` stay under both of the target's limits."""
+        return self.measure_after is not None and self.target.fits(self.measure_after)
+
+    @property
+    def limit_line(self) -> str:
+        """Both figures and which limit decides, for a person, e.g. "~612k of 659k tokens by
+        claude ×1.35 (the window decides); 690k of 918k by Claude Code's own estimate"."""
+        m, t = self.measure_after, self.target
+        if m is None:
+            return ""
+        deciding = t.deciding_limit(m)
+        window = (
+            f"~{format_count(m.tokens)} of {format_count(t.window_budget_tokens)} tokens by "
+            f"{t.counted_by}"
+        )
+        cli = (
+            f"{format_count(m.cli_tokens)} of {format_count(t.budget_tokens)} by "
+            f"{t.provider}'s own estimate"
+        )
+        first, second = (window, cli) if deciding == "window" else (cli, window)
+        which = "the window" if deciding == "window" else "the CLI's estimate"
+        return f"{first} ({which} decides); {second}"
 
     @property
     def secrets_line(self) -> str | None:
@@ -95,10 +128,7 @@ class Plan:
         elif parts:
             parts.append(f"({format_count(self.chars_after)} chars)")
         if not parts:
-            parts.append(
-                f"nothing lost ({format_count(self.chars_after)} chars of "
-                f"{format_count(self.target.budget_chars)})"
-            )
+            parts.append(f"nothing lost ({format_count(self.chars_after)} chars)")
         return f"{self.label.value}: " + ", ".join(parts).replace(", (", " (")
 
 
@@ -108,7 +138,7 @@ def make_plan(conversation: Conversation, target: TargetProfile, select: Select)
     selected = select(portable)
     not_carried = _not_carried(portable, selected)
     carried, capped, capped_chars = cap_outputs(selected, target.output_cap_bytes)
-    before = history_chars(carried)
+    whole = target.measure(carried)
     notes: list[str] = []
     if dropped and not any(is_prompt(i) for i in _before(conversation.items, dropped[0])):
         notes.append(
@@ -116,17 +146,66 @@ def make_plan(conversation: Conversation, target: TargetProfile, select: Select)
             "before it: the target starts at the first turn after it"
         )
     unshrunk = Label.RAW_HISTORY if dropped else Label.NATIVE
-    if before <= target.budget_chars:
+    before = whole.chars
+    if target.fits(whole):
         plan = Plan(target, carried, unshrunk, dropped, not_carried, before, before, None, notes)
+        plan.measure_before = plan.measure_after = whole
     else:
-        shrunk, report = shrink(carried, target.budget_chars)
-        final = select(shrunk)  # the ladder keeps pairs; select keeps the writer's invariants
+        final, report, after = _fit(carried, target, select, whole)
         label = Label.SHRUNK if report.removed_anything else unshrunk
-        after = history_chars(final)
-        plan = Plan(target, final, label, dropped, not_carried, before, after, report, notes)
+        plan = Plan(target, final, label, dropped, not_carried, before, after.chars, report, notes)
+        plan.measure_before, plan.measure_after = whole, after
     plan.capped_results, plan.capped_chars = capped, capped_chars
     plan.trimmed_results, plan.trimmed_chars = _cut_outputs(selected, plan.items)
     return plan
+
+
+def _fit(
+    carried: list[Item], target: TargetProfile, select: Select, whole: Measure
+) -> tuple[list[Item], ShrinkReport, Measure]:
+    """Shrink ``carried`` to the largest character budget whose result stays under both limits,
+    filling the tighter to :data:`FILL` when it can: the ladder works in characters, and the
+    token cost of what it keeps depends on what it cut, so the budget is found by a few shrinks
+    (a secant step on the share of the limit used, kept inside the bracket found so far).
+    Raises :class:`Unfittable` when not even the last turn fits."""
+    budget = min(target.budget_chars, int(whole.chars / target.use(whole)))
+    fitting = 0  # the largest character budget known to fit
+    failing: int | None = None  # the smallest known not to
+    best: tuple[list[Item], ShrinkReport, Measure] | None = None
+    for _ in range(MAX_FITS):
+        final, report, after = _shrunk(carried, target, select, budget)
+        use = target.use(after)
+        if use <= 1:
+            if best is None or use > target.use(best[2]):
+                best = (final, report, after)
+            fitting = max(fitting, budget)
+            if use >= FILL or budget >= target.budget_chars:
+                break
+        else:
+            failing = budget if failing is None else min(failing, budget)
+        high = target.budget_chars if failing is None else failing - 1
+        step = int(budget / use * 0.995)
+        if not fitting < step <= high:
+            step = (fitting + high) // 2
+        if step in (budget, 0):
+            break
+        budget = step
+    while best is None:  # still over: smaller, until it fits or the ladder says it cannot
+        budget = int(budget * 0.7)
+        if budget < 1:
+            raise Unfittable("history does not fit the target's window", report)
+        final, report, after = _shrunk(carried, target, select, budget)
+        if target.fits(after):
+            best = (final, report, after)
+    return best
+
+
+def _shrunk(
+    carried: list[Item], target: TargetProfile, select: Select, budget: int
+) -> tuple[list[Item], ShrinkReport, Measure]:
+    shrunk, report = shrink(carried, budget)
+    final = select(shrunk)  # the ladder keeps pairs; select keeps the writer's invariants
+    return final, report, target.measure(final)
 
 
 def _cut_outputs(before: Sequence[Item], after: Sequence[Item]) -> tuple[int, int]:

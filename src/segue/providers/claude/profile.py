@@ -32,13 +32,15 @@ from segue.formats.claude.paths import config_dir
 from segue.formats.files import read_config
 from segue.model.conversation import Provider
 from segue.model.errors import ConfigError
-from segue.transforms.budget import TargetProfile
+from segue.transforms.budget import NEWER_CLAUDE_TOKENIZER, TargetProfile
+from segue.transforms.tokens import CLAUDE_PUBLISHED
 
 CLAUDE_VERSION = "2.1.328"
 WINDOW_1M = 1_000_000
 WINDOW_200K = 200_000
 MAX_OUTPUT_CAP = 20_000  # effective window = window - min(max output tokens, 20000)
 AUTOCOMPACT_MARGIN = 13_000  # threshold = effective - 13000
+BLOCKING_MARGIN = 3_000  # Claude Code refuses to send past window - min(max output, 20000) - 3000
 MIN_COMPACT_WINDOW = 100_000  # CLAUDE_CODE_AUTO_COMPACT_WINDOW is raised to at least this
 
 # Aliases and the model each resolves to on Anthropic's own API (2.1.328).
@@ -169,9 +171,20 @@ def target_profile(env: Mapping[str, str], cwd: str | None = None) -> TargetProf
         f"threshold window − min(max output, 20000) − 13000, {chars:g} chars/token "
         f"(Claude Code {CLAUDE_VERSION})"
     )
+    # The models up to Opus 4.6 (those with a 200k window of their own) count with the older
+    # tokenizer; every later one, and an id Claude Code does not know, with the newer.
+    factor = 1.0 if _is_200k(base) else NEWER_CLAUDE_TOKENIZER
     name = base + ("[1m]" if one_m and window == WINDOW_1M and _is_200k(base) else "")
     return TargetProfile(
-        Provider.CLAUDE, name, window, threshold, "; ".join(notes), chars_per_token=chars
+        Provider.CLAUDE,
+        name,
+        window,
+        threshold,
+        "; ".join(notes),
+        chars_per_token=chars,
+        tokenizer=CLAUDE_PUBLISHED,
+        tokenizer_factor=factor,
+        request_limit_tokens=window - min(max_output, MAX_OUTPUT_CAP) - BLOCKING_MARGIN,
     )
 
 

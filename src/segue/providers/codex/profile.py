@@ -20,6 +20,7 @@ from segue.formats.files import read_config
 from segue.model.conversation import Provider
 from segue.model.errors import ConfigError
 from segue.transforms.budget import TargetProfile
+from segue.transforms.tokens import O200K
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,6 +72,7 @@ CODEX_DEFAULT_MODEL = "gpt-6.1-sol"
 # Codex's fallback metadata for a slug it does not know (research codex-format.md §3).
 CODEX_FALLBACK = CodexModelInfo(272_000, 272_000)
 CODEX_AUTO_COMPACT_PERCENT = 90  # of context_window, when nothing sets a limit
+CODEX_EFFECTIVE_PERCENT = 95  # Codex reports and holds a request to this share of the window
 # Every bundled model of 0.169 has truncation_policy {mode: tokens, limit: 10000}; a slug Codex
 # does not know gets {bytes, 10000}. Codex allows 1.2 times the limit for history items.
 BUNDLED_TRUNCATION = TruncationPolicy("tokens", 10_000)
@@ -159,6 +161,8 @@ def target_profile(env: Mapping[str, str], cwd: str | None = None) -> TargetProf
         "; ".join(notes),
         chars_per_token=float(BYTES_PER_TOKEN),
         output_cap_bytes=cap,
+        tokenizer=O200K,  # the GPT-5 family's tokenizer
+        request_limit_tokens=window * CODEX_EFFECTIVE_PERCENT // 100,
     )
 
 
