@@ -80,11 +80,9 @@ def switch_to_json(switch: Switch) -> dict[str, Any]:
     }
 
 
-def _tokens_document(plan: Plan) -> dict[str, Any] | None:
+def _tokens_document(plan: Plan) -> dict[str, Any]:
     """What the history costs the target by each limit, before and after the plan."""
     before, after, target = plan.measure_before, plan.measure_after, plan.target
-    if before is None or after is None:
-        return None
     return {
         "cli_estimate": {
             "before": before.cli_tokens,

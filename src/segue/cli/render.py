@@ -238,8 +238,7 @@ def print_switch(console: Console, switch: Switch, move: ThreadMove | None = Non
     out.append("  plan     ")
     style = "bold green" if plan.label is Label.NATIVE else "bold yellow"
     out.append(plan.loss_line + "\n", style=style)
-    if plan.limit_line:
-        out.append(f"  tokens   {plan.limit_line}\n")
+    out.append(f"  tokens   {plan.limit_line}\n")
     if plan.not_carried:
         kinds = ", ".join(f"{n} {kind}" for kind, n in plan.not_carried.items())
         out.append(f"  not carried (the target cannot take these): {kinds}\n", style="dim")

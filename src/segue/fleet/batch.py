@@ -489,8 +489,7 @@ def arrival_compaction(
         return None
     target_entry = entry(switch.target)
     profile = switch.plan.target
-    after = switch.plan.measure_after
-    big = after is not None and after.tokens > profile.context_window // 2
+    big = switch.plan.measure_after.tokens > profile.context_window // 2
     wanted = mode is ArrivalCompact.ON or (
         mode is ArrivalCompact.AUTO and big and not target_entry.compacts_on_arrival
     )

@@ -56,8 +56,8 @@ class Plan:
     label: Label
     dropped_compactions: list[Compaction]
     not_carried: dict[str, int]  # kinds of items the target cannot take, and how many
-    chars_before: int  # the portable history the target can carry, before shrinking
-    chars_after: int
+    measure_before: Measure  # what the carried history costs, by both limits, before shrinking
+    measure_after: Measure  # what ``items`` cost
     shrink: ShrinkReport | None = None
     notes: list[str] = field(default_factory=list)
     capped_results: int = 0  # tool outputs cut to what the target itself would keep
@@ -66,21 +66,27 @@ class Plan:
     trimmed_chars: int = 0  # characters cut from them
     secrets: dict[str, int] = field(default_factory=dict)  # kind -> occurrences in ``items``
     secrets_redacted: bool = False  # replaced by markers everywhere (else only in segue's own)
-    measure_before: Measure | None = None  # what the carried history costs, by both limits
-    measure_after: Measure | None = None  # what ``items`` cost
+
+    @property
+    def chars_before(self) -> int:
+        """The portable history the target can carry, before shrinking, in characters."""
+        return self.measure_before.chars
+
+    @property
+    def chars_after(self) -> int:
+        return self.measure_after.chars
 
     @property
     def fits(self) -> bool:
         """Whether ``items`` stay under both of the target's limits."""
-        return self.measure_after is not None and self.target.fits(self.measure_after)
+        return self.target.fits(self.measure_after)
 
     @property
     def limit_line(self) -> str:
-        """Both figures and which limit decides, for a person, e.g. "~612k of 659k tokens by
-        claude ×1.35 (the window decides); 690k of 918k by Claude Code's own estimate"."""
+        """Both figures and which limit decides, for a person, the deciding one first, e.g. "39
+        of 233k by codex's own estimate (the CLI's estimate decides); ~39 of 245k tokens by
+        o200k"."""
         m, t = self.measure_after, self.target
-        if m is None:
-            return ""
         deciding = t.deciding_limit(m)
         window = (
             f"~{format_count(m.tokens)} of {format_count(t.window_budget_tokens)} tokens by "
@@ -146,15 +152,12 @@ def make_plan(conversation: Conversation, target: TargetProfile, select: Select)
             "before it: the target starts at the first turn after it"
         )
     unshrunk = Label.RAW_HISTORY if dropped else Label.NATIVE
-    before = whole.chars
     if target.fits(whole):
-        plan = Plan(target, carried, unshrunk, dropped, not_carried, before, before, None, notes)
-        plan.measure_before = plan.measure_after = whole
+        plan = Plan(target, carried, unshrunk, dropped, not_carried, whole, whole, None, notes)
     else:
         final, report, after = _fit(carried, target, select, whole)
         label = Label.SHRUNK if report.removed_anything else unshrunk
-        plan = Plan(target, final, label, dropped, not_carried, before, after.chars, report, notes)
-        plan.measure_before, plan.measure_after = whole, after
+        plan = Plan(target, final, label, dropped, not_carried, whole, after, report, notes)
     plan.capped_results, plan.capped_chars = capped, capped_chars
     plan.trimmed_results, plan.trimmed_chars = _cut_outputs(selected, plan.items)
     return plan
