@@ -171,7 +171,9 @@ def _fit(
     token cost of what it keeps depends on what it cut, so the budget is found by a few shrinks
     (a secant step on the share of the limit used, kept inside the bracket found so far).
     Raises :class:`Unfittable` when not even the last turn fits."""
-    budget = min(target.budget_chars, int(whole.chars / target.use(whole)))
+    # the first try aims at the middle of [FILL, 1], so one shrink is usually enough
+    aim = (1 + FILL) / 2
+    budget = min(target.budget_chars, int(whole.chars / target.use(whole) * aim))
     fitting = 0  # the largest character budget known to fit
     failing: int | None = None  # the smallest known not to
     best: tuple[list[Item], ShrinkReport, Measure] | None = None
@@ -187,7 +189,7 @@ def _fit(
         else:
             failing = budget if failing is None else min(failing, budget)
         high = target.budget_chars if failing is None else failing - 1
-        step = int(budget / use * 0.995)
+        step = int(budget / use * aim)
         if not fitting < step <= high:
             step = (fitting + high) // 2
         if step in (budget, 0):
