@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 
 from segue.formats.files import is_regular
 from segue.model.conversation import Provider
-from segue.model.errors import SegueError, SessionError, StoreError
+from segue.model.errors import SegueError
 from segue.model.limits import looks_like_limit_text
 from segue.providers import entry, known
 from segue.providers.headless import run_headless
@@ -30,7 +30,7 @@ from segue.threads.model import ProviderThread, ProviderThreadStatus, RunStatus,
 
 if TYPE_CHECKING:
     from segue.store import Store
-    from segue.threads import ThreadStore
+    from segue.threads.checkpoints import Checkpoint
 
 __all__ = ["RunResult", "run_turn"]
 
@@ -49,6 +49,7 @@ class RunResult:
     status: str | None = None  # completed / failed / working (None: no run was recorded)
     error: str | None = None  # why it failed (the limit, the CLI's error)
     warnings: tuple[str, ...] = ()
+    checkpoint: Checkpoint | None = None  # the workspace as the run ended
 
 
 def run_turn(
@@ -66,7 +67,9 @@ def run_turn(
     from segue.store import open_store
     from segue.switch import session_lock, switch_session, thread_lock
     from segue.switch.journal import open_recording
-    from segue.threads import ThreadStore, sync
+    from segue.threads import sync
+    from segue.threads.checkpoints import CheckpointKind, take_checkpoint
+    from segue.threads.syncing import thread_for
 
     if not prompt.strip():
         raise SegueError("give a prompt to run (got an empty one)")
@@ -76,14 +79,20 @@ def run_turn(
     cwd = cwd or os.getcwd()
     store, recorded = open_recording(env)
     with store:
-        thread_id = _thread_id(ThreadStore(store), thread, cwd, env)
+        thread_id = thread_for(store, thread, cwd, env)
     with thread_lock(thread_id, env):  # 1. where the run goes: the thread as its files say
         with open_store(env=env) as store:
             synced = sync(store, thread_id, env, reads=SessionReads())
-        graph = synced.graph
-        warnings = [*recorded, *synced.notes]
-        if not graph.live_runs:
-            raise SegueError(f"thread {thread_id} has no run to continue from")
+            graph = synced.graph
+            warnings = [*recorded, *synced.notes]
+            if not graph.live_runs:
+                raise SegueError(f"thread {thread_id} has no run to continue from")
+            # the folder before this turn, if the last run has no checkpoint yet
+            before = take_checkpoint(
+                store, graph, env, CheckpointKind.APPROXIMATE, missing_only=True
+            )
+            if before.note and not before.existing:
+                warnings.append(before.note)
         latest = graph.provider_thread(graph.live_runs[-1].provider_thread_id)
         try:
             source = known(latest.provider)
@@ -137,6 +146,14 @@ def run_turn(
             error: str | None = None
             if run is not None and run.note:
                 error = run.note
+            checkpoint = None
+            if run is not None:  # the folder as the turn left it
+                taken = take_checkpoint(
+                    store, after.graph, env, CheckpointKind.EXACT, run=run.ordinal
+                )
+                checkpoint = taken.checkpoint
+                if taken.note:
+                    warnings.append(taken.note)
             if done.returncode != 0:
                 limited = looks_like_limit_text(done.stdout) or looks_like_limit_text(done.stderr)
                 if run is None and not limited:
@@ -157,6 +174,7 @@ def run_turn(
         None if run is None else run.status.value,
         error,
         tuple(warnings),
+        checkpoint,
     )
 
 
@@ -196,30 +214,6 @@ def _refuse_mid_turn(
             f"{provider.value} session {session_id} is mid-turn: {entry(provider).label} "
             f"(pid {agent.pid}) is still working on it; run the prompt when it has finished"
         )
-
-
-def _thread_id(threads: ThreadStore, ref: str | None, cwd: str, env: Mapping[str, str]) -> str:
-    """The thread ``ref`` names (a thread, or a session it holds, adopted if need be), or the
-    thread of the newest session in ``cwd``."""
-    from segue.threads import adopt
-
-    if ref:
-        try:
-            return threads.resolve(ref)
-        except StoreError:
-            held = threads.thread_holding(ref)
-        if held is not None:
-            return held
-        try:
-            return adopt(threads.store, ref, env).thread.id
-        except SessionError as error:
-            raise SessionError(f"no thread {ref}, and {error}") from None
-    from segue.providers.sessions import list_sessions
-
-    rows = list_sessions(None, cwd, env).sessions
-    if not rows:
-        raise SegueError(f"no session in {cwd} to continue (name one with --thread)")
-    return adopt(threads.store, str(Path(rows[0].path)), env).thread.id
 
 
 def _mark_failed_resume(

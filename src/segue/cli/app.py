@@ -494,9 +494,12 @@ def demo(
 
 
 def _register_threads() -> None:
+    from segue.cli.checkpoints import checkpoint_command, checkpoints_command
     from segue.cli.threads import thread_app
 
     app.add_typer(thread_app, name="thread")
+    app.command("checkpoint")(checkpoint_command)
+    app.command("checkpoints")(checkpoints_command)
 
 
 _register_threads()

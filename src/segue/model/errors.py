@@ -8,6 +8,7 @@ anything else reaching the top is a bug.
 from __future__ import annotations
 
 __all__ = [
+    "CheckpointError",
     "ConfigError",
     "SegueError",
     "SessionError",
@@ -20,6 +21,11 @@ __all__ = [
 
 class SegueError(Exception):
     """Base of every error segue raises on purpose."""
+
+
+class CheckpointError(SegueError):
+    """A workspace cannot be snapshotted or restored: git is missing or refuses, the folder is
+    gone or not one segue snapshots."""
 
 
 class SessionError(SegueError):

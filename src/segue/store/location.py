@@ -15,12 +15,11 @@ from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError
 
 from segue.model.errors import StoreError
-from segue.support.places import user_folder
+from segue.support.places import data_dir
 
 __all__ = ["data_dir", "database_url", "describe", "sqlite_path", "store_wait"]
 
 URL_VARIABLE = "SEGUE_DATABASE_URL"
-DATA_VARIABLE = "SEGUE_DATA_DIR"
 FILE_NAME = "segue.db"
 WAIT_VARIABLE = "SEGUE_STORE_WAIT"
 WAIT_S = 3.0  # how long a switch or a fleet waits for another writer of the store, at most
@@ -32,13 +31,6 @@ _DRIVERS = {
     "postgresql": "postgresql+psycopg",
     "postgresql+psycopg": "postgresql+psycopg",
 }
-
-
-def data_dir(env: Mapping[str, str] | None = None) -> Path:
-    """segue's data folder: ``$SEGUE_DATA_DIR`` or the platform's user data folder."""
-    env = os.environ if env is None else env
-    override = env.get(DATA_VARIABLE)
-    return Path(override) if override else user_folder("data", env)
 
 
 def store_wait(env: Mapping[str, str]) -> float:

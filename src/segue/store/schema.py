@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 
 from sqlalchemy import (
     JSON,
+    Boolean,
     Column,
     DateTime,
     Dialect,
@@ -30,6 +31,7 @@ __all__ = [
     "app_threads",
     "batch_agents",
     "batches",
+    "checkpoints",
     "context_handoffs",
     "context_transfers",
     "decisions",
@@ -234,6 +236,27 @@ decisions = Table(
     Column("covers_from", Integer),
     Column("covers_to", Integer),
     Column("inputs", _json()),  # the options and facts it was decided on
+    Column("created_at", UtcDateTime, nullable=False),
+    Index(None, "thread_id"),
+)
+
+checkpoints = Table(
+    "checkpoints",
+    metadata,
+    Column("id", Text, primary_key=True),  # UUIDv7
+    Column("thread_id", Text, ForeignKey("app_threads.id"), nullable=False),
+    Column("run_ordinal", Integer, nullable=False),  # the run whose end it is
+    Column("kind", Text, nullable=False),  # exact / approximate / safety
+    Column("provider", Text),  # the provider of that run
+    Column("folder", Text, nullable=False),  # the workspace snapshotted
+    Column("repository", Text, nullable=False),  # the git dir that holds the commit
+    Column("private", Boolean, nullable=False),  # a private repository in segue's data folder
+    Column("ref", Text, nullable=False),  # refs/segue/…
+    Column("commit_id", Text, nullable=False),
+    Column("tree_id", Text, nullable=False),
+    Column("base", Text, nullable=False),  # what its files are counted against
+    Column("files", _json()),  # [[path, status, added, removed], …]
+    Column("skipped", _json()),  # [[path, reason], …]: left out of the snapshot
     Column("created_at", UtcDateTime, nullable=False),
     Index(None, "thread_id"),
 )

@@ -17,7 +17,9 @@ from typing import Literal
 
 from platformdirs import user_config_dir, user_data_dir, user_state_dir
 
-__all__ = ["Kind", "user_folder"]
+__all__ = ["DATA_VARIABLE", "Kind", "data_dir", "user_folder"]
+
+DATA_VARIABLE = "SEGUE_DATA_DIR"
 
 Kind = Literal["data", "state", "config"]
 
@@ -42,3 +44,10 @@ def user_folder(kind: Kind, env: Mapping[str, str] | None = None) -> Path:
             base = os.path.join(home, default)
         return Path(base) / "segue"
     return Path(_PLATFORM[kind]("segue"))
+
+
+def data_dir(env: Mapping[str, str] | None = None) -> Path:
+    """segue's data folder: ``$SEGUE_DATA_DIR`` or the platform's user data folder."""
+    env = os.environ if env is None else env
+    override = env.get(DATA_VARIABLE)
+    return Path(override) if override else user_folder("data", env)

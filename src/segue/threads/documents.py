@@ -4,13 +4,23 @@ the coverage table ``segue thread show`` prints."""
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from segue.model.times import iso_z
 from segue.providers import all_entries
 from segue.threads.model import Handoff, ProviderThread, ThreadGraph, ThreadSummary
 
-__all__ = ["coverage_lines", "graph_to_json", "provider_thread_names", "span", "summary_to_json"]
+if TYPE_CHECKING:
+    from segue.threads.checkpoints import Checkpoint
+
+__all__ = [
+    "checkpoint_to_json",
+    "coverage_lines",
+    "graph_to_json",
+    "provider_thread_names",
+    "span",
+    "summary_to_json",
+]
 
 
 def span(ordinals: tuple[int, ...] | list[int]) -> str:
@@ -133,3 +143,29 @@ def coverage_lines(graph: ThreadGraph) -> list[str]:
         )
         lines.append(f"{name} handoffs: {given or '-'}")
     return lines
+
+
+def checkpoint_to_json(checkpoint: Checkpoint) -> dict[str, Any]:
+    """A checkpoint as ``segue checkpoints --json`` gives it."""
+    return {
+        "id": checkpoint.id,
+        "thread": checkpoint.thread_id,
+        "run": checkpoint.run_ordinal,
+        "kind": checkpoint.kind.value,
+        "provider": None if checkpoint.provider is None else checkpoint.provider.value,
+        "created_at": iso_z(checkpoint.created_at),
+        "folder": checkpoint.folder,
+        "repository": checkpoint.repository,
+        "private_repository": checkpoint.private,
+        "ref": checkpoint.ref,
+        "commit": checkpoint.commit_id,
+        "tree": checkpoint.tree_id,
+        "against": checkpoint.base,
+        "added": checkpoint.added,
+        "removed": checkpoint.removed,
+        "files": [
+            {"path": f.path, "status": f.status, "added": f.added, "removed": f.removed}
+            for f in checkpoint.files
+        ],
+        "skipped": [{"path": s.path, "reason": s.reason} for s in checkpoint.skipped],
+    }

@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from segue.model.conversation import Conversation, Provider
-from segue.model.errors import StoreError
+from segue.model.errors import SegueError, SessionError, StoreError
 from segue.providers.sessions import SessionReads, current_session, find_session
 from segue.store import Store
 from segue.threads import queries
@@ -34,6 +34,7 @@ __all__ = [
     "observe_graph",
     "record_outcome",
     "sync",
+    "thread_for",
     "title_of",
 ]
 
@@ -179,3 +180,29 @@ def sync(
 
 def _result(outcome: SyncOutcome) -> SyncResult:
     return SyncResult(outcome.graph, outcome.new_runs, outcome.notes)
+
+
+def thread_for(
+    store: Store, ref: str | None, cwd: str, env: Mapping[str, str] | None = None
+) -> str:
+    """The thread ``ref`` names (a thread id or unique prefix, or a session it holds, adopted
+    if need be), or without ``ref`` the thread of the newest session in ``cwd``."""
+    from segue.providers.sessions import list_sessions
+
+    env = _env(env)
+    threads = ThreadStore(store)
+    if ref:
+        try:
+            return threads.resolve(ref)
+        except StoreError:
+            held = threads.thread_holding(ref)
+        if held is not None:
+            return held
+        try:
+            return adopt(store, ref, env).thread.id
+        except SessionError as error:
+            raise SessionError(f"no thread {ref}, and {error}") from None
+    rows = list_sessions(None, cwd, env).sessions
+    if not rows:
+        raise SegueError(f"no session in {cwd} to continue (name one with --thread)")
+    return adopt(store, str(Path(rows[0].path)), env).thread.id

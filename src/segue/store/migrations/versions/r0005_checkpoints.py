@@ -1,0 +1,50 @@
+"""Checkpoints: a snapshot of an app thread's workspace after a run (exact when the run's own
+end was seen, approximate when a later look found the run done, or a safety snapshot taken
+before a rollback), as a git commit under segue's refs, with the files it changed against the
+snapshot before it and those it left out.
+
+Revision 0005, after 0004.
+"""
+
+from __future__ import annotations
+
+import sqlalchemy as sa
+from alembic import op
+
+revision = "0005"
+down_revision: str | None = "0004"
+branch_labels: str | None = None
+depends_on: str | None = None
+
+
+def upgrade() -> None:
+    op.create_table(
+        "checkpoints",
+        sa.Column("id", sa.Text(), nullable=False),
+        sa.Column("thread_id", sa.Text(), nullable=False),
+        sa.Column("run_ordinal", sa.Integer(), nullable=False),
+        sa.Column("kind", sa.Text(), nullable=False),
+        sa.Column("provider", sa.Text(), nullable=True),
+        sa.Column("folder", sa.Text(), nullable=False),
+        sa.Column("repository", sa.Text(), nullable=False),
+        sa.Column("private", sa.Boolean(), nullable=False),
+        sa.Column("ref", sa.Text(), nullable=False),
+        sa.Column("commit_id", sa.Text(), nullable=False),
+        sa.Column("tree_id", sa.Text(), nullable=False),
+        sa.Column("base", sa.Text(), nullable=False),
+        sa.Column("files", sa.JSON(none_as_null=True), nullable=True),
+        sa.Column("skipped", sa.JSON(none_as_null=True), nullable=True),
+        sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
+        sa.ForeignKeyConstraint(
+            ["thread_id"], ["app_threads.id"], name=op.f("fk_checkpoints_thread_id_app_threads")
+        ),
+        sa.PrimaryKeyConstraint("id", name=op.f("pk_checkpoints")),
+    )
+    with op.batch_alter_table("checkpoints", schema=None) as batch_op:
+        batch_op.create_index(batch_op.f("ix_checkpoints_thread_id"), ["thread_id"], unique=False)
+
+
+def downgrade() -> None:
+    with op.batch_alter_table("checkpoints", schema=None) as batch_op:
+        batch_op.drop_index(batch_op.f("ix_checkpoints_thread_id"))
+    op.drop_table("checkpoints")

@@ -1,0 +1,288 @@
+"""Checkpoints: the workspace as it was when a run ended, owned by the app thread's run whatever
+provider ran it.
+
+A checkpoint is a git commit of the thread's folder (:mod:`segue.workspace`) under
+``refs/segue/checkpoints/<thread>/<run>``, chained to the thread's previous checkpoint, and a row
+in the store naming it, with the files it changed against that previous one (``+added
+-removed``) and the files it left out. It is *exact* when it was taken as the run ended (a hook
+of the CLI, ``segue run``), *approximate* when a later look found the run done and took the
+folder as it was then (a sync, a switch), and *safety* for the folder as it was before a
+rollback.
+
+Taking one never fails the command that asks: what stops it (no git, the folder gone) comes
+back as a note.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.engine import Connection
+
+from segue.model.conversation import Provider
+from segue.model.errors import CheckpointError
+from segue.store import Store
+from segue.store.ids import new_id
+from segue.store.rows import optional_provider
+from segue.store.schema import checkpoints
+from segue.threads.model import RunStatus, ThreadGraph, _Tolerant
+from segue.workspace.snapshot import Change, Skipped
+
+__all__ = [
+    "Checkpoint",
+    "CheckpointKind",
+    "Taken",
+    "checkpoint_ref",
+    "diff_line",
+    "latest_checkpoint",
+    "list_checkpoints",
+    "take_checkpoint",
+]
+
+
+class CheckpointKind(_Tolerant):
+    EXACT = "exact"  # taken as the run ended
+    APPROXIMATE = "approximate"  # taken later: the folder as it was then
+    SAFETY = "safety"  # the folder before a rollback, so the rollback can be undone
+    UNKNOWN = "unknown"
+
+
+@dataclass(frozen=True, slots=True)
+class Checkpoint:
+    id: str
+    thread_id: str
+    run_ordinal: int
+    kind: CheckpointKind
+    provider: Provider | None
+    folder: str
+    repository: str
+    private: bool
+    ref: str
+    commit_id: str
+    tree_id: str
+    base: str  # what ``files`` are counted against: previous / HEAD / nothing
+    files: tuple[Change, ...]
+    skipped: tuple[Skipped, ...]
+    created_at: datetime
+
+    @property
+    def added(self) -> int:
+        return sum(f.added or 0 for f in self.files)
+
+    @property
+    def removed(self) -> int:
+        return sum(f.removed or 0 for f in self.files)
+
+
+@dataclass(frozen=True, slots=True)
+class Taken:
+    """What asking for a checkpoint came to: the checkpoint, or why there is none."""
+
+    checkpoint: Checkpoint | None
+    note: str | None = None  # why none was taken (or what it left out)
+    existing: bool = False  # the run had one already: nothing was taken
+
+
+def checkpoint_ref(thread_id: str, run: int, kind: CheckpointKind) -> str:
+    if kind is CheckpointKind.SAFETY:
+        return f"refs/segue/safety/{thread_id}/{new_id()}"
+    return f"refs/segue/checkpoints/{thread_id}/{run}"
+
+
+def diff_line(checkpoint: Checkpoint, limit: int = 6) -> str:
+    """One line naming the checkpoint and what it changed, e.g. ``checkpoint of run 3 (exact,
+    3 files +12 -4 since run 2's: src/app.py +10 -4, …)``."""
+    against = {
+        "previous": "since the checkpoint before",
+        "HEAD": "against HEAD",
+        "nothing": "in all",
+    }.get(checkpoint.base, checkpoint.base)
+    files = checkpoint.files
+    head = (
+        f"checkpoint of run {checkpoint.run_ordinal} ({checkpoint.kind.value}, "
+        f"{checkpoint.commit_id[:12]}): "
+    )
+    if not files:
+        return head + f"no file changed {against}"
+    shown = ", ".join(_file_part(f) for f in files[:limit])
+    more = f", and {len(files) - limit} more" if len(files) > limit else ""
+    count = f"{len(files)} file{'s' if len(files) != 1 else ''}"
+    return head + f"{count} +{checkpoint.added} -{checkpoint.removed} {against}: {shown}{more}"
+
+
+def _file_part(change: Change) -> str:
+    if change.status == "deleted":
+        return f"{change.path} deleted"
+    lines = "binary" if change.added is None else f"+{change.added} -{change.removed}"
+    return f"{change.path} {'new, ' if change.status == 'added' else ''}{lines}"
+
+
+# ----------------------------------------------------------------------------- the rows
+
+
+def _row(checkpoint: Checkpoint) -> dict[str, Any]:
+    return {
+        "id": checkpoint.id,
+        "thread_id": checkpoint.thread_id,
+        "run_ordinal": checkpoint.run_ordinal,
+        "kind": checkpoint.kind.value,
+        "provider": None if checkpoint.provider is None else checkpoint.provider.value,
+        "folder": checkpoint.folder,
+        "repository": checkpoint.repository,
+        "private": checkpoint.private,
+        "ref": checkpoint.ref,
+        "commit_id": checkpoint.commit_id,
+        "tree_id": checkpoint.tree_id,
+        "base": checkpoint.base,
+        "files": [[f.path, f.status, f.added, f.removed] for f in checkpoint.files],
+        "skipped": [[s.path, s.reason] for s in checkpoint.skipped],
+        "created_at": checkpoint.created_at,
+    }
+
+
+def _changes(value: object) -> tuple[Change, ...]:
+    out: list[Change] = []
+    for item in value if isinstance(value, list) else ():
+        if isinstance(item, list) and len(item) == 4 and isinstance(item[0], str):
+            added, removed = (v if isinstance(v, int) else None for v in item[2:])
+            out.append(Change(item[0], str(item[1]), added, removed))
+    return tuple(out)
+
+
+def _skipped(value: object) -> tuple[Skipped, ...]:
+    return tuple(
+        Skipped(str(item[0]), str(item[1]))
+        for item in (value if isinstance(value, list) else ())
+        if isinstance(item, list) and len(item) == 2
+    )
+
+
+def _checkpoint(row: Any) -> Checkpoint:
+    return Checkpoint(
+        id=row.id,
+        thread_id=row.thread_id,
+        run_ordinal=row.run_ordinal,
+        kind=CheckpointKind(row.kind),
+        provider=optional_provider(row.provider),
+        folder=row.folder,
+        repository=row.repository,
+        private=bool(row.private),
+        ref=row.ref,
+        commit_id=row.commit_id,
+        tree_id=row.tree_id,
+        base=row.base,
+        files=_changes(row.files),
+        skipped=_skipped(row.skipped),
+        created_at=row.created_at,
+    )
+
+
+def _select(connection: Connection, thread_id: str) -> list[Checkpoint]:
+    rows = connection.execute(
+        select(checkpoints)
+        .where(checkpoints.c.thread_id == thread_id)
+        .order_by(checkpoints.c.created_at, checkpoints.c.id)
+    )
+    return [_checkpoint(row) for row in rows]
+
+
+def list_checkpoints(store: Store, thread_id: str) -> list[Checkpoint]:
+    """Every checkpoint of the thread, oldest first (safety snapshots included)."""
+    with store.reading(f"cannot read the checkpoints of thread {thread_id}") as connection:
+        return _select(connection, thread_id)
+
+
+def latest_checkpoint(found: Sequence[Checkpoint], up_to: int | None = None) -> Checkpoint | None:
+    """The newest run checkpoint (not a safety one) of runs up to ``up_to``."""
+    for checkpoint in reversed(found):
+        if checkpoint.kind is CheckpointKind.SAFETY:
+            continue
+        if up_to is None or checkpoint.run_ordinal <= up_to:
+            return checkpoint
+    return None
+
+
+# ----------------------------------------------------------------------------- taking one
+
+
+def take_checkpoint(
+    store: Store,
+    graph: ThreadGraph,
+    env: Mapping[str, str],
+    kind: CheckpointKind,
+    *,
+    run: int | None = None,
+    missing_only: bool = False,
+) -> Taken:
+    """Snapshot the thread's folder as the checkpoint of ``run`` (default: its newest run on
+    the line). ``missing_only``: only when that run has none yet (a sync's approximate one)."""
+    from segue.workspace.snapshot import capture, locate, max_file_bytes
+
+    live = graph.live_runs
+    if run is not None:
+        live = tuple(r for r in live if r.ordinal == run)
+    target = live[-1] if live else None
+    if target is not None and target.status is RunStatus.WORKING:
+        if kind is not CheckpointKind.SAFETY:
+            return Taken(None)  # mid-turn: the folder is not any run's end
+        target = next((r for r in reversed(graph.live_runs[:-1])), None)
+    if target is None and kind is not CheckpointKind.SAFETY:
+        what = f"run {run}" if run is not None else "a run"
+        return Taken(None, f"no checkpoint: thread {graph.thread.id} has no {what} on its line")
+    folder = graph.thread.cwd
+    if not folder:
+        return Taken(None, "no checkpoint: the thread's folder is not known")
+    found = list_checkpoints(store, graph.thread.id)
+    ordinal = target.ordinal if target is not None else 0
+    if missing_only and any(
+        c.run_ordinal == ordinal and c.kind is not CheckpointKind.SAFETY for c in found
+    ):
+        return Taken(None, existing=True)
+    try:
+        ws = locate(folder, env)
+        previous = latest_checkpoint(
+            [c for c in found if c.repository == str(ws.git.git_dir) and c.folder == str(ws.folder)]
+        )
+        ref = checkpoint_ref(graph.thread.id, ordinal, kind)
+        message = (
+            f"segue checkpoint: thread {graph.thread.id}, run {ordinal} ({kind.value})\n\n"
+            f"folder: {ws.folder}\n"
+        )
+        snap = capture(
+            ws,
+            ref,
+            parent=None if previous is None else previous.commit_id,
+            message=message,
+            max_bytes=max_file_bytes(env),
+        )
+    except CheckpointError as exc:
+        return Taken(None, f"no checkpoint: {exc}")
+    checkpoint = Checkpoint(
+        id=new_id(),
+        thread_id=graph.thread.id,
+        run_ordinal=ordinal,
+        kind=kind,
+        provider=None if target is None else target.provider,
+        folder=str(ws.folder),
+        repository=str(ws.git.git_dir),
+        private=ws.private,
+        ref=snap.ref,
+        commit_id=snap.commit,
+        tree_id=snap.tree,
+        base=snap.base,
+        files=snap.changes,
+        skipped=snap.skipped,
+        created_at=datetime.now(UTC),
+    )
+    with store.writing(f"cannot record a checkpoint of thread {graph.thread.id}") as connection:
+        connection.execute(checkpoints.insert().values(**_row(checkpoint)))
+    note = None
+    if snap.skipped:
+        shown = "; ".join(f"{s.path}: {s.reason}" for s in snap.skipped[:3])
+        more = f"; and {len(snap.skipped) - 3} more" if len(snap.skipped) > 3 else ""
+        note = f"the checkpoint of run {ordinal} left out {shown}{more}"
+    return Taken(checkpoint, note)

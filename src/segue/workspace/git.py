@@ -1,0 +1,146 @@
+"""Running git for segue's checkpoints: plumbing only, never through the user's index, HEAD,
+branches or stash.
+
+Every command runs with an environment of its own: the user's ``GIT_*`` variables (a
+``GIT_DIR`` or ``GIT_INDEX_FILE`` left in a shell) are dropped, pathspecs are literal, no pager
+or prompt is ever started, and segue signs its commits itself (no ``user.name`` is needed).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from segue.model.errors import CheckpointError
+
+__all__ = ["Git", "find_git", "init_bare", "probe"]
+
+GIT_TIMEOUT_S = 300.0
+_IDENTITY = {
+    "GIT_AUTHOR_NAME": "segue",
+    "GIT_AUTHOR_EMAIL": "segue@localhost",
+    "GIT_COMMITTER_NAME": "segue",
+    "GIT_COMMITTER_EMAIL": "segue@localhost",
+}
+
+
+def find_git(env: Mapping[str, str]) -> str:
+    """The git program on the ``PATH`` of ``env``."""
+    found = shutil.which("git", path=env.get("PATH") or os.defpath)
+    if found is None:
+        raise CheckpointError("git is not installed (on PATH): checkpoints need it")
+    return found
+
+
+def _clean_env(env: Mapping[str, str]) -> dict[str, str]:
+    clean = {k: v for k, v in env.items() if not k.startswith("GIT_")}
+    clean.update(_IDENTITY)
+    clean.update(
+        {
+            "GIT_LITERAL_PATHSPECS": "1",
+            "GIT_TERMINAL_PROMPT": "0",
+            "GIT_PAGER": "cat",
+            "GIT_CONFIG_NOSYSTEM": "1",
+            "LC_ALL": "C",
+        }
+    )
+    return clean
+
+
+@dataclass(frozen=True, slots=True)
+class Git:
+    """git on one repository: ``git_dir`` holds the objects and refs, ``work_tree`` is the
+    folder the files are read from and written to, ``index`` the index file it uses (never the
+    user's own)."""
+
+    program: str
+    git_dir: Path
+    work_tree: Path
+    index: Path | None
+    env: Mapping[str, str]
+
+    def run(
+        self,
+        args: Sequence[str],
+        *,
+        stdin: bytes | None = None,
+        check: bool = True,
+        index: Path | None = None,
+    ) -> subprocess.CompletedProcess[bytes]:
+        env = _clean_env(self.env)
+        env["GIT_DIR"] = str(self.git_dir)
+        env["GIT_WORK_TREE"] = str(self.work_tree)
+        chosen = index or self.index
+        if chosen is not None:
+            env["GIT_INDEX_FILE"] = str(chosen)
+        try:
+            done = subprocess.run(
+                [self.program, *args],
+                cwd=self.work_tree,
+                env=env,
+                input=stdin,
+                stdin=None if stdin is not None else subprocess.DEVNULL,
+                capture_output=True,
+                timeout=GIT_TIMEOUT_S,
+                check=False,
+            )
+        except subprocess.TimeoutExpired:
+            raise CheckpointError(
+                f"{self.work_tree}: git {args[0]} took more than {GIT_TIMEOUT_S:.0f} s"
+            ) from None
+        except OSError as exc:
+            raise CheckpointError(f"{self.work_tree}: cannot run git: {exc.strerror}") from None
+        if check and done.returncode != 0:
+            raise CheckpointError(f"{self.work_tree}: git {args[0]} failed: {_last(done.stderr)}")
+        return done
+
+    def out(self, args: Sequence[str], *, stdin: bytes | None = None) -> str:
+        return self.run(args, stdin=stdin).stdout.decode("utf-8", "surrogateescape").strip()
+
+
+def _last(stderr: bytes) -> str:
+    lines = [line.strip() for line in stderr.decode("utf-8", "replace").splitlines()]
+    lines = [line for line in lines if line]
+    return lines[-1][:300] if lines else "no message"
+
+
+def probe(program: str, folder: Path, env: Mapping[str, str]) -> tuple[Path, Path] | None:
+    """The repository ``folder`` is in, as (its git dir, its top level), or None when it is in
+    none (or git cannot use it: a bare repository, a folder it does not trust)."""
+    try:
+        done = subprocess.run(
+            [program, "rev-parse", "--absolute-git-dir", "--show-toplevel"],
+            cwd=folder,
+            env=_clean_env(env),
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            timeout=60.0,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    lines = done.stdout.decode("utf-8", "surrogateescape").splitlines()
+    if done.returncode != 0 or len(lines) != 2:
+        return None
+    return Path(lines[0]), Path(lines[1])
+
+
+def init_bare(program: str, git_dir: Path, env: Mapping[str, str]) -> None:
+    """A new bare repository in ``git_dir`` (an existing one is left as it is)."""
+    try:
+        done = subprocess.run(
+            [program, "init", "--bare", "--quiet", str(git_dir)],
+            env=_clean_env(env),
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            timeout=60.0,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise CheckpointError(f"{git_dir}: cannot make a repository: {exc}") from None
+    if done.returncode != 0:
+        raise CheckpointError(f"{git_dir}: cannot make a repository: {_last(done.stderr)}")

@@ -1,0 +1,406 @@
+"""A snapshot of a workspace (an app thread's folder) as a git commit, made without touching the
+user's HEAD, branches, index, stash or files.
+
+The folder's repository keeps the snapshots (a folder outside git gets a private repository in
+segue's data folder). Each workspace has an index file of segue's own, seeded once from a copy of
+the user's index so that git's stat cache makes a capture cost about a ``git status``: one
+``ls-files`` lists what changed (modified, deleted and new files, ignored ones left out), and only
+those are hashed. Then ``write-tree``, ``commit-tree`` and ``update-ref`` put the commit under a
+ref of segue's (``refs/segue/…``), chained to the thread's previous snapshot.
+
+Left out, each with its reason: a file over the size cap (``$SEGUE_CHECKPOINT_MAX_FILE`` bytes,
+default 8 MiB), a special file (a FIFO, a socket), an unreadable one, a folder that is a git
+repository of its own; outside git, the common build and dependency folders too.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import os
+import stat
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from segue.model.errors import CheckpointError
+from segue.support.places import data_dir
+from segue.workspace.git import Git, find_git, init_bare, probe
+
+__all__ = [
+    "MAX_FILE_VARIABLE",
+    "Change",
+    "Skipped",
+    "Snapshot",
+    "Workspace",
+    "capture",
+    "changes_between",
+    "locate",
+    "max_file_bytes",
+]
+
+MAX_FILE_VARIABLE = "SEGUE_CHECKPOINT_MAX_FILE"
+DEFAULT_MAX_FILE = 8 << 20
+EMPTY_TREE = {
+    40: "4b825dc642cb6eb9a060e54bf8d69288fbee4904",  # SHA-1
+    64: "6ef19b41225c5369f1c104d45d8d85efa9b057b53b14b4b9b939dd74decc5321",  # SHA-256
+}
+# left out of a private repository's snapshots (a folder outside git has no .gitignore to say so)
+PRIVATE_EXCLUDES = (
+    ".git/",
+    "node_modules/",
+    ".venv/",
+    "venv/",
+    "__pycache__/",
+    "*.pyc",
+    ".mypy_cache/",
+    ".pytest_cache/",
+    ".ruff_cache/",
+    ".tox/",
+    ".nox/",
+    ".gradle/",
+    ".next/",
+    ".nuxt/",
+    ".parcel-cache/",
+    ".terraform/",
+    ".cache/",
+    "target/",
+    "build/",
+    "dist/",
+    ".DS_Store",
+)
+
+
+def max_file_bytes(env: Mapping[str, str]) -> int:
+    """The size cap for one file in a snapshot: ``$SEGUE_CHECKPOINT_MAX_FILE`` (bytes, or with
+    a K/M/G suffix), else 8 MiB."""
+    text = env.get(MAX_FILE_VARIABLE, "").strip().upper()
+    scale = 1
+    if text[-1:] in ("K", "M", "G"):
+        scale = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}[text[-1]]
+        text = text[:-1]
+    try:
+        value = int(float(text) * scale) if text else DEFAULT_MAX_FILE
+    except ValueError:
+        return DEFAULT_MAX_FILE
+    return value if value > 0 else DEFAULT_MAX_FILE
+
+
+@dataclass(frozen=True, slots=True)
+class Workspace:
+    """Where a thread's folder is snapshotted: ``git`` on its repository (with segue's own
+    index), ``prefix`` the folder below the repository's top ('' at the top)."""
+
+    folder: Path
+    git: Git
+    prefix: str
+    private: bool  # a private repository in segue's data folder (the folder is not in git)
+
+    def pathspec(self) -> list[str]:
+        return ["--", self.prefix] if self.prefix else []
+
+    def relative(self, path: str) -> str:
+        """A path from the repository's top, as the folder sees it."""
+        if self.prefix and path.startswith(self.prefix + "/"):
+            return path[len(self.prefix) + 1 :]
+        return path
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    path: str  # relative to the workspace folder
+    status: str  # added / modified / deleted / type (a file became a link, or back)
+    added: int | None  # lines; None: a binary file
+    removed: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class Skipped:
+    path: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    commit: str
+    tree: str
+    ref: str
+    changes: tuple[Change, ...]  # against ``base``
+    skipped: tuple[Skipped, ...]
+    base: str  # what the changes are counted against: previous / HEAD / nothing
+
+
+def _key(*parts: str) -> str:
+    return hashlib.blake2b(
+        "\0".join(parts).encode("utf-8", "surrogateescape"), digest_size=10
+    ).hexdigest()
+
+
+def _private_dir(path: Path) -> Path:
+    path.mkdir(parents=True, exist_ok=True, mode=0o700)
+    return path
+
+
+def locate(folder: str | Path, env: Mapping[str, str]) -> Workspace:
+    """The workspace of ``folder``: the git repository it is in, else a private repository for
+    it in segue's data folder (created on first use)."""
+    where = Path(folder)
+    try:
+        real = where.resolve(strict=True)
+    except (OSError, RuntimeError):
+        raise CheckpointError(f"{where}: the workspace folder is gone") from None
+    if not real.is_dir():
+        raise CheckpointError(f"{where}: the workspace is not a folder")
+    program = find_git(env)
+    store = data_dir(env) / "checkpoints"
+    found = probe(program, real, env)
+    if found is not None:
+        git_dir, top = found
+        top = top.resolve()
+        prefix = "" if real == top else real.relative_to(top).as_posix()
+        private = False
+    else:
+        home = env.get("HOME")
+        if real == Path(real.anchor) or (home and real == Path(home).resolve()):
+            which = "the root" if real == Path(real.anchor) else "your home"
+            raise CheckpointError(
+                f"{real}: not snapshotted: it is {which} folder, not a project (run the agent "
+                "in the project's folder, or make it a git repository)"
+            )
+        git_dir = _private_dir(store / "repos") / f"{real.name or 'root'}-{_key(str(real))}.git"
+        top, prefix, private = real, "", True
+        try:
+            _init_private(program, git_dir, env)
+        except OSError as exc:
+            raise CheckpointError(
+                f"{git_dir}: cannot make the private repository: {exc.strerror}"
+            ) from None
+    index = _private_dir(store / "index") / _key(str(git_dir), prefix)
+    return Workspace(real, Git(program, git_dir, top, index, env), prefix, private)
+
+
+def _init_private(program: str, git_dir: Path, env: Mapping[str, str]) -> None:
+    if (git_dir / "HEAD").is_file():
+        return
+    init_bare(program, git_dir, env)
+    (git_dir / "info").mkdir(exist_ok=True)
+    (git_dir / "info" / "exclude").write_text(
+        "# left out of segue's snapshots of a folder outside git\n"
+        + "\n".join(PRIVATE_EXCLUDES)
+        + "\n"
+    )
+
+
+@contextlib.contextmanager
+def _locked(index: Path) -> Iterator[None]:
+    """One capture or restore of a workspace at a time (across processes)."""
+    fd = os.open(
+        f"{index}.segue-lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600
+    )
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
+def _seed(ws: Workspace) -> None:
+    """segue's index for the workspace, the first time: a copy of the user's index (its stat
+    cache spares hashing every tracked file), else HEAD's tree, else empty."""
+    index = ws.git.index
+    assert index is not None
+    if index.exists():
+        return
+    if not ws.private:
+        theirs = Path(ws.git.out(["rev-parse", "--git-path", "index"]))
+        if not theirs.is_absolute():
+            theirs = ws.git.work_tree / theirs
+        try:
+            data = theirs.read_bytes()
+        except OSError:
+            data = b""
+        if data:
+            tmp = index.with_name(index.name + f".{os.getpid()}.tmp")
+            tmp.write_bytes(data)
+            os.replace(tmp, index)
+            return
+        _seed_fresh(ws)
+
+
+def _listing(ws: Workspace) -> list[tuple[str, str]]:
+    """What differs between segue's index and the folder: (tag, path) with tag C (changed), R
+    (removed) or ? (new, not ignored). ``git status`` on segue's index finds them with the
+    user's ``git status``'s speed (its stat cache, its threads), and refreshes that index."""
+    done = ws.git.run(
+        [
+            "status",
+            "--porcelain=v2",
+            "-z",
+            "--untracked-files=all",
+            "--no-renames",
+            "--ignore-submodules=dirty",
+            *ws.pathspec(),
+        ],
+        check=False,
+    )
+    if done.returncode != 0:
+        why = done.stderr.decode("utf-8", "replace").strip()[:300]
+        raise CheckpointError(f"{ws.folder}: git cannot list the folder's files: {why}")
+    entries: list[tuple[str, str]] = []
+    for raw in done.stdout.split(b"\0"):
+        kind = raw[:2]
+        if kind == b"? ":
+            entries.append(("?", raw[2:].decode("utf-8", "surrogateescape")))
+        elif kind in (b"1 ", b"u "):
+            fields = raw.split(b" ", 8 if kind == b"1 " else 10)
+            if len(fields) < 9:
+                continue
+            worktree = chr(fields[1][1]) if len(fields[1]) == 2 else "."
+            path = fields[-1].decode("utf-8", "surrogateescape")
+            if kind == b"u ":
+                entries.append(("C", path))  # a conflict in the index copy: the file as it is
+            elif worktree == "D":
+                entries.append(("R", path))
+            elif worktree != ".":
+                entries.append(("C", path))
+    return entries
+
+
+def _screen(
+    ws: Workspace, listing: list[tuple[str, str]], cap: int
+) -> tuple[list[str], list[Skipped]]:
+    """The paths to bring into the index, and those left out with their reason."""
+    take: list[str] = []
+    skipped: list[Skipped] = []
+    top = ws.git.work_tree
+    for tag, path in listing:
+        if tag == "R":
+            take.append(path)
+            continue
+        if path.endswith("/"):
+            skipped.append(Skipped(ws.relative(path.rstrip("/")), "a git repository of its own"))
+            continue
+        full = top / path
+        try:
+            info = full.lstat()
+        except FileNotFoundError:
+            take.append(path)  # gone since it was listed: removed
+            continue
+        except OSError as exc:
+            skipped.append(Skipped(ws.relative(path), f"unreadable ({exc.strerror})"))
+            continue
+        if stat.S_ISLNK(info.st_mode):
+            take.append(path)
+        elif not stat.S_ISREG(info.st_mode):
+            skipped.append(Skipped(ws.relative(path), "not a regular file"))
+        elif info.st_size > cap:
+            skipped.append(
+                Skipped(ws.relative(path), f"over the size cap ({info.st_size:,} > {cap:,} bytes)")
+            )
+        elif not os.access(full, os.R_OK):
+            skipped.append(Skipped(ws.relative(path), "unreadable (permission denied)"))
+        else:
+            take.append(path)
+    return take, skipped
+
+
+def _zpaths(paths: list[str]) -> bytes:
+    return b"".join(p.encode("utf-8", "surrogateescape") + b"\0" for p in paths)
+
+
+def capture(
+    ws: Workspace,
+    ref: str,
+    *,
+    parent: str | None,
+    message: str,
+    max_bytes: int = DEFAULT_MAX_FILE,
+) -> Snapshot:
+    """Snapshot the folder as a commit under ``ref``, its parent the thread's previous snapshot
+    ``parent`` (a commit id; None: the first). The changes are counted against ``parent``, else
+    against HEAD (in a repository that has one), else against nothing."""
+    index = ws.git.index
+    assert index is not None
+    with _locked(index):
+        _seed(ws)
+        try:
+            listing = _listing(ws)
+        except CheckpointError:
+            index.unlink(missing_ok=True)  # an index copy git cannot use (a split index): afresh
+            _seed_fresh(ws)
+            listing = _listing(ws)
+        take, skipped = _screen(ws, listing, max_bytes)
+        if take:
+            ws.git.run(
+                ["update-index", "--add", "--remove", "--replace", "-z", "--stdin"],
+                stdin=_zpaths(take),
+            )
+        if skipped:
+            gone = [p.path if not ws.prefix else f"{ws.prefix}/{p.path}" for p in skipped]
+            ws.git.run(["update-index", "--force-remove", "-z", "--stdin"], stdin=_zpaths(gone))
+        tree = ws.git.out(["write-tree"])
+        commit = ""
+        if parent is not None:
+            done = ws.git.run(["commit-tree", tree, "-p", parent, "-m", message], check=False)
+            commit = done.stdout.decode().strip() if done.returncode == 0 else ""
+            if not commit:
+                parent = None  # the previous snapshot is gone from the repository
+        if not commit:
+            commit = ws.git.out(["commit-tree", tree, "-m", message])
+        ws.git.run(["update-ref", ref, commit])
+    if parent is not None:
+        changes, base = changes_between(ws, f"{parent}^{{tree}}", tree), "previous"
+    elif not ws.private and (head := _changes_from_head(ws, tree)) is not None:
+        changes, base = head, "HEAD"
+    else:
+        changes, base = changes_between(ws, None, tree), "nothing"
+    return Snapshot(commit, tree, ref, changes, tuple(skipped), base)
+
+
+def _changes_from_head(ws: Workspace, tree: str) -> tuple[Change, ...] | None:
+    try:
+        return changes_between(ws, "HEAD^{tree}", tree)
+    except CheckpointError:
+        return None  # no commit yet
+
+
+def _seed_fresh(ws: Workspace) -> None:
+    if not ws.private:
+        ws.git.run(["read-tree", "HEAD"], check=False)  # no commit yet: an empty index
+
+
+def changes_between(ws: Workspace, old: str | None, new: str) -> tuple[Change, ...]:
+    """The files of the folder that differ from ``old`` (a tree-ish; None: nothing) to ``new``,
+    with their lines added and removed."""
+    if old is None:
+        old = EMPTY_TREE[len(new)] if len(new) in EMPTY_TREE else ws.git.out(["mktree"], stdin=b"")
+    out = ws.git.run(
+        ["diff-tree", "-r", "-z", "--raw", "--numstat", "--no-renames", old, new, *ws.pathspec()]
+    ).stdout
+    statuses: dict[str, str] = {}
+    counts: dict[str, tuple[int | None, int | None]] = {}
+    parts = out.split(b"\0")
+    i = 0
+    names = {"A": "added", "M": "modified", "D": "deleted", "T": "type"}
+    while i < len(parts):
+        part = parts[i]
+        if part.startswith(b":"):
+            letter = part.split()[-1].decode()[:1]
+            path = parts[i + 1].decode("utf-8", "surrogateescape") if i + 1 < len(parts) else ""
+            statuses[path] = names.get(letter, "modified")
+            i += 2
+            continue
+        if part:
+            fields = part.split(b"\t", 2)
+            if len(fields) == 3:
+                a, r, path_b = fields
+                counts[path_b.decode("utf-8", "surrogateescape")] = (
+                    int(a) if a.isdigit() else None,
+                    int(r) if r.isdigit() else None,
+                )
+        i += 1
+    return tuple(
+        Change(ws.relative(path), status, *counts.get(path, (None, None)))
+        for path, status in sorted(statuses.items())
+    )

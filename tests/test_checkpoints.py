@@ -1,0 +1,303 @@
+"""Checkpoints of a workspace on real git: exactly the folder's files, and nothing of the user's
+touched (HEAD, branches, index, stash, working tree)."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+from pathlib import Path
+
+import orjson
+import pytest
+
+from segue.model.errors import CheckpointError
+from segue.workspace import capture, locate
+from segue_testbed.claude_cli import ClaudeHome, claude_bin
+from segue_testbed.codex_cli import CodexHome, codex_bin
+from segue_testbed.standin.anthropic import Reply as ClaudeReply
+from segue_testbed.standin.anthropic import Text as ClaudeText
+from segue_testbed.standin.anthropic import ToolUse
+from segue_testbed.standin.openai import FunctionCall
+from segue_testbed.standin.openai import Text as CodexText
+from segue_testbed.standin.server import StandIn
+from tests.segue_cli import segue_json
+
+GIT_ENV = {
+    "GIT_AUTHOR_NAME": "u",
+    "GIT_AUTHOR_EMAIL": "u@example.org",
+    "GIT_COMMITTER_NAME": "u",
+    "GIT_COMMITTER_EMAIL": "u@example.org",
+}
+
+
+def git(cwd: Path, *args: str) -> str:
+    env = {**os.environ, **GIT_ENV}
+    return subprocess.run(
+        ["git", *args], cwd=cwd, env=env, check=True, capture_output=True, text=True
+    ).stdout
+
+
+def user_state(repo: Path) -> dict[str, str]:
+    """Everything of the user's that a checkpoint must leave as it was."""
+    index = repo / ".git" / "index"
+    return {
+        "status": git(repo, "status", "--porcelain=v2", "--branch", "--untracked-files=all"),
+        "index": hashlib.sha256(index.read_bytes()).hexdigest() if index.exists() else "",
+        "head": git(repo, "rev-parse", "HEAD"),
+        "branches": git(repo, "for-each-ref", "refs/heads", "refs/tags", "refs/stash"),
+        "stash": git(repo, "stash", "list"),
+        "files": "\n".join(
+            f"{p.relative_to(repo)}:{hashlib.sha256(p.read_bytes()).hexdigest()}"
+            for p in sorted(repo.rglob("*"))
+            if p.is_file() and ".git" not in p.relative_to(repo).parts
+        ),
+    }
+
+
+def tree_files(repo_git: Path, commit: str, work_tree: Path) -> dict[str, bytes]:
+    env = {**os.environ, "GIT_DIR": str(repo_git)}
+    names = subprocess.run(
+        ["git", "ls-tree", "-r", "-z", "--name-only", commit],
+        cwd=work_tree,
+        env=env,
+        check=True,
+        capture_output=True,
+    ).stdout.split(b"\0")
+    out: dict[str, bytes] = {}
+    for name in filter(None, names):
+        out[name.decode()] = subprocess.run(
+            ["git", "cat-file", "blob", f"{commit}:{name.decode()}"],
+            cwd=work_tree,
+            env=env,
+            check=True,
+            capture_output=True,
+        ).stdout
+    return out
+
+
+@pytest.fixture()
+def repo(tmp_path: Path) -> Path:
+    repo = tmp_path / "project"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    (repo / ".gitignore").write_text("*.log\nbuild/\n")
+    (repo / "kept.txt").write_text("one\ntwo\n")
+    (repo / "gone.txt").write_text("bye\n")
+    (repo / "src").mkdir()
+    (repo / "src" / "app.py").write_text("print('hi')\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "start")
+    return repo
+
+
+def env_for(tmp_path: Path) -> dict[str, str]:
+    return {**os.environ, "SEGUE_DATA_DIR": str(tmp_path / "data"), "HOME": str(tmp_path)}
+
+
+def test_a_snapshot_holds_exactly_the_folder_and_touches_nothing_of_the_users(
+    repo: Path, tmp_path: Path
+) -> None:
+    env = env_for(tmp_path)
+    # the user's own state: a staged change, a stash, another branch, an untracked file
+    (repo / "kept.txt").write_text("one\ntwo\nstaged\n")
+    git(repo, "add", "kept.txt")
+    (repo / "src" / "app.py").write_text("print('stash me')\n")
+    git(repo, "stash", "-q")
+    git(repo, "branch", "feature")
+    (repo / "kept.txt").write_text("one\ntwo\nstaged\nunstaged\n")
+    (repo / "gone.txt").unlink()
+    (repo / "new.txt").write_text("new\n")
+    (repo / "deep" / "er").mkdir(parents=True)
+    (repo / "deep" / "er" / "x.bin").write_bytes(b"\0\1\2")
+    (repo / "debug.log").write_text("ignored\n")
+    (repo / "build").mkdir()
+    (repo / "build" / "out.o").write_text("ignored too\n")
+    os.mkfifo(repo / "a-fifo")
+    (repo / "big.dat").write_bytes(b"x" * 5000)
+    before = user_state(repo)
+
+    ws = locate(repo, env)
+    snap = capture(ws, "refs/segue/checkpoints/t/1", parent=None, message="m", max_bytes=4096)
+
+    assert user_state(repo) == before
+    files = tree_files(ws.git.git_dir, snap.commit, repo)
+    assert files == {
+        ".gitignore": b"*.log\nbuild/\n",
+        "kept.txt": b"one\ntwo\nstaged\nunstaged\n",
+        "src/app.py": b"print('hi')\n",
+        "new.txt": b"new\n",
+        "deep/er/x.bin": b"\0\1\2",
+    }
+    # (git never lists a FIFO: it is no file to keep, nor one a rollback could touch)
+    assert {s.path: s.reason.split(" (")[0] for s in snap.skipped} == {
+        "big.dat": "over the size cap"
+    }
+    assert snap.base == "HEAD"
+    changes = {c.path: (c.status, c.added, c.removed) for c in snap.changes}
+    assert changes == {
+        "kept.txt": ("modified", 2, 0),
+        "gone.txt": ("deleted", 0, 1),
+        "new.txt": ("added", 1, 0),
+        "deep/er/x.bin": ("added", None, None),
+    }
+    assert git(repo, "for-each-ref", "--format=%(refname)", "refs/segue") == (
+        "refs/segue/checkpoints/t/1\n"
+    )
+
+
+def test_the_next_snapshot_counts_what_changed_since_the_one_before(
+    repo: Path, tmp_path: Path
+) -> None:
+    env = env_for(tmp_path)
+    ws = locate(repo, env)
+    first = capture(ws, "refs/segue/checkpoints/t/1", parent=None, message="m")
+    assert first.changes == ()
+    (repo / "kept.txt").write_text("one\n2\nthree\n")
+    (repo / "src" / "app.py").unlink()
+    (repo / "src" / "lib.py").write_text("a\nb\n")
+    second = capture(ws, "refs/segue/checkpoints/t/2", parent=first.commit, message="m")
+    assert {c.path: (c.status, c.added, c.removed) for c in second.changes} == {
+        "kept.txt": ("modified", 2, 1),
+        "src/app.py": ("deleted", 0, 1),
+        "src/lib.py": ("added", 2, 0),
+    }
+    assert second.base == "previous"
+    parent = git(repo, "rev-parse", f"{second.commit}^")
+    assert parent.strip() == first.commit
+    # a file that changes back and forth is seen each time (git's stat cache is kept fresh)
+    (repo / "src" / "lib.py").write_text("a\n")
+    third = capture(ws, "refs/segue/checkpoints/t/3", parent=second.commit, message="m")
+    assert [(c.path, c.removed) for c in third.changes] == [("src/lib.py", 1)]
+    assert tree_files(ws.git.git_dir, third.commit, repo)["src/lib.py"] == b"a\n"
+
+
+def test_a_subfolder_of_a_repository_is_its_own_workspace(repo: Path, tmp_path: Path) -> None:
+    ws = locate(repo / "src", env_for(tmp_path))
+    assert ws.prefix == "src" and not ws.private
+    (repo / "src" / "app.py").write_text("print('changed')\n")
+    (repo / "kept.txt").write_text("outside the workspace\n")
+    snap = capture(ws, "refs/segue/checkpoints/t/1", parent=None, message="m")
+    assert [(c.path, c.status) for c in snap.changes] == [("app.py", "modified")]
+
+
+def test_a_folder_outside_git_gets_a_private_repository(tmp_path: Path) -> None:
+    env = env_for(tmp_path)
+    folder = tmp_path / "plain"
+    (folder / "node_modules" / "dep").mkdir(parents=True)
+    (folder / "node_modules" / "dep" / "index.js").write_text("x")
+    (folder / "notes.md").write_text("# notes\n")
+    ws = locate(folder, env)
+    assert ws.private and str(ws.git.git_dir).startswith(str(tmp_path / "data"))
+    snap = capture(ws, "refs/segue/checkpoints/t/1", parent=None, message="m")
+    assert tree_files(ws.git.git_dir, snap.commit, folder) == {"notes.md": b"# notes\n"}
+    assert not (folder / ".git").exists()
+    assert [(c.path, c.status) for c in snap.changes] == [("notes.md", "added")]
+
+
+def test_the_home_folder_and_a_gone_folder_are_refused_in_one_line(tmp_path: Path) -> None:
+    env = env_for(tmp_path)
+    with pytest.raises(CheckpointError, match="your home folder"):
+        locate(tmp_path, env)
+    with pytest.raises(CheckpointError, match="the workspace folder is gone"):
+        locate(tmp_path / "nowhere", env)
+
+
+def test_a_users_git_variables_do_not_redirect_a_snapshot(repo: Path, tmp_path: Path) -> None:
+    other = tmp_path / "other.index"
+    env = {**env_for(tmp_path), "GIT_INDEX_FILE": str(other), "GIT_DIR": str(tmp_path)}
+    ws = locate(repo, env)
+    capture(ws, "refs/segue/checkpoints/t/1", parent=None, message="m")
+    assert not other.exists()
+    assert git(repo, "for-each-ref", "--format=%(refname)", "refs/segue").strip()
+
+
+# ------------------------------------------------------------------ with the real CLIs
+
+
+@pytest.mark.realcli
+def test_runs_on_both_providers_leave_exact_checkpoints_of_the_files_their_shells_wrote(
+    standin: StandIn, tmp_path: Path
+) -> None:
+    lane = standin.lane()
+    codex, claude = CodexHome(tmp_path, lane), ClaudeHome(tmp_path, lane)
+    settings = claude.config_dir / "settings.json"
+    settings.write_bytes(
+        orjson.dumps({**orjson.loads(settings.read_bytes()), "permissions": {"allow": ["Bash"]}})
+    )
+    env = {
+        **codex.env(),
+        **claude.env(),
+        "SEGUE_CLAUDE_BIN": str(claude_bin()),
+        "SEGUE_CODEX_BIN": str(codex_bin()),
+        "SEGUE_STATE_DIR": str(tmp_path / "state"),
+        "SEGUE_DATA_DIR": str(tmp_path / "data"),
+        "IS_SANDBOX": "1",
+    }
+    repo = tmp_path / "work"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    (repo / "README").write_text("project\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "start")
+    git(repo, "branch", "side")
+    claude.trust(repo)
+
+    def shell_codex(cmd: str, says: str) -> None:
+        lane.script("openai", FunctionCall("exec_command", {"cmd": cmd}), CodexText(says))
+
+    # run 1, typed into Codex itself (no hook): a.txt and b.txt
+    shell_codex("printf 'a1\\na2\\n' > a.txt && printf 'b\\n' > b.txt", "made a and b")
+    assert codex.exec("Make a.txt and b.txt.", cwd=repo).returncode == 0
+    session = codex.only_session_id()
+    before = user_state(repo)
+
+    # run 2 through segue on Codex: change a.txt, delete b.txt
+    shell_codex("printf 'a1\\nA2\\na3\\n' > a.txt && rm b.txt", "changed a, removed b")
+    second = segue_json(
+        ["run", "--thread", session, "Change a, remove b.", "--json"], env, cwd=repo
+    )
+    assert second["status"] == "completed", second
+    # run 3 through segue on Claude: its Bash tool writes c.txt
+    lane.script(
+        "anthropic",
+        ClaudeReply((ToolUse("Bash", {"command": "printf 'c\\n' > c.txt && echo done"}),)),
+        ClaudeText("wrote c"),
+    )
+    third = segue_json(
+        ["run", "--thread", second["thread"], "--provider", "claude", "Write c.", "--json"],
+        env,
+        cwd=repo,
+    )
+    assert third["status"] == "completed" and third["run"] == 3, third
+
+    listed = segue_json(["checkpoints", second["thread"], "--json"], env, cwd=repo)
+    by_run = {c["run"]: c for c in listed["checkpoints"]}
+    assert [(r, by_run[r]["kind"], by_run[r]["provider"]) for r in sorted(by_run)] == [
+        (1, "approximate", "codex"),  # found done before run 2: the folder as it was then
+        (2, "exact", "codex"),
+        (3, "exact", "claude"),
+    ]
+    git_dir = repo / ".git"
+    assert tree_files(git_dir, by_run[1]["commit"], repo) == {
+        "README": b"project\n",
+        "a.txt": b"a1\na2\n",
+        "b.txt": b"b\n",
+    }
+    assert tree_files(git_dir, by_run[2]["commit"], repo) == {
+        "README": b"project\n",
+        "a.txt": b"a1\nA2\na3\n",
+    }
+    assert tree_files(git_dir, by_run[3]["commit"], repo) == {
+        "README": b"project\n",
+        "a.txt": b"a1\nA2\na3\n",
+        "c.txt": b"c\n",
+    }
+    files = {f["path"]: (f["status"], f["added"], f["removed"]) for f in by_run[2]["files"]}
+    assert files == {"a.txt": ("modified", 2, 1), "b.txt": ("deleted", 0, 1)}
+    assert [f["path"] for f in by_run[3]["files"]] == ["c.txt"]
+    # the user's repository: the agents' files changed it, nothing else did
+    after = user_state(repo)
+    for key in ("index", "head", "branches", "stash"):
+        assert after[key] == before[key], key
+    assert git(repo, "status", "--porcelain") == "?? a.txt\n?? c.txt\n"
