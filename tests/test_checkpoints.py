@@ -6,7 +6,10 @@ from __future__ import annotations
 import hashlib
 import os
 import subprocess
+import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any, TypeVar
 
 import orjson
 import pytest
@@ -21,7 +24,9 @@ from segue_testbed.standin.anthropic import ToolUse
 from segue_testbed.standin.openai import FunctionCall
 from segue_testbed.standin.openai import Text as CodexText
 from segue_testbed.standin.server import StandIn
-from tests.segue_cli import segue_json
+from tests.segue_cli import segue, segue_json
+
+T = TypeVar("T")
 
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "u",
@@ -301,3 +306,94 @@ def test_runs_on_both_providers_leave_exact_checkpoints_of_the_files_their_shell
     for key in ("index", "head", "branches", "stash"):
         assert after[key] == before[key], key
     assert git(repo, "status", "--porcelain") == "?? a.txt\n?? c.txt\n"
+
+
+def _wait_for(check: Callable[[], T | None], timeout: float = 30.0) -> T:
+    deadline = time.monotonic() + timeout
+    while True:
+        found = check()
+        if found is not None:
+            return found
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.2)
+
+
+@pytest.mark.realcli
+def test_installed_hooks_checkpoint_turns_typed_into_either_cli_and_uninstall_undoes_them(
+    standin: StandIn, tmp_path: Path
+) -> None:
+    lane = standin.lane()
+    codex, claude = CodexHome(tmp_path, lane), ClaudeHome(tmp_path, lane)
+    segue_env = {
+        "SEGUE_STATE_DIR": str(tmp_path / "state"),
+        "SEGUE_DATA_DIR": str(tmp_path / "data"),
+    }
+    env = {**codex.env(), **claude.env(), **segue_env}
+    # the user's own settings: a hook of theirs, a notify program of theirs, comments
+    theirs = tmp_path / "their-notify.sh"
+    theirs.write_text(f'#!/bin/sh\necho "$1" >> {tmp_path / "their-notify.log"}\n')
+    theirs.chmod(0o755)
+    settings = claude.config_dir / "settings.json"
+    user_hook = {"matcher": "", "hooks": [{"type": "command", "command": "true # mine"}]}
+    settings.write_bytes(
+        orjson.dumps(
+            {
+                **orjson.loads(settings.read_bytes()),
+                "permissions": {"allow": ["Bash"]},
+                "hooks": {"Stop": [user_hook]},
+            }
+        )
+    )
+    config = codex.codex_home / "config.toml"
+    config.write_text(f'# my settings\nnotify = ["{theirs}"]\n\n' + config.read_text())
+    claude_before, codex_before = orjson.loads(settings.read_bytes()), config.read_bytes()
+
+    installed = segue_json(["hooks", "install", "--json"], env)
+    assert [h["changed"] for h in installed["hooks"]] == [True, True]
+    hooked_settings, hooked_config = settings.read_bytes(), config.read_bytes()
+    again = segue_json(["hooks", "install", "--json"], env)
+    assert [h["changed"] for h in again["hooks"]] == [False, False]
+    assert (settings.read_bytes(), config.read_bytes()) == (hooked_settings, hooked_config)
+    assert orjson.loads(hooked_settings)["hooks"]["Stop"][0] == user_hook  # theirs kept
+
+    # a Claude turn typed into the CLI itself: its Stop hook takes the checkpoint
+    work = tmp_path / "work"
+    work.mkdir()
+    git(work, "init", "-q", "-b", "main")
+    claude.trust(work)
+    lane.script(
+        "anthropic",
+        ClaudeReply((ToolUse("Bash", {"command": "printf 'hooked\\n' > h.txt"}),)),
+        ClaudeText("wrote h"),
+    )
+    assert claude.run("Write h.", cwd=work, env=segue_env).returncode == 0
+    listed = segue_json(["checkpoints", "--json"], env, cwd=work)
+    (only,) = listed["checkpoints"]
+    assert (only["run"], only["kind"], only["provider"]) == (1, "exact", "claude")
+    assert tree_files(work / ".git", only["commit"], work) == {"h.txt": b"hooked\n"}
+
+    # a Codex turn: its notify program is segue's hook, which then runs the user's
+    other = tmp_path / "other"
+    other.mkdir()
+    lane.script(
+        "openai", FunctionCall("exec_command", {"cmd": "printf 'x\\n' > x.txt"}), CodexText("ok")
+    )
+    assert codex.exec("Write x.", cwd=other, env=segue_env).returncode == 0
+
+    def codex_checkpoint() -> dict[str, Any] | None:
+        done = segue(["checkpoints", "--json"], env, cwd=other)
+        found = orjson.loads(done.stdout).get("checkpoints") if done.returncode == 0 else None
+        return found[0] if found else None
+
+    made = _wait_for(codex_checkpoint)
+    assert (made["kind"], made["provider"], made["private_repository"]) == ("exact", "codex", True)
+    assert [f["path"] for f in made["files"]] == ["x.txt"]
+    logged = _wait_for(lambda: (tmp_path / "their-notify.log").read_text() or None)
+    assert '"type":"agent-turn-complete"' in logged
+
+    # (Claude Code wrote settings of its own meanwhile: they stay too)
+    now = orjson.loads(settings.read_bytes())
+    removed = segue_json(["hooks", "uninstall", "--json"], env)
+    assert [h["changed"] for h in removed["hooks"]] == [True, True]
+    assert orjson.loads(settings.read_bytes()) == {**now, "hooks": claude_before["hooks"]}
+    assert config.read_bytes() == codex_before

@@ -1,5 +1,6 @@
-"""``segue checkpoint`` and ``segue checkpoints``: take a checkpoint of a thread's workspace now,
-and list a thread's checkpoints.
+"""``segue checkpoint``, ``segue checkpoints`` and ``segue hooks``: take a checkpoint of a
+thread's workspace now, list a thread's checkpoints, and install the CLIs' end-of-turn hooks
+that take one as each turn ends (``segue hook PROVIDER`` is what they run).
 
 A checkpoint taken here follows the thread's newest run: *exact* when the CLI's own end-of-turn
 hook asks for it (``segue hooks install``), else *approximate* (the folder as it is now, which
@@ -10,13 +11,34 @@ its lock, so the newest run is the one on disk.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+import sys
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
 
+from segue.model.conversation import Provider
 from segue.model.errors import CheckpointError
-from segue.threads.checkpoints import Checkpoint, CheckpointKind
+from segue.providers.hooks import HookChange, HookEvent, HookKind
+from segue.threads.checkpoints import (
+    RUN_THREAD_VARIABLE,
+    Checkpoint,
+    CheckpointKind,
+    diff_line,
+)
 
-__all__ = ["Checkpoints", "Taken", "checkpoint_now", "list_thread_checkpoints"]
+__all__ = [
+    "RUN_THREAD_VARIABLE",
+    "Checkpoints",
+    "HookOutcome",
+    "Taken",
+    "checkpoint_now",
+    "handle_hook",
+    "hook_command",
+    "install_hooks",
+    "list_thread_checkpoints",
+    "uninstall_hooks",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,3 +107,152 @@ def list_thread_checkpoints(
         graph = ThreadStore(store).graph(thread_id)
         found = list_checkpoints(store, thread_id)
     return Checkpoints(thread_id, graph.thread.cwd, tuple(found))
+
+
+# ----------------------------------------------------------------------------- the CLIs' hooks
+
+HOOK_LOCK_WAIT_S = "5"
+_LOG_CAP = 1 << 20
+
+
+def hook_command(provider: Provider) -> list[str]:
+    """What a CLI's hook runs: this Python's segue, whatever the ``PATH`` of the CLI."""
+    return [sys.executable, "-m", "segue", "hook", provider.value]
+
+
+def install_hooks(
+    providers: Sequence[Provider] | None = None,
+    *,
+    dry_run: bool = False,
+    env: Mapping[str, str] | None = None,
+) -> list[tuple[Provider, HookChange | None]]:
+    """``segue hooks install``: each CLI's end-of-turn hook, merged into its settings."""
+    from segue.providers import all_entries, entry
+
+    env = dict(os.environ) if env is None else dict(env)
+    chosen = list(providers) if providers else [e.provider for e in all_entries()]
+    return [(p, entry(p).install_hooks(env, hook_command(p), dry_run=dry_run)) for p in chosen]
+
+
+def uninstall_hooks(
+    providers: Sequence[Provider] | None = None,
+    *,
+    dry_run: bool = False,
+    env: Mapping[str, str] | None = None,
+) -> list[tuple[Provider, HookChange | None]]:
+    """``segue hooks uninstall``: exactly what ``install`` put in, taken out."""
+    from segue.providers import all_entries, entry
+
+    env = dict(os.environ) if env is None else dict(env)
+    chosen = list(providers) if providers else [e.provider for e in all_entries()]
+    return [(p, entry(p).uninstall_hooks(env, dry_run=dry_run)) for p in chosen]
+
+
+@dataclass(frozen=True, slots=True)
+class HookOutcome:
+    event: HookEvent
+    checkpoint: Checkpoint | None
+    what: str  # one line for the hook log
+
+
+def handle_hook(
+    provider_name: str, args: Sequence[str], stdin: bytes, env: Mapping[str, str] | None = None
+) -> HookOutcome:
+    """``segue hook PROVIDER …``, run by a CLI's hook: checkpoint the session's thread as the
+    turn's exact end, note a usage limit for ``segue watch``, then run the user's own program
+    the hook replaced (Codex's notify). Never raises: a hook must not disturb the CLI; what
+    happened goes to ``hooks.log`` in segue's state folder."""
+    from segue.model.errors import SegueError
+    from segue.providers import entry, known
+    from segue.switch.locks import LOCK_WAIT_VARIABLE
+
+    env = dict(os.environ) if env is None else dict(env)
+    env.setdefault(LOCK_WAIT_VARIABLE, HOOK_LOCK_WAIT_S)
+    try:
+        provider = known(provider_name)
+    except ValueError:
+        outcome = HookOutcome(
+            HookEvent(HookKind.OTHER), None, f"unknown provider {provider_name!r}"
+        )
+        _log(env, provider_name, outcome.what)
+        return outcome
+    event = entry(provider).hook_event(args, stdin)
+    checkpoint: Checkpoint | None = None
+    what = f"{event.detail or event.kind.value}: nothing to do"
+    try:
+        if event.kind is HookKind.LIMIT:
+            _signal(env, provider, event)
+        ref = event.transcript or event.session_id
+        if event.kind is HookKind.OTHER or ref is None:
+            pass
+        elif env.get(RUN_THREAD_VARIABLE):
+            what = f"{event.detail}: segue run takes this turn's checkpoint itself"
+        else:
+            taken = checkpoint_now(ref, exact=True, cwd=event.cwd, env=env)
+            checkpoint = taken.checkpoint
+            what = f"{event.detail}: thread {taken.thread_id}, {diff_line(checkpoint)}"
+    except SegueError as exc:
+        what = f"{event.detail}: {' '.join(str(exc).split())}"
+    except Exception as exc:  # a bug must not reach the CLI either
+        what = f"{event.detail}: internal error: {type(exc).__name__}: {exc}"
+    if event.then:
+        what += _run_theirs(event)
+    _log(env, provider.value, what)
+    return HookOutcome(event, checkpoint, what)
+
+
+def _run_theirs(event: HookEvent) -> str:
+    import subprocess
+
+    argv = [*event.then, *([event.payload] if event.payload is not None else [])]
+    try:
+        subprocess.Popen(
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+    except OSError as exc:
+        return f"; your notify program {event.then[0]} did not start: {exc.strerror}"
+    return f"; ran your notify program {event.then[0]}"
+
+
+def _append(path: Path, line: str) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        if path.exists() and path.stat().st_size > _LOG_CAP:
+            os.replace(path, path.with_name(path.name + ".1"))
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+        try:
+            os.write(fd, line.encode("utf-8", "replace"))
+        finally:
+            os.close(fd)
+    except OSError:
+        pass  # nowhere to say it: a hook stays quiet
+
+
+def _log(env: Mapping[str, str], provider: str, what: str) -> None:
+    from segue.support.state_dir import state_dir
+
+    now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    _append(state_dir(env) / "hooks.log", f"{now} {provider}: {' '.join(what.split())}\n")
+
+
+def _signal(env: Mapping[str, str], provider: Provider, event: HookEvent) -> None:
+    """A usage limit a CLI's hook reported, for ``segue watch`` (one JSON line)."""
+    import orjson
+
+    from segue.support.state_dir import state_dir
+
+    line = orjson.dumps(
+        {
+            "at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "provider": provider.value,
+            "kind": "limit",
+            "session": event.session_id,
+            "cwd": event.cwd,
+            "detail": event.detail,
+        }
+    ).decode()
+    _append(state_dir(env) / "signals.jsonl", line + "\n")

@@ -68,7 +68,7 @@ def run_turn(
     from segue.switch import session_lock, switch_session, thread_lock
     from segue.switch.journal import open_recording
     from segue.threads import sync
-    from segue.threads.checkpoints import CheckpointKind, take_checkpoint
+    from segue.threads.checkpoints import RUN_THREAD_VARIABLE, CheckpointKind, take_checkpoint
     from segue.threads.syncing import thread_for
 
     if not prompt.strip():
@@ -132,7 +132,8 @@ def run_turn(
         warnings += [n for n in now.notes if n not in warnings]
         _refuse_mid_turn(now.graph, target, session_id, env)
         done = run_headless(
-            e.headless_argv(executable, session_id, prompt), cwd=session_cwd, env=env,
+            e.headless_argv(executable, session_id, prompt), cwd=session_cwd,
+            env={**env, RUN_THREAD_VARIABLE: thread_id},  # its hooks leave the checkpoint to us
             timeout=RUN_TIMEOUT,
         )  # fmt: skip
         if isinstance(done, str):

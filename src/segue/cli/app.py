@@ -494,10 +494,11 @@ def demo(
 
 
 def _register_threads() -> None:
-    from segue.cli.checkpoints import checkpoint_command, checkpoints_command
+    from segue.cli.checkpoints import checkpoint_command, checkpoints_command, hooks_app
     from segue.cli.threads import thread_app
 
     app.add_typer(thread_app, name="thread")
+    app.add_typer(hooks_app, name="hooks")
     app.command("checkpoint")(checkpoint_command)
     app.command("checkpoints")(checkpoints_command)
 
@@ -537,6 +538,11 @@ def _run_args(args: list[str]) -> list[str]:
 
 def main(argv: list[str] | None = None) -> None:
     args = _run_args(sys.argv[1:] if argv is None else argv)
+    if args[:1] == ["hook"]:  # what the CLIs' hooks run: never an error, never a word on stdout
+        from segue.cli.checkpoints import run_hook
+
+        run_hook(args[1:])
+        return
     as_json = "--json" in (args[: args.index("--")] if "--" in args else args)
     try:
         code = app(args=args, standalone_mode=False)

@@ -1,17 +1,21 @@
-"""``segue checkpoint`` and ``segue checkpoints``: the work is :mod:`segue.checkpointing`; this
-module only talks to the user."""
+"""``segue checkpoint``, ``segue checkpoints`` and ``segue hooks``: the work is
+:mod:`segue.checkpointing`; this module only talks to the user."""
 
 from __future__ import annotations
 
 import sys
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import orjson
 import typer
 
-from segue.cli.options import JsonOption
+from segue.cli.options import PROVIDER, JsonOption, command_group
+from segue.model.conversation import Provider
 
-__all__ = ["checkpoint_command", "checkpoints_command"]
+if TYPE_CHECKING:
+    from segue.providers.hooks import HookChange
+
+__all__ = ["checkpoint_command", "checkpoints_command", "hooks_app", "run_hook"]
 
 ThreadArgument = Annotated[
     str | None,
@@ -104,3 +108,90 @@ def checkpoints_command(thread: ThreadArgument = None, as_json: JsonOption = Fal
     skipped = {s.path: s.reason for c in found.checkpoints for s in c.skipped}
     for path, reason in list(skipped.items())[:10]:
         console.print(f"left out: {path} ({reason})", style="yellow", markup=False)
+
+
+hooks_app = command_group(
+    "hooks",
+    "The CLIs' end-of-turn hooks: a checkpoint as each turn ends, and the usage-limit signal.",
+)
+
+ProvidersOption = Annotated[
+    list[Provider] | None,
+    typer.Option(
+        "--provider", "-p", click_type=PROVIDER, help="Only this CLI (repeat for several)."
+    ),
+]
+DryRunOption = Annotated[
+    bool, typer.Option("--dry-run", help="Say what would change; change nothing.")
+]
+
+
+def _print_changes(
+    changes: list[tuple[Provider, HookChange | None]], dry_run: bool, as_json: bool
+) -> None:
+    from rich.console import Console
+
+    if as_json:
+        _out(
+            {
+                "dry_run": dry_run,
+                "hooks": [
+                    {
+                        "provider": p.value,
+                        "supported": c is not None,
+                        "file": None if c is None else str(c.path),
+                        "changed": False if c is None else c.changed,
+                        "what": "no end-of-turn hook" if c is None else c.what,
+                        "copy": None if c is None or c.copy is None else str(c.copy),
+                    }
+                    for p, c in changes
+                ],
+            }
+        )
+        return
+    console = Console(highlight=False, soft_wrap=True)
+    for provider, change in changes:
+        if change is None:
+            console.print(f"{provider.value}: has no end-of-turn hook", markup=False)
+            continue
+        would = "would be: " if dry_run and change.changed else ""
+        console.print(f"{provider.value}: {would}{change.what} ({change.path})", markup=False)
+        if change.copy is not None:
+            console.print(f"  the file as it was: {change.copy}", style="dim", markup=False)
+
+
+@hooks_app.command("install")
+def hooks_install(
+    provider: ProvidersOption = None, dry_run: DryRunOption = False, as_json: JsonOption = False
+) -> None:
+    """Add a Claude Code Stop (and StopFailure rate_limit) hook and a Codex notify program
+    that run segue hook: a checkpoint as each turn ends. Nothing of yours is removed; running
+    it twice changes nothing."""
+    from segue.checkpointing import install_hooks
+
+    _print_changes(install_hooks(provider, dry_run=dry_run), dry_run, as_json)
+
+
+@hooks_app.command("uninstall")
+def hooks_uninstall(
+    provider: ProvidersOption = None, dry_run: DryRunOption = False, as_json: JsonOption = False
+) -> None:
+    """Take out exactly what segue hooks install put in (a notify program of yours that
+    segue's ran after is put back)."""
+    from segue.checkpointing import uninstall_hooks
+
+    _print_changes(uninstall_hooks(provider, dry_run=dry_run), dry_run, as_json)
+
+
+def run_hook(args: list[str]) -> None:
+    """``segue hook PROVIDER ARGS…``, what the CLIs' hooks run (stdin: Claude Code's input):
+    quiet on stdout (Claude Code reads a hook's output) and always exit 0."""
+    from segue.checkpointing import handle_hook
+
+    stdin = b""
+    if not sys.stdin.isatty():
+        try:
+            stdin = sys.stdin.buffer.read(1 << 20)
+        except (OSError, ValueError):
+            stdin = b""
+    handle_hook(args[0] if args else "", args[1:], stdin)

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, ClassVar
 from segue.formats.atomic import NativeSession
 from segue.model.conversation import Conversation, Item, LimitSignal, LimitWindow, Provider
 from segue.model.session_info import SessionInfo
+from segue.providers.hooks import HookChange, HookEvent, HookKind
 from segue.transforms.budget import TargetProfile
 
 if TYPE_CHECKING:
@@ -118,6 +119,24 @@ class ProviderEntry(ABC):
         if executable is None:
             return False, self.not_installed()
         return self.headless.compact(executable, path, session_id, cwd, env)
+
+    # -- end-of-turn hooks (``segue hooks install``) ---------------------------------------------
+
+    def install_hooks(
+        self, env: Env, command: Sequence[str], *, dry_run: bool = False
+    ) -> HookChange | None:
+        """Merge a hook that runs ``command`` at each turn's end into the CLI's settings
+        (nothing of the user's removed; twice is once). None: the CLI has no such hook."""
+        return None
+
+    def uninstall_hooks(self, env: Env, *, dry_run: bool = False) -> HookChange | None:
+        """Take out exactly what :meth:`install_hooks` put in."""
+        return None
+
+    def hook_event(self, args: Sequence[str], stdin: bytes) -> HookEvent:
+        """What the CLI's hook said when it ran ``segue hook <provider> ARGS`` (its input on
+        ``stdin``, or in ``args``)."""
+        return HookEvent(HookKind.OTHER)
 
     def summarize(self, prompt: str, env: Env) -> tuple[str | None, str]:
         """Ask the user's CLI, headless and unable to change anything, to answer ``prompt``

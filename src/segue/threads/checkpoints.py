@@ -33,6 +33,7 @@ from segue.threads.model import RunStatus, ThreadGraph, _Tolerant
 from segue.workspace.snapshot import Change, Skipped
 
 __all__ = [
+    "RUN_THREAD_VARIABLE",
     "Checkpoint",
     "CheckpointKind",
     "Taken",
@@ -42,6 +43,10 @@ __all__ = [
     "list_checkpoints",
     "take_checkpoint",
 ]
+
+
+# set by ``segue run`` for the CLI it runs: that turn's hook leaves the checkpoint to it
+RUN_THREAD_VARIABLE = "SEGUE_RUN_THREAD"
 
 
 class CheckpointKind(_Tolerant):
@@ -242,6 +247,10 @@ def take_checkpoint(
         c.run_ordinal == ordinal and c.kind is not CheckpointKind.SAFETY for c in found
     ):
         return Taken(None, existing=True)
+    if kind is CheckpointKind.EXACT:  # a run ends once: a second hook of it takes nothing
+        same = [c for c in found if c.run_ordinal == ordinal and c.kind is CheckpointKind.EXACT]
+        if same:
+            return Taken(same[-1], existing=True)
     try:
         ws = locate(folder, env)
         previous = latest_checkpoint(

@@ -17,6 +17,7 @@ from segue.providers.claude.compact import compact
 from segue.providers.claude.profile import model_key, target_profile
 from segue.providers.claude.summarize import summarize
 from segue.providers.claude.usage import read_usage
+from segue.providers.hooks import HookChange, HookEvent
 
 if TYPE_CHECKING:
     import psutil
@@ -98,3 +99,20 @@ class ClaudeCode(ProviderEntry):
 
     def resume_args(self, session_id: str) -> list[str]:
         return ["--resume", session_id]
+
+    def install_hooks(
+        self, env: Env, command: Sequence[str], *, dry_run: bool = False
+    ) -> HookChange | None:
+        from segue.providers.claude import hooks
+
+        return hooks.install_hooks(env, command, dry_run=dry_run)
+
+    def uninstall_hooks(self, env: Env, *, dry_run: bool = False) -> HookChange | None:
+        from segue.providers.claude import hooks
+
+        return hooks.uninstall_hooks(env, dry_run=dry_run)
+
+    def hook_event(self, args: Sequence[str], stdin: bytes) -> HookEvent:
+        from segue.providers.claude import hooks
+
+        return hooks.hook_event(args, stdin)
