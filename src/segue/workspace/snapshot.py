@@ -3,10 +3,13 @@ user's HEAD, branches, index, stash or files.
 
 The folder's repository keeps the snapshots (a folder outside git gets a private repository in
 segue's data folder). Each workspace has an index file of segue's own, seeded once from a copy of
-the user's index so that git's stat cache makes a capture cost about a ``git status``: one
-``ls-files`` lists what changed (modified, deleted and new files, ignored ones left out), and only
-those are hashed. Then ``write-tree``, ``commit-tree`` and ``update-ref`` put the commit under a
-ref of segue's (``refs/segue/…``), chained to the thread's previous snapshot.
+the user's index, so that git's stat cache makes the listing cost a ``git status``: ``git
+status`` on that index lists what changed since the last snapshot (modified, deleted and new
+files, ignored ones left out), and only those are read. One ``git fast-import`` then writes
+their bytes, the trees and the commit into one pack and points a ref of segue's at it
+(``refs/segue/…``), and ``update-index --index-info`` makes segue's index hold the new tree. A
+snapshot's first parent is the commit segue's index held; its second, when different, the
+thread's previous snapshot.
 
 Left out, each with its reason: a file over the size cap (``$SEGUE_CHECKPOINT_MAX_FILE`` bytes,
 default 8 MiB), a special file (a FIFO, a socket), an unreadable one, a folder that is a git
@@ -22,6 +25,7 @@ import os
 import stat
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 
 from segue.model.errors import CheckpointError
@@ -234,6 +238,8 @@ def _listing(ws: Workspace) -> list[tuple[str, str]]:
     user's ``git status``'s speed (its stat cache, its threads), and refreshes that index."""
     done = ws.git.run(
         [
+            "-c",
+            "core.untrackedCache=true",  # kept in segue's index: the next listing walks less
             "status",
             "--porcelain=v2",
             "-z",
@@ -305,10 +311,6 @@ def _screen(
     return take, skipped
 
 
-def _zpaths(paths: list[str]) -> bytes:
-    return b"".join(p.encode("utf-8", "surrogateescape") + b"\0" for p in paths)
-
-
 def capture(
     ws: Workspace,
     ref: str,
@@ -319,43 +321,155 @@ def capture(
 ) -> Snapshot:
     """Snapshot the folder as a commit under ``ref``, its parent the thread's previous snapshot
     ``parent`` (a commit id; None: the first). The changes are counted against ``parent``, else
-    against HEAD (in a repository that has one), else against nothing."""
+    against HEAD (in a repository that has one), else against nothing.
+
+    The files are taken as their bytes (no clean filter, no line-ending conversion), so that a
+    restore gives back exactly what was there; git's stat cache in segue's index says which
+    files changed since the last snapshot, and only those are read. One ``git fast-import``
+    writes their blobs, the trees and the commit into one pack (a file created per object
+    costs more than the whole listing on a slow disk)."""
     index = ws.git.index
     assert index is not None
     with _locked(index):
         _seed(ws)
         try:
             listing = _listing(ws)
+            base = _base(ws)
         except CheckpointError:
-            index.unlink(missing_ok=True)  # an index copy git cannot use (a split index): afresh
-            _seed_fresh(ws)
+            _reset_index(ws)  # an index copy git cannot use (a split index, a conflict)
             listing = _listing(ws)
+            base = _base(ws)
         take, skipped = _screen(ws, listing, max_bytes)
-        if take:
-            ws.git.run(
-                ["update-index", "--add", "--remove", "--replace", "-z", "--stdin"],
-                stdin=_zpaths(take),
-            )
-        if skipped:
-            gone = [p.path if not ws.prefix else f"{ws.prefix}/{p.path}" for p in skipped]
-            ws.git.run(["update-index", "--force-remove", "-z", "--stdin"], stdin=_zpaths(gone))
-        tree = ws.git.out(["write-tree"])
-        commit = ""
-        if parent is not None:
-            done = ws.git.run(["commit-tree", tree, "-p", parent, "-m", message], check=False)
-            commit = done.stdout.decode().strip() if done.returncode == 0 else ""
-            if not commit:
-                parent = None  # the previous snapshot is gone from the repository
-        if not commit:
-            commit = ws.git.out(["commit-tree", tree, "-m", message])
-        ws.git.run(["update-ref", ref, commit])
+        gone = [p.path if not ws.prefix else f"{ws.prefix}/{p.path}" for p in skipped]
+        try:
+            commit, entries = _import(ws, ref, base, parent, message, take, gone)
+        except CheckpointError:
+            # the base or the previous snapshot is gone from the repository (a gc, a hand
+            # edit): the index as it is now, and no link to the previous snapshot
+            if parent is not None and not _is_commit(ws, parent):
+                parent = None
+            _state(index).unlink(missing_ok=True)
+            base = _base(ws)
+            commit, entries = _import(ws, ref, base, parent, message, take, gone)
+        _state(index).write_text(commit + "\n")  # first: a kill after it only redoes the same
+        if entries:
+            ws.git.run(["update-index", "-z", "--index-info"], stdin=b"".join(entries))
+        tree = ws.git.out(["rev-parse", f"{commit}^{{tree}}"])
     if parent is not None:
-        changes, base = changes_between(ws, f"{parent}^{{tree}}", tree), "previous"
+        changes, against = changes_between(ws, f"{parent}^{{tree}}", tree), "previous"
     elif not ws.private and (head := _changes_from_head(ws, tree)) is not None:
-        changes, base = head, "HEAD"
+        changes, against = head, "HEAD"
     else:
-        changes, base = changes_between(ws, None, tree), "nothing"
-    return Snapshot(commit, tree, ref, changes, tuple(skipped), base)
+        changes, against = changes_between(ws, None, tree), "nothing"
+    return Snapshot(commit, tree, ref, changes, tuple(skipped), against)
+
+
+def _state(index: Path) -> Path:
+    """Where the commit whose tree segue's index holds is kept (beside the index)."""
+    return index.with_name(index.name + ".base")
+
+
+def _reset_index(ws: Workspace) -> None:
+    index = ws.git.index
+    assert index is not None
+    index.unlink(missing_ok=True)
+    _state(index).unlink(missing_ok=True)
+    _seed_fresh(ws)
+
+
+def _is_commit(ws: Workspace, rev: str) -> bool:
+    done = ws.git.run(["cat-file", "-t", rev], check=False)
+    return done.returncode == 0 and done.stdout.strip() == b"commit"
+
+
+def _base(ws: Workspace) -> str:
+    """A commit whose tree is what segue's index holds: the one the last snapshot left, else
+    one made of the index now (the first time: a copy of the user's index)."""
+    index = ws.git.index
+    assert index is not None
+    try:
+        known = _state(index).read_text().strip()
+    except OSError:
+        known = ""
+    if known:
+        return known  # checked by its use: fast-import fails on a commit that is gone
+    tree = ws.git.out(["write-tree"])  # fails on a conflict in the index copy: it is reset
+    return ws.git.out(["commit-tree", tree, "-m", "segue: the index a snapshot starts from"])
+
+
+def _quoted(path: str) -> bytes:
+    """A path as ``git fast-import`` reads it: C-quoted, so any byte is safe."""
+    raw = path.encode("utf-8", "surrogateescape")
+    out = bytearray(b'"')
+    for byte in raw:
+        if byte in (0x22, 0x5C):
+            out += b"\\" + bytes([byte])
+        elif byte < 0x20 or byte == 0x7F:
+            out += b"\\%03o" % byte
+        else:
+            out.append(byte)
+    return bytes(out + b'"')
+
+
+def _import(
+    ws: Workspace,
+    ref: str,
+    base: str,
+    parent: str | None,
+    message: str,
+    take: list[str],
+    gone: list[str],
+) -> tuple[str, list[bytes]]:
+    """The snapshot commit: ``base`` with the changed files as they are on disk and the left
+    out ones removed; ``parent`` its second parent when it is another commit (the thread's
+    chain). Returns it and the index entries that make segue's index hold its tree."""
+    digest = "sha256" if len(base) == 64 else "sha1"
+    zero = "0" * len(base)
+    top = ws.git.work_tree
+    when = int(datetime.now(UTC).timestamp())
+    msg = message.encode("utf-8", "surrogateescape")
+    parts = [
+        b"commit %s\nmark :1\n" % ref.encode(),
+        b"committer segue <segue@localhost> %d +0000\n" % when,
+        b"data %d\n%s\n" % (len(msg), msg),
+        b"from %s\n" % base.encode(),
+    ]
+    if parent is not None and parent != base:
+        parts.append(b"merge %s\n" % parent.encode())
+    entries: list[bytes] = []
+    for path in [*take, *gone]:
+        full = top / path
+        name = path.encode("utf-8", "surrogateescape")
+        data: bytes | None = None
+        mode = b"100644"
+        if path not in gone:
+            try:
+                info = full.lstat()
+                if stat.S_ISLNK(info.st_mode):
+                    data, mode = os.fsencode(os.readlink(full)), b"120000"
+                elif stat.S_ISREG(info.st_mode):
+                    with full.open("rb") as f:
+                        data = f.read()
+                    mode = b"100755" if info.st_mode & 0o111 else b"100644"
+            except FileNotFoundError:
+                data = None  # gone since it was listed
+            except OSError as exc:
+                raise CheckpointError(f"{full}: cannot read it: {exc.strerror}") from None
+        if data is None:
+            parts.append(b"D %s\n" % _quoted(path))
+            entries.append(b"0 %s\t%s\0" % (zero.encode(), name))
+            continue
+        parts.append(b"M %s inline %s\ndata %d\n" % (mode, _quoted(path), len(data)))
+        parts += [data, b"\n"]
+        blob = hashlib.new(digest, b"blob %d\0" % len(data))
+        blob.update(data)
+        entries.append(b"%s %s\t%s\0" % (mode, blob.hexdigest().encode(), name))
+    parts.append(b"\nget-mark :1\ndone\n")
+    done = ws.git.run(
+        ["fast-import", "--quiet", "--done", "--force", "--cat-blob-fd=1"],
+        stdin=b"".join(parts),
+    )
+    return done.stdout.decode().strip(), entries
 
 
 def _changes_from_head(ws: Workspace, tree: str) -> tuple[Change, ...] | None:
@@ -366,8 +480,8 @@ def _changes_from_head(ws: Workspace, tree: str) -> tuple[Change, ...] | None:
 
 
 def _seed_fresh(ws: Workspace) -> None:
-    if not ws.private:
-        ws.git.run(["read-tree", "HEAD"], check=False)  # no commit yet: an empty index
+    if ws.private or ws.git.run(["read-tree", "HEAD"], check=False).returncode != 0:
+        ws.git.run(["read-tree", "--empty"])  # no commit yet: an empty index
 
 
 def changes_between(ws: Workspace, old: str | None, new: str) -> tuple[Change, ...]:
