@@ -47,7 +47,10 @@ def user_state(repo: Path) -> dict[str, str]:
     """Everything of the user's that a checkpoint must leave as it was."""
     index = repo / ".git" / "index"
     return {
-        "status": git(repo, "status", "--porcelain=v2", "--branch", "--untracked-files=all"),
+        # (--no-optional-locks: this look itself must not refresh the user's index)
+        "status": git(
+            repo, "--no-optional-locks", "status", "--porcelain=v2", "--branch", "-uall"
+        ),
         "index": hashlib.sha256(index.read_bytes()).hexdigest() if index.exists() else "",
         "head": git(repo, "rev-parse", "HEAD"),
         "branches": git(repo, "for-each-ref", "refs/heads", "refs/tags", "refs/stash"),

@@ -1,5 +1,5 @@
 """``segue checkpoint``, ``segue checkpoints`` and ``segue hooks``: the work is
-:mod:`segue.checkpointing`; this module only talks to the user."""
+:mod:`segue.rewind`; this module only talks to the user."""
 
 from __future__ import annotations
 
@@ -46,7 +46,7 @@ def checkpoint_command(
     branches, index, stash and files are never touched)."""
     from rich.console import Console
 
-    from segue.checkpointing import checkpoint_now
+    from segue.rewind import checkpoint_now
     from segue.threads.checkpoints import diff_line
     from segue.threads.documents import checkpoint_to_json
 
@@ -66,7 +66,7 @@ def checkpoints_command(thread: ThreadArgument = None, as_json: JsonOption = Fal
     """A thread's checkpoints: run, provider, time, files, +/-, exact or approximate."""
     from rich.console import Console
 
-    from segue.checkpointing import list_thread_checkpoints
+    from segue.rewind import list_thread_checkpoints
     from segue.threads.documents import checkpoint_to_json
 
     found = list_thread_checkpoints(thread)
@@ -167,7 +167,7 @@ def hooks_install(
     """Add a Claude Code Stop (and StopFailure rate_limit) hook and a Codex notify program
     that run segue hook: a checkpoint as each turn ends. Nothing of yours is removed; running
     it twice changes nothing."""
-    from segue.checkpointing import install_hooks
+    from segue.rewind import install_hooks
 
     _print_changes(install_hooks(provider, dry_run=dry_run), dry_run, as_json)
 
@@ -178,7 +178,7 @@ def hooks_uninstall(
 ) -> None:
     """Take out exactly what segue hooks install put in (a notify program of yours that
     segue's ran after is put back)."""
-    from segue.checkpointing import uninstall_hooks
+    from segue.rewind import uninstall_hooks
 
     _print_changes(uninstall_hooks(provider, dry_run=dry_run), dry_run, as_json)
 
@@ -186,7 +186,7 @@ def hooks_uninstall(
 def run_hook(args: list[str]) -> None:
     """``segue hook PROVIDER ARGS…``, what the CLIs' hooks run (stdin: Claude Code's input):
     quiet on stdout (Claude Code reads a hook's output) and always exit 0."""
-    from segue.checkpointing import handle_hook
+    from segue.rewind import handle_hook
 
     stdin = b""
     if not sys.stdin.isatty():

@@ -232,12 +232,13 @@ def _seed(ws: Workspace) -> None:
         _seed_fresh(ws)
 
 
-def _listing(ws: Workspace) -> list[tuple[str, str]]:
+def _listing(ws: Workspace, *, write: bool = True) -> list[tuple[str, str]]:
     """What differs between segue's index and the folder: (tag, path) with tag C (changed), R
     (removed) or ? (new, not ignored). ``git status`` on segue's index finds them with the
     user's ``git status``'s speed (its stat cache, its threads), and refreshes that index."""
     done = ws.git.run(
         [
+            *(() if write else ("--no-optional-locks",)),  # a preview writes not even the cache
             "-c",
             "core.untrackedCache=true",  # kept in segue's index: the next listing walks less
             "status",

@@ -1,0 +1,56 @@
+"""Going back in a thread: checkpoints of its workspace after every run (and the CLIs' hooks
+that take them), rollback of the files and the context together, and forks.
+
+    from segue.rewind import checkpoint_now, list_thread_checkpoints
+
+    taken = checkpoint_now("01a22910")          # the thread's folder, as its newest run's
+    for c in list_thread_checkpoints("01a22910").checkpoints:
+        print(c.run_ordinal, c.kind, c.commit_id, len(c.files))
+
+Each name is imported on first use.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from segue.support.lazy import lazy_names
+
+if TYPE_CHECKING:
+    from segue.rewind.checkpoints import (
+        Checkpoints,
+        HookOutcome,
+        Taken,
+        checkpoint_now,
+        handle_hook,
+        hook_command,
+        install_hooks,
+        list_thread_checkpoints,
+        uninstall_hooks,
+    )
+
+_WHERE = {
+    "Checkpoints": "segue.rewind.checkpoints",
+    "HookOutcome": "segue.rewind.checkpoints",
+    "Taken": "segue.rewind.checkpoints",
+    "checkpoint_now": "segue.rewind.checkpoints",
+    "handle_hook": "segue.rewind.checkpoints",
+    "hook_command": "segue.rewind.checkpoints",
+    "install_hooks": "segue.rewind.checkpoints",
+    "list_thread_checkpoints": "segue.rewind.checkpoints",
+    "uninstall_hooks": "segue.rewind.checkpoints",
+}
+
+__all__ = [
+    "Checkpoints",
+    "HookOutcome",
+    "Taken",
+    "checkpoint_now",
+    "handle_hook",
+    "hook_command",
+    "install_hooks",
+    "list_thread_checkpoints",
+    "uninstall_hooks",
+]
+
+__getattr__, __dir__ = lazy_names(__name__, _WHERE, globals())
