@@ -48,9 +48,7 @@ def user_state(repo: Path) -> dict[str, str]:
     index = repo / ".git" / "index"
     return {
         # (--no-optional-locks: this look itself must not refresh the user's index)
-        "status": git(
-            repo, "--no-optional-locks", "status", "--porcelain=v2", "--branch", "-uall"
-        ),
+        "status": git(repo, "--no-optional-locks", "status", "--porcelain=v2", "--branch", "-uall"),
         "index": hashlib.sha256(index.read_bytes()).hexdigest() if index.exists() else "",
         "head": git(repo, "rev-parse", "HEAD"),
         "branches": git(repo, "for-each-ref", "refs/heads", "refs/tags", "refs/stash"),

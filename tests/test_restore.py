@@ -9,7 +9,7 @@ from pathlib import Path
 
 from segue.workspace import capture, locate
 from segue.workspace.restore import preview, restore
-from tests.test_checkpoints import env_for, git, repo, user_state
+from tests.test_checkpoints import env_for, repo, user_state
 
 __all__ = ["repo"]  # the fixture, shared
 

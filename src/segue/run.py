@@ -180,8 +180,15 @@ def run_turn(
 
 
 def _on_disk(graph: ThreadGraph) -> ProviderThread | None:
-    """The provider thread of the newest run whose session is still on disk and on the line
-    (a stale one is a source to go on from, never a session to resume)."""
+    """The newest active provider thread on disk that holds every run on the line (a session a
+    rollback wrote at its run), else the provider thread of the newest run whose session is
+    still on disk and on the line (a stale one is a source to go on from, never a session to
+    resume)."""
+    line = {r.ordinal for r in graph.live_runs}
+    for pt in reversed(graph.provider_threads):
+        whole = pt.status is ProviderThreadStatus.ACTIVE and line <= pt.coverage()
+        if whole and is_regular(Path(pt.path)):
+            return pt
     for run in reversed(graph.live_runs):
         pt = graph.provider_thread(run.provider_thread_id)
         off = pt.status in (ProviderThreadStatus.DIVERGENT, ProviderThreadStatus.MISSING)

@@ -38,6 +38,7 @@ __all__ = [
     "metadata",
     "provider_thread_revisions",
     "provider_threads",
+    "rollbacks",
     "runs",
 ]
 
@@ -257,6 +258,24 @@ checkpoints = Table(
     Column("base", Text, nullable=False),  # what its files are counted against
     Column("files", _json()),  # [[path, status, added, removed], …]
     Column("skipped", _json()),  # [[path, reason], …]: left out of the snapshot
+    Column("created_at", UtcDateTime, nullable=False),
+    Index(None, "thread_id"),
+)
+
+rollbacks = Table(
+    "rollbacks",
+    metadata,
+    Column("id", Text, primary_key=True),  # UUIDv7
+    Column("thread_id", Text, ForeignKey("app_threads.id"), nullable=False),
+    Column("to_run", Integer, nullable=False),  # the runs after it were rolled back
+    Column("scope", Text, nullable=False),  # files+context / files / context
+    Column("safety_checkpoint_id", Text, ForeignKey("checkpoints.id")),  # the folder before
+    Column("target_checkpoint_id", Text, ForeignKey("checkpoints.id")),  # the one restored
+    Column("runs", _json()),  # [[ordinal, status before], …]: rolled back by it
+    Column("provider_threads", _json()),  # [[id, status before], …]: made divergent by it
+    Column("handoffs", _json()),  # [id, …]: superseded by it
+    Column("undoes", Text, ForeignKey("rollbacks.id"), unique=True),  # an undo names its rollback
+    Column("note", Text),
     Column("created_at", UtcDateTime, nullable=False),
     Index(None, "thread_id"),
 )

@@ -43,7 +43,7 @@ from segue.threads.model import (
     RunStatus,
     ThreadGraph,
 )
-from segue.threads.native import turn_items
+from segue.threads.native import turn_items, without_turns
 from segue.threads.observe import provider_entry
 from segue.threads.strategy import Decision, Facts, Strategy, decide
 from segue.transforms.budget import TargetProfile
@@ -150,6 +150,15 @@ def run_items(
             continue
         items += mine[run.native_turn - 1]
     return items
+
+
+def _off_the_line(pt: ProviderThread, line: set[int]) -> set[int]:
+    """The places (0-based) of the turns of ``pt``'s file whose run is off the thread's line."""
+    return {
+        n
+        for n, slot in enumerate(pt.turns or ())
+        if slot.run is not None and slot.run > 0 and slot.run not in line
+    }
 
 
 def _lost_note(lost: Sequence[str]) -> str:
@@ -324,8 +333,16 @@ def _new(move: _Move) -> Prepared:
     cwd = checked_cwd(source.conversation.meta.cwd or graph.thread.cwd, where, options.need_cwd)
     line = graph.live_runs
     covered = pt.coverage()
-    missed = [r for r in line if r.ordinal not in covered]
     conversation = source.conversation
+    off = _off_the_line(pt, {r.ordinal for r in line})
+    if off:  # turns of the source that are no longer the thread's (a segue rollback): left out
+        conversation = replace(conversation, items=without_turns(conversation.items, off))
+        covered -= {slot.run for n, slot in enumerate(pt.turns or ()) if n in off}
+        notes.append(
+            f"{len(off)} turn{'s' if len(off) != 1 else ''} of this session are not on the "
+            "thread's line (rolled back): left out"
+        )
+    missed = [r for r in line if r.ordinal not in covered]
     losses: list[str] = []
     if missed:  # runs on the line the source session does not hold: carried after it
         lost: list[str] = []

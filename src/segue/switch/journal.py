@@ -328,7 +328,9 @@ def _attach(
             inputs={"journal": journaled.id},
         )
     )
-    new_graph = assemble(graph.thread, graph.runs, [*kept, pt], [*graph.handoffs, *handoffs])
+    new_graph = assemble(
+        graph.thread, graph.runs, [*kept, pt], [*graph.handoffs, *handoffs], graph.rollbacks
+    )
     return new_graph, changes
 
 

@@ -32,6 +32,7 @@ __all__ = [
     "HandoffStrategy",
     "ProviderThread",
     "ProviderThreadStatus",
+    "Rollback",
     "Run",
     "RunStatus",
     "ThreadGraph",
@@ -232,6 +233,27 @@ class Transfer:
 
 
 @dataclass(frozen=True, slots=True)
+class Rollback:
+    """``segue rollback``: the thread taken back to run ``to_run`` (or, with ``undoes``, an
+    earlier rollback undone). What it changed is kept with what it was, so that it can be
+    undone: runs (ordinal, status before), provider threads (id, status before), handoffs it
+    superseded."""
+
+    id: str
+    thread_id: str
+    to_run: int
+    scope: str  # files+context / files / context
+    created_at: datetime
+    safety_checkpoint_id: str | None = None
+    target_checkpoint_id: str | None = None
+    runs: tuple[tuple[int, str], ...] = ()
+    provider_threads: tuple[tuple[str, str], ...] = ()
+    handoffs: tuple[str, ...] = ()
+    undoes: str | None = None
+    note: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class ThreadGraph:
     """One app thread with its current runs, provider threads and handoffs."""
 
@@ -239,6 +261,13 @@ class ThreadGraph:
     runs: tuple[Run, ...] = ()
     provider_threads: tuple[ProviderThread, ...] = ()
     handoffs: tuple[Handoff, ...] = field(default=())
+    rollbacks: tuple[Rollback, ...] = ()
+
+    @property
+    def active_rollbacks(self) -> tuple[Rollback, ...]:
+        """The rollbacks in force: not undone, and not undos themselves."""
+        undone = {r.undoes for r in self.rollbacks if r.undoes is not None}
+        return tuple(r for r in self.rollbacks if r.undoes is None and r.id not in undone)
 
     @property
     def live_runs(self) -> tuple[Run, ...]:
@@ -270,11 +299,18 @@ def assemble(
     runs: Iterable[Run],
     provider_threads: Iterable[ProviderThread],
     handoffs: Iterable[Handoff],
+    rollbacks: Iterable[Rollback] = (),
 ) -> ThreadGraph:
     """A graph from its records: each provider thread's native runs (its runs on the line) and
-    the handoffs it was given (those no newer handoff supersedes), worked out here."""
+    the handoffs it was given (those no newer handoff supersedes, nor a rollback in force),
+    worked out here."""
     ordered = tuple(sorted(runs, key=lambda r: r.ordinal))
+    all_rollbacks = tuple(rollbacks)
+    handoffs = tuple(handoffs)
     replaced = {h.supersedes for h in handoffs if h.supersedes is not None}
+    replaced |= {
+        h for r in ThreadGraph(thread, rollbacks=all_rollbacks).active_rollbacks for h in r.handoffs
+    }
     all_handoffs = tuple(
         replace(h, status=HandoffStatus.SUPERSEDED)
         if h.id in replaced and h.status is not HandoffStatus.SUPERSEDED
@@ -297,4 +333,10 @@ def assemble(
         )
         for pt in provider_threads
     )
-    return ThreadGraph(thread=thread, runs=ordered, provider_threads=pts, handoffs=all_handoffs)
+    return ThreadGraph(
+        thread=thread,
+        runs=ordered,
+        provider_threads=pts,
+        handoffs=all_handoffs,
+        rollbacks=all_rollbacks,
+    )

@@ -23,7 +23,7 @@ from segue.threads.model import RunStatus
 from segue.transforms.effective import apply_rollbacks
 from segue.transforms.turns import group_turns
 
-__all__ = ["NativeTurn", "split_native_turns", "turn_items"]
+__all__ = ["NativeTurn", "split_native_turns", "turn_items", "without_turns"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,6 +39,20 @@ def turn_items(conversation: Conversation) -> list[list[Item]]:
     """The items of each typed-prompt turn still in the session, prompt first."""
     turns = group_turns(apply_rollbacks(conversation.items))
     return [t.all_items for t in turns if t.prompt is not None]
+
+
+def without_turns(items: Sequence[Item], places: set[int]) -> list[Item]:
+    """``items`` without the typed-prompt turns at ``places`` (0-based, as :func:`turn_items`
+    counts them); what comes before the first turn is kept."""
+    out: list[Item] = []
+    n = 0
+    for turn in group_turns(apply_rollbacks(items)):
+        if turn.prompt is not None:
+            n += 1
+            if n - 1 in places:
+                continue
+        out += turn.all_items
+    return out
 
 
 def split_native_turns(conversation: Conversation) -> list[NativeTurn]:

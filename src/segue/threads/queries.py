@@ -33,6 +33,7 @@ from segue.store.schema import (
     decisions,
     provider_thread_revisions,
     provider_threads,
+    rollbacks,
     runs,
 )
 from segue.threads.model import (
@@ -44,6 +45,7 @@ from segue.threads.model import (
     HandoffStrategy,
     ProviderThread,
     ProviderThreadStatus,
+    Rollback,
     Run,
     RunStatus,
     ThreadGraph,
@@ -475,7 +477,62 @@ def load_graph(connection: Connection, thread_id: str) -> ThreadGraph | None:
     ).all()
     handoffs = tuple(_handoff(h) for h in handoff_rows)
     pts = _provider_threads(connection, thread_id)
-    return assemble(_thread(row), current.values(), pts, handoffs)
+    return assemble(
+        _thread(row), current.values(), pts, handoffs, load_rollbacks(connection, thread_id)
+    )
+
+
+def _pairs(value: object) -> list[tuple[Any, str]]:
+    return [
+        (item[0], str(item[1]))
+        for item in (value if isinstance(value, list) else ())
+        if isinstance(item, list) and len(item) == 2
+    ]
+
+
+def load_rollbacks(connection: Connection, thread_id: str) -> tuple[Rollback, ...]:
+    """The thread's rollbacks (and their undos), oldest first."""
+    rows = connection.execute(
+        select(rollbacks)
+        .where(rollbacks.c.thread_id == thread_id)
+        .order_by(rollbacks.c.created_at, rollbacks.c.id)
+    )
+    return tuple(
+        Rollback(
+            id=r.id,
+            thread_id=r.thread_id,
+            to_run=r.to_run,
+            scope=r.scope,
+            created_at=r.created_at,
+            safety_checkpoint_id=r.safety_checkpoint_id,
+            target_checkpoint_id=r.target_checkpoint_id,
+            runs=tuple((int(n), s) for n, s in _pairs(r.runs) if isinstance(n, int)),
+            provider_threads=tuple((str(p), s) for p, s in _pairs(r.provider_threads)),
+            handoffs=tuple(str(h) for h in (r.handoffs if isinstance(r.handoffs, list) else ())),
+            undoes=r.undoes,
+            note=r.note,
+        )
+        for r in rows
+    )
+
+
+def add_rollback(connection: Connection, rollback: Rollback) -> None:
+    connection.execute(
+        rollbacks.insert().values(
+            id=rollback.id,
+            thread_id=rollback.thread_id,
+            to_run=rollback.to_run,
+            scope=rollback.scope,
+            safety_checkpoint_id=rollback.safety_checkpoint_id,
+            target_checkpoint_id=rollback.target_checkpoint_id,
+            runs=[list(p) for p in rollback.runs],
+            provider_threads=[list(p) for p in rollback.provider_threads],
+            handoffs=list(rollback.handoffs),
+            undoes=rollback.undoes,
+            note=rollback.note,
+            created_at=rollback.created_at,
+        )
+    )
 
 
 def _provider_threads(connection: Connection, thread_id: str) -> list[ProviderThread]:

@@ -598,5 +598,5 @@ def _outcome(work: _Work) -> SyncOutcome:
             changes.run_versions[ordinal] = replace(run, version=stored + 1)
     changes.runs = list(work.new_runs)
     runs = [changes.run_versions.get(n, r) for n, r in work.runs.items()]
-    new_graph = assemble(graph.thread, runs, pts, graph.handoffs)
+    new_graph = assemble(graph.thread, runs, pts, graph.handoffs, graph.rollbacks)
     return SyncOutcome(new_graph, changes, list(work.new_runs), work.notes)

@@ -1,0 +1,227 @@
+"""``segue rollback``: the work is :mod:`segue.rewind.rollback`; this module shows the preview,
+asks once, and reports."""
+
+from __future__ import annotations
+
+import sys
+from typing import TYPE_CHECKING, Annotated, Any
+
+import orjson
+import typer
+
+from segue.cli.options import JsonOption
+from segue.model.errors import SegueError
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from segue.rewind.rollback import RollbackDone, RollbackPlan
+
+__all__ = ["rollback_command"]
+
+SHOWN = 20
+
+
+def _out(obj: Any) -> None:
+    sys.stdout.buffer.write(orjson.dumps(obj, option=orjson.OPT_INDENT_2) + b"\n")
+    sys.stdout.flush()
+
+
+def plan_to_json(plan: RollbackPlan) -> dict[str, Any]:
+    return {
+        "thread": plan.thread_id,
+        "to_run": plan.to_run,
+        "undo": plan.undo,
+        "files": plan.files,
+        "context": plan.context,
+        "folder": plan.folder,
+        "checkpoint": None
+        if plan.target is None
+        else {
+            "id": plan.target.id,
+            "commit": plan.target.commit_id,
+            "run": plan.target.run_ordinal,
+        },
+        "on_disk": [{"path": a.path, "action": a.action} for a in plan.actions],
+        "left": [{"path": s.path, "reason": s.reason} for s in plan.left],
+        "not_in_a_checkpoint": [{"path": a.path, "action": a.action} for a in plan.uncovered],
+        "runs_rolled_back": list(plan.runs),
+        "handoffs_superseded": list(plan.handoffs),
+        "provider_threads": [
+            {"id": pt, "provider": p.value, "what": what} for pt, p, what in plan.provider_threads
+        ],
+        "refused": plan.refused,
+    }
+
+
+def done_to_json(done: RollbackDone) -> dict[str, Any]:
+    return {
+        **plan_to_json(done.plan),
+        "rollback": done.rollback_id,
+        "safety_snapshot": None
+        if done.safety is None
+        else {"id": done.safety.id, "commit": done.safety.commit_id, "ref": done.safety.ref},
+        "done": [{"path": a.path, "action": a.action} for a in done.done],
+        "failed": [{"path": s.path, "reason": s.reason} for s in done.failed],
+        "sessions": [
+            {
+                "provider": c.provider.value,
+                "session_id": c.session_id,
+                "path": c.path,
+                "resume_command": c.resume_command,
+                "problem": c.problem,
+            }
+            for c in done.copies
+        ],
+        "notes": list(done.notes),
+        "exit_code": 1 if done.failed else 0,
+    }
+
+
+def _files(console: Console, title: str, actions: Any) -> None:
+    items = list(actions)
+    if not items:
+        return
+    console.print(title, markup=False)
+    for a in items[:SHOWN]:
+        console.print(f"  {a.action:<9} {a.path}", markup=False)
+    if len(items) > SHOWN:
+        console.print(f"  … and {len(items) - SHOWN} more", markup=False)
+
+
+def _print_plan(console: Console, plan: RollbackPlan) -> None:
+    what = "undo the last rollback of" if plan.undo else f"roll back to run {plan.to_run}:"
+    console.print(f"thread {plan.thread_id}: {what}", markup=False)
+    if plan.files and plan.folder:
+        c = plan.target
+        at = "" if c is None else f" (checkpoint {c.commit_id[:12]}, {c.kind.value})"
+        console.print(f"files in {plan.folder}{at}", markup=False)
+        if not plan.actions and not plan.undo:
+            console.print("  nothing changes on disk", markup=False)
+        _files(console, "  on disk:", plan.actions)
+        for s in plan.left[:SHOWN]:
+            console.print(f"  left      {s.path} ({s.reason})", markup=False)
+        if plan.uncovered:
+            n = len(plan.uncovered)
+            console.print(
+                f"  {n} change{'s' if n != 1 else ''} since the last checkpoint, kept in the "
+                "safety snapshot (segue rollback --undo puts them back):",
+                style="yellow",
+                markup=False,
+            )
+            for a in plan.uncovered[:SHOWN]:
+                console.print(f"    {a.path}", style="yellow", markup=False)
+    if plan.context:
+        runs = ", ".join(map(str, plan.runs)) or "none"
+        console.print(f"thread: runs rolled back: {runs}", markup=False)
+        if plan.handoffs:
+            console.print(f"  handoffs superseded: {len(plan.handoffs)}", markup=False)
+        for pt_id, provider, what in plan.provider_threads:
+            console.print(f"  {provider.value} {pt_id[:13]}: {what}", markup=False)
+
+
+def rollback_command(
+    thread: Annotated[
+        str | None,
+        typer.Argument(
+            help="A thread id or unique prefix, or a session it holds (default: this folder's)."
+        ),
+    ] = None,
+    to_run: Annotated[
+        int | None, typer.Option("--to-run", help="The run to go back to (runs after it go).")
+    ] = None,
+    undo: Annotated[
+        bool, typer.Option("--undo", help="Undo the last rollback (its safety snapshot back).")
+    ] = False,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Show the preview; change nothing.")
+    ] = False,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Confirm without asking.")] = False,
+    files_only: Annotated[
+        bool, typer.Option("--files-only", help="Only the files; the thread stays as it is.")
+    ] = False,
+    context_only: Annotated[
+        bool, typer.Option("--context-only", help="Only the thread; the files stay as they are.")
+    ] = False,
+    as_json: JsonOption = False,
+) -> None:
+    """Take a thread back to run N: the folder byte for byte as checkpoint N left it, and the
+    runs after it rolled back on every provider (a safety snapshot first: --undo)."""
+    from rich.console import Console
+
+    from segue.rewind.rollback import plan_rollback, rollback, undo_rollback
+
+    if files_only and context_only:
+        raise SegueError("--files-only and --context-only exclude each other")
+    if undo == (to_run is not None):
+        raise SegueError("give --to-run N (the run to go back to), or --undo")
+    console = Console(highlight=False, soft_wrap=True, stderr=as_json)
+    if undo:
+        if dry_run:
+            raise SegueError("--undo has no --dry-run: segue rollback --undo shows what it undoes")
+        _confirm(yes, "Undo the last rollback?", as_json)
+        done = undo_rollback(thread, confirmed=True)
+        _report(console, done, as_json)
+        return
+    assert to_run is not None
+    plan = plan_rollback(thread, to_run, files=not context_only, context=not files_only)
+    if as_json and dry_run:
+        _out({**plan_to_json(plan), "dry_run": True})
+        return
+    if not as_json:
+        _print_plan(console, plan)
+    if plan.refused:
+        raise SegueError(plan.refused)
+    if dry_run:
+        console.print("dry run: nothing changed", style="dim", markup=False)
+        return
+    _confirm(yes, "Roll back?", as_json)
+    done = rollback(thread, to_run, files=not context_only, context=not files_only, confirmed=True)
+    _report(console, done, as_json)
+
+
+def _confirm(yes: bool, question: str, as_json: bool) -> None:
+    if yes:
+        return
+    if as_json or not sys.stdin.isatty():
+        raise SegueError("not done: confirm with --yes (no terminal to ask on)")
+    if not typer.confirm(question, default=False):
+        raise SegueError("not done: not confirmed")
+
+
+def _report(console: Console, done: RollbackDone, as_json: bool) -> None:
+    if as_json:
+        _out(done_to_json(done))
+    else:
+        plan = done.plan
+        what = "undone" if plan.undo else f"rolled back to run {plan.to_run}"
+        console.print(
+            f"thread {plan.thread_id}: {what} (rollback {done.rollback_id})", markup=False
+        )
+        _files(console, "files:", done.done)
+        for s in done.failed:
+            console.print(f"  failed    {s.path}: {s.reason}", style="red", markup=False)
+        for c in done.copies:
+            if c.session_id:
+                console.print(
+                    f"{c.provider.value}: a new session at run {plan.to_run}: {c.session_id}",
+                    markup=False,
+                )
+                console.print(f"  {c.resume_command}", style="dim", markup=False)
+            else:
+                console.print(
+                    f"{c.provider.value}: no session at run {plan.to_run} ({c.problem}); the "
+                    "next run there starts one",
+                    style="yellow",
+                    markup=False,
+                )
+        if done.safety is not None:
+            console.print(
+                f"safety snapshot {done.safety.commit_id[:12]} ({done.safety.ref})",
+                style="dim",
+                markup=False,
+            )
+        for note in done.notes:
+            console.print(f"note: {note}", style="yellow", markup=False)
+    if done.failed:
+        raise SystemExit(1)

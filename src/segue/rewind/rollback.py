@@ -1,0 +1,469 @@
+"""``segue rollback``: a thread taken back to run N, its files and its context together.
+
+1. **Preview** (:func:`plan_rollback`, reading only): what changes on disk (files restored,
+   removed, recreated, and what is left as it is), and in the graph (the runs rolled back, the
+   handoffs superseded, each provider thread copied at run N or made divergent). Refused while
+   an agent is at work on the thread.
+2. **Safety snapshot**: the folder as it is now, edits since the last checkpoint included, so
+   that ``segue rollback --undo`` puts it back; changes no checkpoint covers need the user's
+   confirmation.
+3. **Graph**: the rollback's record with the runs after N rolled back, the handoffs carrying
+   them superseded, the provider threads holding them divergent (one transaction). From here on
+   an interrupted rollback (kill -9) is undone by ``--undo``.
+4. **Files**: the folder made byte for byte checkpoint N.
+5. **Copies**: for each provider whose session held rolled-back runs, a new session holding runs
+   1..N only (as ``segue switch --clean`` writes it), which its CLI resumes; where one cannot be
+   written, the provider thread stays divergent and the next run there starts a new one.
+
+``--files-only`` does steps 2 and 4; ``--context-only`` steps 3 and 5.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from segue.model.conversation import Provider
+from segue.model.errors import CheckpointError, SegueError
+from segue.store import Store
+from segue.threads.checkpoints import Checkpoint, CheckpointKind
+from segue.threads.model import (
+    ProviderThread,
+    ProviderThreadStatus,
+    Rollback,
+    RunStatus,
+    ThreadGraph,
+)
+from segue.workspace.restore import FileAction
+from segue.workspace.snapshot import Skipped
+
+__all__ = [
+    "Copy",
+    "RollbackDone",
+    "RollbackPlan",
+    "plan_rollback",
+    "rollback",
+    "undo_rollback",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Copy:
+    """A session written at run N for a provider whose session held rolled-back runs."""
+
+    provider: Provider
+    session_id: str | None
+    path: str | None
+    resume_command: str | None
+    problem: str | None = None  # why none was written
+
+
+@dataclass(frozen=True, slots=True)
+class RollbackPlan:
+    thread_id: str
+    to_run: int
+    files: bool
+    context: bool
+    folder: str | None
+    target: Checkpoint | None  # the checkpoint of run N (files)
+    actions: tuple[FileAction, ...] = ()  # what changes on disk
+    left: tuple[Skipped, ...] = ()  # what is left as it is on disk, and why
+    uncovered: tuple[FileAction, ...] = ()  # changes no checkpoint covers (kept by the safety)
+    runs: tuple[int, ...] = ()  # rolled back
+    handoffs: tuple[str, ...] = ()  # superseded
+    provider_threads: tuple[tuple[str, Provider, str], ...] = ()  # (id, provider, what happens)
+    undo: bool = False
+    refused: str | None = None  # why it cannot be done now (an agent at work on the thread)
+
+
+@dataclass(frozen=True, slots=True)
+class RollbackDone:
+    plan: RollbackPlan
+    rollback_id: str
+    safety: Checkpoint | None
+    done: tuple[FileAction, ...] = ()
+    failed: tuple[Skipped, ...] = ()
+    copies: tuple[Copy, ...] = ()
+    notes: tuple[str, ...] = field(default=())
+
+
+def _env(env: Mapping[str, str] | None) -> dict[str, str]:
+    return dict(os.environ) if env is None else dict(env)
+
+
+def _scope(files: bool, context: bool) -> str:
+    return "files+context" if files and context else ("files" if files else "context")
+
+
+def _target_checkpoint(found: list[Checkpoint], folder: str, run: int) -> Checkpoint | None:
+    for c in reversed(found):
+        if c.kind is not CheckpointKind.SAFETY and c.run_ordinal == run and c.folder == folder:
+            return c
+    return None
+
+
+def _working(graph: ThreadGraph, env: Mapping[str, str]) -> str | None:
+    """Why the thread cannot be rolled back now: an agent in the middle of a turn of it."""
+    from segue.running.agents import list_agents
+
+    if any(r.status is RunStatus.WORKING for r in graph.live_runs):
+        mine = {pt.native_id for pt in graph.provider_threads}
+        try:
+            agents = list_agents(env)
+        except (OSError, SegueError):
+            agents = []
+        for agent in agents:
+            if agent.session_id in mine and agent.state.value == "working":
+                return (
+                    f"{agent.provider.value} (pid {agent.pid}) is in the middle of a turn of "
+                    f"session {agent.session_id}: roll back when it has finished"
+                )
+    return None
+
+
+def _plan(
+    graph: ThreadGraph,
+    found: list[Checkpoint],
+    to_run: int,
+    files: bool,
+    context: bool,
+    env: Mapping[str, str],
+) -> RollbackPlan:
+    from segue.threads.rollbacks import rollback_changes
+    from segue.workspace.restore import preview
+    from segue.workspace.snapshot import locate
+
+    live = [r.ordinal for r in graph.live_runs]
+    if not live:
+        raise SegueError(f"thread {graph.thread.id} has no run to roll back to")
+    if to_run not in live:
+        raise SegueError(
+            f"thread {graph.thread.id} has no run {to_run} on its line (its runs: "
+            f"{live[0]}-{live[-1]})"
+            if to_run < 1 or to_run > live[-1]
+            else f"run {to_run} of thread {graph.thread.id} is not on its line (rolled back, or "
+            "parallel work)"
+        )
+    folder = graph.thread.cwd
+    target = None
+    actions: list[FileAction] = []
+    left: list[Skipped] = []
+    uncovered: list[FileAction] = []
+    if files:
+        if not folder:
+            raise SegueError(f"thread {graph.thread.id}'s folder is not known: --context-only?")
+        ws = locate(folder, env)
+        target = _target_checkpoint(found, str(ws.folder), to_run)
+        if target is None:
+            have = sorted({c.run_ordinal for c in found if c.kind is not CheckpointKind.SAFETY})
+            which = f"checkpoints of runs {', '.join(map(str, have))}" if have else "no checkpoint"
+            raise SegueError(
+                f"run {to_run} of thread {graph.thread.id} has no checkpoint ({which}): "
+                "--context-only rolls back the conversation alone"
+            )
+        shown, kept = preview(ws, target.commit_id)
+        actions, left = shown, kept
+        latest = next(
+            (
+                c
+                for c in reversed(found)
+                if c.kind is not CheckpointKind.SAFETY and c.folder == str(ws.folder)
+            ),
+            None,
+        )
+        if latest is not None:
+            uncovered, _ = preview(ws, latest.commit_id)
+    rollback_record, _ = rollback_changes(graph, to_run, scope=_scope(files, context))
+    what: list[tuple[str, Provider, str]] = []
+    if context:
+        for pt_id, _before in rollback_record.provider_threads:
+            pt = graph.provider_thread(pt_id)
+            what.append((pt_id, pt.provider, f"divergent; a new session holds runs 1-{to_run}"))
+    return RollbackPlan(
+        graph.thread.id,
+        to_run,
+        files,
+        context,
+        folder,
+        target,
+        tuple(actions),
+        tuple(left),
+        tuple(uncovered),
+        tuple(n for n, _ in rollback_record.runs) if context else (),
+        rollback_record.handoffs if context else (),
+        tuple(what),
+        refused=_working(graph, env),
+    )
+
+
+def plan_rollback(
+    ref: str | None,
+    to_run: int,
+    *,
+    files: bool = True,
+    context: bool = True,
+    cwd: str | None = None,
+    env: Mapping[str, str] | None = None,
+) -> RollbackPlan:
+    """What rolling the thread ``ref`` names (default: this folder's) back to run ``to_run``
+    would change; nothing is written."""
+    from segue.providers.sessions import SessionReads
+    from segue.store import open_store
+    from segue.store.engine import StoreAbsent
+    from segue.threads import ThreadStore
+    from segue.threads.checkpoints import list_checkpoints
+    from segue.threads.reconcile import reconcile
+    from segue.threads.syncing import observe_graph
+
+    env = _env(env)
+    try:
+        store = open_store(env=env, read_only=True)
+    except StoreAbsent:
+        raise SegueError("segue has recorded no thread yet: nothing to roll back") from None
+    with store:
+        thread_id = _resolve(store, ref, cwd or os.getcwd(), env)
+        graph = ThreadStore(store).graph(thread_id)
+        found = list_checkpoints(store, thread_id)
+    graph = reconcile(graph, observe_graph(graph, SessionReads(), env)).graph
+    return _plan(graph, found, to_run, files, context, env)
+
+
+def _resolve(store: Store, ref: str | None, cwd: str, env: Mapping[str, str]) -> str:
+    """A thread ``ref`` names, without adopting anything (a rollback needs a thread with
+    checkpoints)."""
+    from segue.threads import ThreadStore
+
+    threads = ThreadStore(store)
+    if ref:
+        try:
+            return threads.resolve(ref)
+        except SegueError:
+            held = threads.thread_holding(ref)
+            if held is None:
+                raise
+            return held
+    from segue.providers.sessions import list_sessions
+
+    for row in list_sessions(None, cwd, env).sessions:
+        held = threads.thread_holding(row.id)
+        if held is not None:
+            return held
+    raise SegueError(f"no thread of a session in {cwd} (name one)")
+
+
+def rollback(
+    ref: str | None,
+    to_run: int,
+    *,
+    files: bool = True,
+    context: bool = True,
+    confirmed: bool = False,
+    cwd: str | None = None,
+    env: Mapping[str, str] | None = None,
+) -> RollbackDone:
+    """Roll the thread back to run ``to_run``. ``confirmed``: the user saw the preview and said
+    yes (changes no checkpoint covers are then kept by the safety snapshot)."""
+    from segue.store import open_store
+    from segue.switch import thread_lock
+    from segue.threads import sync
+    from segue.threads.checkpoints import list_checkpoints, take_checkpoint
+    from segue.threads.reconcile import Changes
+    from segue.threads.rollbacks import finish_changes, record_rollback, rollback_changes
+    from segue.workspace.restore import restore
+    from segue.workspace.snapshot import locate
+
+    env = _env(env)
+    if not confirmed:
+        raise SegueError("a rollback changes files and the thread: confirm it (--yes)")
+    with open_store(env=env) as store:
+        thread_id = _resolve(store, ref, cwd or os.getcwd(), env)
+    notes: list[str] = []
+    with thread_lock(thread_id, env), open_store(env=env) as store:
+        synced = sync(store, thread_id, env)
+        notes += synced.notes
+        graph = synced.graph
+        found = list_checkpoints(store, thread_id)
+        plan = _plan(graph, found, to_run, files, context, env)
+        if plan.refused is not None:
+            raise SegueError(plan.refused)
+        safety: Checkpoint | None = None
+        if files:
+            taken = take_checkpoint(store, graph, env, CheckpointKind.SAFETY)
+            if taken.checkpoint is None:
+                raise CheckpointError(
+                    f"no safety snapshot of {plan.folder}, so no rollback: {taken.note}"
+                )
+            safety = taken.checkpoint
+        source = _copy_source(graph, to_run) if context else None
+        later = frozenset({source.id}) if source is not None else frozenset()
+        record, changes = rollback_changes(
+            graph,
+            to_run,
+            scope=_scope(files, context),
+            safety_checkpoint_id=None if safety is None else safety.id,
+            target_checkpoint_id=None if plan.target is None else plan.target.id,
+            later=later,
+        )
+        if not context:
+            changes = Changes()
+            record = _files_only(record)
+        record_rollback(store, graph, record, changes)
+        done: tuple[FileAction, ...] = ()
+        failed: tuple[Skipped, ...] = ()
+        if files:
+            assert plan.target is not None and safety is not None and plan.folder is not None
+            ws = locate(plan.folder, env)
+            restored = restore(
+                ws,
+                plan.target.commit_id,
+                safety.commit_id,
+                keep=(*safety.skipped, *plan.target.skipped),
+            )
+            done, failed = restored.done, restored.failed
+            notes += [f"{s.path}: left as it is ({s.reason})" for s in restored.left]
+    copies: list[Copy] = []
+    if context and record.provider_threads:
+        copies = _copies(graph, record.provider_threads, source, to_run, env)
+        with thread_lock(thread_id, env), open_store(env=env) as store:
+            now = sync(store, thread_id, env).graph
+            record_rollback(store, now, None, finish_changes(now, record))
+    return RollbackDone(plan, record.id, safety, done, failed, tuple(copies), tuple(notes))
+
+
+def _files_only(record: Rollback) -> Rollback:
+    from dataclasses import replace
+
+    return replace(record, runs=(), provider_threads=(), handoffs=())
+
+
+def _copy_source(graph: ThreadGraph, to_run: int) -> ProviderThread | None:
+    """The session copies at run N are made from: the one of run N (or, gone, the newest
+    session of the thread still on disk that holds runs 1..N)."""
+    from segue.formats.files import is_regular
+
+    runs = {r.ordinal: r for r in graph.runs}
+    candidates = [graph.provider_thread(runs[to_run].provider_thread_id)]
+    candidates += [
+        pt for pt in reversed(graph.provider_threads) if set(range(1, to_run + 1)) <= pt.coverage()
+    ]
+    for pt in candidates:
+        usable = pt.status not in (ProviderThreadStatus.DIVERGENT, ProviderThreadStatus.MISSING)
+        if usable and is_regular(Path(pt.path)):
+            return pt
+    return None
+
+
+def _copies(
+    graph: ThreadGraph,
+    marked: tuple[tuple[str, str], ...],
+    source: ProviderThread | None,
+    to_run: int,
+    env: Mapping[str, str],
+) -> list[Copy]:
+    """A session at run N for each provider whose session held rolled-back runs."""
+    from segue.switch import switch_session
+
+    providers: list[Provider] = []
+    for pt_id, _before in marked:
+        provider = graph.provider_thread(pt_id).provider
+        if provider not in providers:
+            providers.append(provider)
+    out: list[Copy] = []
+    for provider in providers:
+        if source is None:
+            out.append(Copy(provider, None, None, None, "no session of the thread is on disk"))
+            continue
+        try:
+            switch = switch_session(source.path, provider, clean=True, within=True, env=env)
+        except SegueError as exc:
+            out.append(Copy(provider, None, None, None, " ".join(str(exc).split())))
+            continue
+        out.append(
+            Copy(
+                provider,
+                switch.session_id,
+                None if switch.path is None else str(switch.path),
+                switch.resume_command if switch.session_id else None,
+            )
+        )
+    return out
+
+
+def undo_rollback(
+    ref: str | None,
+    *,
+    confirmed: bool = False,
+    cwd: str | None = None,
+    env: Mapping[str, str] | None = None,
+) -> RollbackDone:
+    """Undo the thread's newest rollback in force: the folder back to its safety snapshot (a
+    new safety snapshot of it first), and its runs and provider threads back to what they
+    were."""
+    from segue.store import open_store
+    from segue.switch import thread_lock
+    from segue.threads import sync
+    from segue.threads.checkpoints import list_checkpoints, take_checkpoint
+    from segue.threads.reconcile import Changes
+    from segue.threads.rollbacks import record_rollback, undo_changes
+    from segue.workspace.restore import restore
+    from segue.workspace.snapshot import locate
+
+    env = _env(env)
+    if not confirmed:
+        raise SegueError("undoing a rollback changes files and the thread: confirm it (--yes)")
+    with open_store(env=env) as store:
+        thread_id = _resolve(store, ref, cwd or os.getcwd(), env)
+    notes: list[str] = []
+    with thread_lock(thread_id, env), open_store(env=env) as store:
+        synced = sync(store, thread_id, env)
+        graph = synced.graph
+        active = graph.active_rollbacks
+        if not active:
+            raise SegueError(f"thread {thread_id} has no rollback to undo")
+        last = active[-1]
+        found = {c.id: c for c in list_checkpoints(store, thread_id)}
+        before = found.get(last.safety_checkpoint_id or "")
+        safety: Checkpoint | None = None
+        done: tuple[FileAction, ...] = ()
+        failed: tuple[Skipped, ...] = ()
+        if before is not None:
+            taken = take_checkpoint(store, graph, env, CheckpointKind.SAFETY)
+            if taken.checkpoint is None:
+                raise CheckpointError(f"no safety snapshot of {before.folder}: {taken.note}")
+            safety = taken.checkpoint
+        record, changes = undo_changes(
+            graph, last, safety_checkpoint_id=None if safety is None else safety.id
+        )
+        after = [
+            r.ordinal
+            for r in graph.live_runs
+            if r.ordinal > max((n for n, _ in last.runs), default=last.to_run)
+        ]
+        if after and last.runs:  # runs built on the rolled-back line: its runs stay rolled back
+            changes = Changes()
+            notes.append(
+                f"the thread went on after the rollback (runs {after[0]}-{after[-1]}): its runs "
+                f"stay as they are (runs {', '.join(str(n) for n, _ in last.runs)} rolled back)"
+            )
+        record_rollback(store, graph, record, changes)
+        if before is not None and safety is not None:
+            ws = locate(before.folder, env)
+            restored = restore(
+                ws, before.commit_id, safety.commit_id, keep=(*safety.skipped, *before.skipped)
+            )
+            done, failed = restored.done, restored.failed
+            notes += [f"{s.path}: left as it is ({s.reason})" for s in restored.left]
+    plan = RollbackPlan(
+        thread_id,
+        last.to_run,
+        before is not None,
+        bool(last.runs),
+        None if before is None else before.folder,
+        before,
+        runs=tuple(n for n, _ in last.runs),
+        handoffs=last.handoffs,
+        undo=True,
+    )
+    return RollbackDone(plan, record.id, safety, done, failed, (), tuple(notes))

@@ -1,0 +1,164 @@
+"""``segue rollback`` with the real CLIs: the seed's example (Codex runs 1-2, Claude 3-4, Codex
+5; back to 3), the files byte for byte, the graph, what each CLI is sent next, and the undo."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from segue.model.conversation import Provider
+from segue_testbed.claude_cli import ClaudeHome, claude_bin
+from segue_testbed.codex_cli import CodexHome, codex_bin
+from segue_testbed.standin.anthropic import Reply as ClaudeReply
+from segue_testbed.standin.anthropic import Text as ClaudeText
+from segue_testbed.standin.anthropic import ToolUse
+from segue_testbed.standin.openai import FunctionCall, request_kind
+from segue_testbed.standin.openai import Text as CodexText
+from segue_testbed.standin.server import StandIn
+from tests.segue_cli import segue, segue_json
+from tests.test_checkpoints import git, user_state
+from tests.test_restore import files_of
+from tests.test_switch import history_texts_sent
+
+pytestmark = pytest.mark.realcli
+
+
+def _setup(standin: StandIn, tmp_path: Path) -> tuple[Any, CodexHome, ClaudeHome, dict[str, str]]:
+    lane = standin.lane()
+    codex, claude = CodexHome(tmp_path, lane), ClaudeHome(tmp_path, lane)
+    settings = claude.config_dir / "settings.json"
+    settings.write_bytes(
+        orjson.dumps({**orjson.loads(settings.read_bytes()), "permissions": {"allow": ["Bash"]}})
+    )
+    env = {
+        **codex.env(),
+        **claude.env(),
+        "SEGUE_CLAUDE_BIN": str(claude_bin()),
+        "SEGUE_CODEX_BIN": str(codex_bin()),
+        "SEGUE_STATE_DIR": str(tmp_path / "state"),
+        "SEGUE_DATA_DIR": str(tmp_path / "data"),
+        "IS_SANDBOX": "1",
+    }
+    return lane, codex, claude, env
+
+
+def test_the_seeds_rollback_files_graph_next_requests_and_undo(
+    standin: StandIn, tmp_path: Path
+) -> None:
+    lane, codex, claude, env = _setup(standin, tmp_path)
+    repo = tmp_path / "work"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    (repo / "base.txt").write_text("base\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "start")
+    git(repo, "stash", "list")
+    claude.trust(repo)
+
+    def on_codex(n: int, cmd: str) -> None:
+        lane.script("openai", FunctionCall("exec_command", {"cmd": cmd}), CodexText(f"CODEX-{n}"))
+
+    def on_claude(n: int, cmd: str) -> None:
+        lane.script(
+            "anthropic",
+            ClaudeReply((ToolUse("Bash", {"command": cmd}),)),
+            ClaudeText(f"CLAUDE-{n}"),
+        )
+
+    def run(n: int, provider: str) -> dict[str, Any]:
+        done = segue_json(
+            ["run", "--thread", thread, "--provider", provider, f"PROMPT-{n}", "--json"],
+            env,
+            cwd=repo,
+        )
+        assert done["status"] == "completed" and done["run"] == n, done
+        return done
+
+    on_codex(1, "printf 'one\\n' > one.txt")
+    assert codex.exec("PROMPT-1", cwd=repo).returncode == 0
+    thread = codex.only_session_id()
+    on_codex(2, "printf 'two\\n' > two.txt && printf 'base, changed\\n' > base.txt")
+    thread = run(2, "codex")["thread"]
+    on_claude(3, "printf 'three\\n' > three.txt && rm one.txt")
+    run(3, "claude")
+    at_three = files_of(repo)
+    on_claude(4, "printf 'four\\n' > four.txt && printf 'three, changed\\n' > three.txt")
+    run(4, "claude")
+    on_codex(5, "printf 'five\\n' > five.txt && rm two.txt")
+    fifth = run(5, "codex")
+    assert fifth["move"]["strategy"] == "delta_into_existing"
+    (repo / "typed-by-hand.txt").write_text("after run 5, no checkpoint\n")
+    after_five = files_of(repo)
+    mine = {k: v for k, v in user_state(repo).items() if k not in ("files", "status")}
+
+    preview = segue_json(["rollback", thread, "--to-run", "3", "--dry-run", "--json"], env)
+    assert files_of(repo) == after_five  # a dry run changes nothing
+    assert preview["runs_rolled_back"] == [4, 5]
+    assert {(a["path"], a["action"]) for a in preview["on_disk"]} == {
+        ("three.txt", "restore"),
+        ("four.txt", "remove"),
+        ("five.txt", "remove"),
+        ("two.txt", "recreate"),
+        ("typed-by-hand.txt", "remove"),
+    }
+    assert [a["path"] for a in preview["not_in_a_checkpoint"]] == ["typed-by-hand.txt"]
+    refused = segue(["rollback", thread, "--to-run", "3", "--json"], env)
+    assert refused.returncode == 1 and "--yes" in orjson.loads(refused.stdout)["error"]
+
+    done = segue_json(["rollback", thread, "--to-run", "3", "--yes", "--json"], env)
+    assert done["failed"] == [] and done["exit_code"] == 0
+    assert files_of(repo) == at_three
+    assert {k: v for k, v in user_state(repo).items() if k not in ("files", "status")} == mine
+    shown = segue_json(["thread", "show", thread, "--json"], env)
+    statuses = {r["ordinal"]: r["status"] for r in shown["runs"]}
+    assert statuses == {1: "completed", 2: "completed", 3: "completed", 4: "rolled_back",
+                        5: "rolled_back"}  # fmt: skip
+    # the handoff of runs 3-4 into Codex is superseded; both old sessions are divergent, and each
+    # provider has a new session at run 3
+    into_codex = [
+        h for pt in shown["provider_threads"] if pt["provider"] == "codex" for h in pt["handoffs"]
+    ]
+    assert all(h["covers"][1] <= 3 for h in into_codex)
+    old = [pt for pt in shown["provider_threads"] if pt["native_runs"]]
+    assert {pt["provider"]: pt["status"] for pt in old} == {
+        "codex": "divergent",
+        "claude": "divergent",
+    }
+    assert {s["provider"] for s in done["sessions"] if s["session_id"]} == {"codex", "claude"}
+
+    # what either CLI is sent next holds runs 1..3 and nothing after
+    for provider in (Provider.CLAUDE, Provider.CODEX):
+        api = "anthropic" if provider is Provider.CLAUDE else "openai"
+        seen = len(lane.requests_for(api))
+        if provider is Provider.CLAUDE:
+            lane.script("anthropic", ClaudeText("CLAUDE-6"))
+        else:
+            lane.script("openai", CodexText("CODEX-6"))
+        after = segue_json(
+            ["run", "--thread", thread, "--provider", provider.value, "PROMPT-6", "--json"],
+            env,
+            cwd=repo,
+        )
+        assert after["status"] == "completed", after
+        requests = [
+            r for r in lane.requests_for(api)[seen:]
+            if api == "anthropic" or request_kind(r) == "turn"
+        ]  # fmt: skip
+        sent = " ".join(history_texts_sent(provider, requests[-1].body))
+        for n in (1, 2, 3):
+            assert f"PROMPT-{n}" in sent, (provider, n)
+        for gone in ("PROMPT-4", "PROMPT-5", "CLAUDE-4", "CODEX-5", "four.txt", "five.txt"):
+            assert gone not in sent, (provider, gone)
+
+    # undo: the folder as it was before the rollback (the hand-typed file included); the thread
+    # went on after it (runs 6 and 7), so its runs stay as they are, and it says so
+    (repo / "three.txt").write_text("edited after the rollback\n")
+    undone = segue_json(["rollback", thread, "--undo", "--yes", "--json"], env)
+    assert undone["failed"] == []
+    assert files_of(repo) == after_five
+    assert any("went on after the rollback" in n for n in undone["notes"])
+    shown = segue_json(["thread", "show", thread, "--json"], env)
+    assert {r["ordinal"]: r["status"] for r in shown["runs"]}[4] == "rolled_back"
