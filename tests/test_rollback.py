@@ -162,3 +162,77 @@ def test_the_seeds_rollback_files_graph_next_requests_and_undo(
     assert any("went on after the rollback" in n for n in undone["notes"])
     shown = segue_json(["thread", "show", thread, "--json"], env)
     assert {r["ordinal"]: r["status"] for r in shown["runs"]}[4] == "rolled_back"
+
+
+def test_a_fork_gets_its_files_at_run_n_and_its_provider_at_its_first_run(
+    standin: StandIn, tmp_path: Path
+) -> None:
+    lane, codex, claude, env = _setup(standin, tmp_path)
+    repo = tmp_path / "work"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    (repo / "base.txt").write_text("base\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "start")
+    claude.trust(repo)
+    lane.script(
+        "openai", FunctionCall("exec_command", {"cmd": "printf '1\\n' > one.txt"}), CodexText("C1")
+    )
+    assert codex.exec("PROMPT-1", cwd=repo).returncode == 0
+    thread = codex.only_session_id()
+    lane.script(
+        "openai", FunctionCall("exec_command", {"cmd": "printf '2\\n' > two.txt"}), CodexText("C2")
+    )
+    two = segue_json(["run", "--thread", thread, "PROMPT-2", "--json"], env, cwd=repo)
+    thread = two["thread"]
+    at_two = files_of(repo)
+    lane.script(
+        "anthropic",
+        ClaudeReply((ToolUse("Bash", {"command": "printf '3\\n' > three.txt && rm one.txt"}),)),
+        ClaudeText("L3"),
+    )
+    segue_json(["run", "--thread", thread, "--provider", "claude", "PROMPT-3", "--json"], env,
+               cwd=repo)  # fmt: skip
+    mine = {k: v for k, v in user_state(repo).items() if k not in ("files", "status")}
+
+    forked = segue_json(["fork", thread, "--at-run", "2", "--json"], env, cwd=repo)
+    folder = Path(forked["folder"])
+    assert forked["worktree"] and folder == tmp_path / "work-fork-2"
+    assert files_of(folder) == at_two
+    assert {k: v for k, v in user_state(repo).items() if k not in ("files", "status")} == mine
+    assert git(repo, "rev-parse", "--abbrev-ref", "HEAD").strip() == "main"
+    shown = segue_json(["thread", "show", forked["thread"], "--json"], env)
+    assert shown["parent"]["thread"] == thread and shown["parent"]["run"] == 2
+    assert shown["runs"] == [] and shown["provider_threads"] == []  # no provider chosen yet
+    parent = segue_json(["thread", "show", thread, "--json"], env)
+    assert [f["thread"] for f in parent["forks"]] == [forked["thread"]]
+
+    # its first run on Codex: a native fork of the Codex session, cut at run 2
+    seen = len(lane.requests_for("openai"))
+    lane.script("openai", CodexText("FORKED"))
+    first = segue_json(
+        ["run", "--thread", forked["thread"], "--provider", "codex", "FORK-PROMPT", "--json"],
+        env,
+        cwd=folder,
+    )
+    assert first["status"] == "completed" and first["run"] == 3, first
+    assert any("native fork" in w for w in first["warnings"])
+    (request,) = [r for r in lane.requests_for("openai")[seen:] if request_kind(r) == "turn"]
+    sent = " ".join(history_texts_sent(Provider.CODEX, request.body))
+    assert "PROMPT-1" in sent and "PROMPT-2" in sent and "FORK-PROMPT" in sent
+    assert "PROMPT-3" not in sent and "L3" not in sent
+    assert str(folder) in sent  # it runs in the fork's folder
+    # a fork at run 3 run on Codex, which never ran 3: a portable projection
+    other = segue_json(["fork", thread, "--at-run", "3", "--json"], env, cwd=repo)
+    seen = len(lane.requests_for("openai"))
+    lane.script("openai", CodexText("FORKED-3"))
+    again = segue_json(
+        ["run", "--thread", other["thread"], "--provider", "codex", "FORK-3", "--json"],
+        env,
+        cwd=Path(other["folder"]),
+    )
+    assert any("portable" in w for w in again["warnings"]), again
+    (request,) = [r for r in lane.requests_for("openai")[seen:] if request_kind(r) == "turn"]
+    sent = " ".join(history_texts_sent(Provider.CODEX, request.body))
+    assert all(p in sent for p in ("PROMPT-1", "PROMPT-2", "PROMPT-3", "L3", "FORK-3"))
+    assert files_of(Path(other["folder"])) == files_of(repo)

@@ -66,6 +66,7 @@ def run_turn(
     from segue.providers.sessions import SessionReads
     from segue.store import open_store
     from segue.switch import session_lock, switch_session, thread_lock
+    from segue.switch.fork import resolve_fork
     from segue.switch.journal import open_recording
     from segue.threads import sync
     from segue.threads.checkpoints import RUN_THREAD_VARIABLE, CheckpointKind, take_checkpoint
@@ -85,6 +86,12 @@ def run_turn(
             synced = sync(store, thread_id, env, reads=SessionReads())
             graph = synced.graph
             warnings = [*recorded, *synced.notes]
+            if not graph.live_runs and graph.thread.parent_thread_id is not None:
+                # a fork's first run: its provider is chosen now, and its session written
+                warnings += resolve_fork(
+                    store, graph, provider or _fork_provider(store, graph), env
+                )
+                graph = sync(store, thread_id, env).graph
             if not graph.live_runs:
                 raise SegueError(f"thread {thread_id} has no run to continue from")
             # the folder before this turn, if the last run has no checkpoint yet
@@ -195,6 +202,24 @@ def _on_disk(graph: ThreadGraph) -> ProviderThread | None:
         if is_regular(Path(pt.path)) and not off:
             return pt
     return None
+
+
+def _fork_provider(store: Store, graph: ThreadGraph) -> Provider:
+    """A fork's first run, with no provider asked for, runs where its source point ran."""
+    from segue.threads import ThreadStore
+
+    assert graph.thread.parent_thread_id is not None
+    parent = ThreadStore(store).graph(graph.thread.parent_thread_id)
+    at = graph.thread.parent_run_ordinal
+    runs = [r for r in parent.live_runs if at is None or r.ordinal <= at]
+    if not runs:
+        raise SegueError(f"thread {graph.thread.id} was forked from no run (give --provider)")
+    try:
+        return known(runs[-1].provider)
+    except ValueError:
+        raise SegueError(
+            f"run {runs[-1].ordinal} ran on an unknown provider (give --provider)"
+        ) from None
 
 
 def _last_line(text: str) -> str | None:

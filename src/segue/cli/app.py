@@ -501,9 +501,10 @@ def _register_threads() -> None:
     app.add_typer(hooks_app, name="hooks")
     app.command("checkpoint")(checkpoint_command)
     app.command("checkpoints")(checkpoints_command)
-    from segue.cli.rollback import rollback_command
+    from segue.cli.rollback import fork_command, rollback_command
 
     app.command("rollback")(rollback_command)
+    app.command("fork")(fork_command)
 
 
 _register_threads()

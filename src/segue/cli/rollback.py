@@ -1,5 +1,5 @@
-"""``segue rollback``: the work is :mod:`segue.rewind.rollback`; this module shows the preview,
-asks once, and reports."""
+"""``segue rollback`` and ``segue fork``: the work is :mod:`segue.rewind`; this module shows the
+preview, asks once, and reports."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
     from segue.rewind.rollback import RollbackDone, RollbackPlan
 
-__all__ = ["rollback_command"]
+__all__ = ["fork_command", "rollback_command"]
 
 SHOWN = 20
 
@@ -225,3 +225,59 @@ def _report(console: Console, done: RollbackDone, as_json: bool) -> None:
             console.print(f"note: {note}", style="yellow", markup=False)
     if done.failed:
         raise SystemExit(1)
+
+
+def fork_command(
+    thread: Annotated[
+        str | None,
+        typer.Argument(
+            help="A thread id or unique prefix, or a session it holds (default: this folder's)."
+        ),
+    ] = None,
+    at_run: Annotated[int, typer.Option("--at-run", help="The run the fork starts after.")] = 0,
+    into: Annotated[
+        str | None,
+        typer.Option("--into", help="The fork's folder (default: <folder>-fork-<N> beside it)."),
+    ] = None,
+    as_json: JsonOption = False,
+) -> None:
+    """A new thread from run N: its files a git worktree at checkpoint N (a copy outside git),
+    its provider chosen by its first segue run (the user's checkout is never switched)."""
+    from rich.console import Console
+
+    from segue.rewind.fork import fork_thread
+
+    if at_run < 1:
+        raise SegueError("give --at-run N (the run the fork starts after)")
+    forked = fork_thread(thread, at_run, into=into)
+    if as_json:
+        _out(
+            {
+                "thread": forked.thread_id,
+                "parent": forked.parent_thread_id,
+                "at_run": forked.at_run,
+                "checkpoint": {"id": forked.checkpoint.id, "commit": forked.checkpoint.commit_id},
+                "folder": forked.folder,
+                "worktree": forked.worktree,
+                "notes": list(forked.notes),
+            }
+        )
+        return
+    console = Console(highlight=False, soft_wrap=True)
+    how = "a git worktree" if forked.worktree else "a copy"
+    console.print(
+        f"thread {forked.thread_id}: a fork of {forked.parent_thread_id} at run {forked.at_run}",
+        markup=False,
+    )
+    console.print(
+        f"  files: {forked.folder} ({how} of checkpoint {forked.checkpoint.commit_id[:12]})",
+        markup=False,
+    )
+    console.print(
+        f"  next: cd {forked.folder} && segue run --thread {forked.thread_id} "
+        "[--provider claude|codex] PROMPT",
+        style="dim",
+        markup=False,
+    )
+    for note in forked.notes:
+        console.print(f"note: {note}", style="yellow", markup=False)

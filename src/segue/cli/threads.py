@@ -126,11 +126,21 @@ def show_command(
         with thread_lock(thread_id, os.environ):
             result = sync(store, thread_id)
         result.notes[:0] = recorded
+        forks = threads.forks_of(thread_id)
     if as_json:
-        _out({**graph_to_json(result.graph), "notes": result.notes})
+        document = graph_to_json(result.graph)
+        document["forks"] = [{"thread": f, "run": n, "title": t} for f, n, t in forks]
+        _out({**document, "notes": result.notes})
         return
     console = _console()
     _print_graph(console, result.graph)
+    from segue.threads.documents import lineage_lines
+
+    lines = lineage_lines(result.graph, forks)
+    if lines:
+        console.print("", markup=False)
+        for line in lines:
+            console.print(line, markup=False)
     for note in result.notes:
         console.print(f"note: {note}", markup=False)
 

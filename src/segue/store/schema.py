@@ -136,6 +136,7 @@ app_threads = Table(
     Column("cwd", Text),
     Column("parent_thread_id", Text, ForeignKey("app_threads.id")),  # lineage: forked from
     Column("parent_run_ordinal", Integer),  # the source point of that fork
+    Column("parent_checkpoint_id", Text),  # the checkpoint its workspace was made from
 )
 
 provider_threads = Table(

@@ -17,6 +17,7 @@ __all__ = [
     "checkpoint_to_json",
     "coverage_lines",
     "graph_to_json",
+    "lineage_lines",
     "provider_thread_names",
     "span",
     "summary_to_json",
@@ -84,7 +85,26 @@ def graph_to_json(graph: ThreadGraph) -> dict[str, Any]:
         "created_at": iso_z(t.created_at),
         "parent": None
         if t.parent_thread_id is None
-        else {"thread": t.parent_thread_id, "run": t.parent_run_ordinal},
+        else {
+            "thread": t.parent_thread_id,
+            "run": t.parent_run_ordinal,
+            "checkpoint": t.parent_checkpoint_id,
+        },
+        "rollbacks": [
+            {
+                "id": r.id,
+                "to_run": r.to_run,
+                "scope": r.scope,
+                "undoes": r.undoes,
+                "in_force": r in graph.active_rollbacks,
+                "runs": [n for n, _ in r.runs],
+                "handoffs_superseded": list(r.handoffs),
+                "safety_checkpoint": r.safety_checkpoint_id,
+                "checkpoint": r.target_checkpoint_id,
+                "created_at": iso_z(r.created_at),
+            }
+            for r in graph.rollbacks
+        ],
         "runs": [
             {
                 "ordinal": r.ordinal,
@@ -169,3 +189,25 @@ def checkpoint_to_json(checkpoint: Checkpoint) -> dict[str, Any]:
         ],
         "skipped": [{"path": s.path, "reason": s.reason} for s in checkpoint.skipped],
     }
+
+
+def lineage_lines(graph: ThreadGraph, forks: list[tuple[str, int | None, str | None]]) -> list[str]:
+    """Where the thread came from, its rollbacks, and the threads forked from it (id, run,
+    title)."""
+    t = graph.thread
+    lines = []
+    if t.parent_thread_id is not None:
+        at = f" at run {t.parent_run_ordinal}" if t.parent_run_ordinal else ""
+        lines.append(f"forked from thread {t.parent_thread_id}{at}")
+    active = graph.active_rollbacks
+    for r in graph.rollbacks:
+        if r.undoes is not None:
+            lines.append(f"rollback {r.id[:13]}: undid {r.undoes[:13]}")
+            continue
+        state = "" if r in active else " (undone)"
+        runs = ",".join(str(n) for n, _ in r.runs) or "-"
+        lines.append(f"rollback {r.id[:13]}: to run {r.to_run} ({r.scope}), runs {runs}{state}")
+    for fork_id, run, title in forks:
+        at = f" at run {run}" if run else ""
+        lines.append(f"fork {fork_id}{at}  {title or ''}".rstrip())
+    return lines

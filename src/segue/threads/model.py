@@ -128,6 +128,7 @@ class AppThread:
     cwd: str | None
     parent_thread_id: str | None = None  # lineage: the app thread this one was forked from
     parent_run_ordinal: int | None = None
+    parent_checkpoint_id: str | None = None  # the checkpoint a fork's workspace was made from
 
 
 @dataclass(frozen=True, slots=True)

@@ -117,8 +117,11 @@ def create_thread(
     cwd: str | None,
     parent_thread_id: str | None = None,
     parent_run_ordinal: int | None = None,
+    parent_checkpoint_id: str | None = None,
 ) -> AppThread:
-    thread = AppThread(new_id(), _now(), title, cwd, parent_thread_id, parent_run_ordinal)
+    thread = AppThread(
+        new_id(), _now(), title, cwd, parent_thread_id, parent_run_ordinal, parent_checkpoint_id
+    )
     _insert_thread(connection, thread)
     return thread
 
@@ -514,6 +517,17 @@ def load_rollbacks(connection: Connection, thread_id: str) -> tuple[Rollback, ..
         )
         for r in rows
     )
+
+
+def forks_of(connection: Connection, thread_id: str) -> list[tuple[str, int | None, str | None]]:
+    """The threads forked from ``thread_id``: (id, source run, title), oldest first."""
+    t = app_threads.c
+    rows = connection.execute(
+        select(t.id, t.parent_run_ordinal, t.title)
+        .where(t.parent_thread_id == thread_id)
+        .order_by(t.created_at, t.id)
+    )
+    return [(row[0], row[1], row[2]) for row in rows]
 
 
 def add_rollback(connection: Connection, rollback: Rollback) -> None:

@@ -74,6 +74,11 @@ class ThreadStore:
             raise StoreError(f"{self.store.where}: no thread {thread_id}")
         return graph
 
+    def forks_of(self, thread_id: str) -> list[tuple[str, int | None, str | None]]:
+        """The threads forked from ``thread_id``: (id, source run, title)."""
+        with self.store.reading(f"cannot read the forks of thread {thread_id}") as connection:
+            return queries.forks_of(connection, thread_id)
+
     def list_threads(self, limit: int | None = None) -> list[ThreadSummary]:
         with self.store.reading("cannot list threads") as connection:
             return queries.list_threads(connection, limit)
@@ -130,6 +135,7 @@ class ThreadStore:
         cwd: str | None,
         parent_thread_id: str | None = None,
         parent_run_ordinal: int | None = None,
+        parent_checkpoint_id: str | None = None,
     ) -> AppThread:
         with self.store.writing("cannot record the thread") as connection:
             return queries.create_thread(
@@ -138,6 +144,7 @@ class ThreadStore:
                 cwd=cwd,
                 parent_thread_id=parent_thread_id,
                 parent_run_ordinal=parent_run_ordinal,
+                parent_checkpoint_id=parent_checkpoint_id,
             )
 
     def record_transfer(self, thread_id: str, **fields: Any) -> Transfer:

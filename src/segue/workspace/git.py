@@ -70,13 +70,15 @@ class Git:
         stdin: bytes | None = None,
         check: bool = True,
         index: Path | None = None,
+        work_tree: bool = True,
     ) -> subprocess.CompletedProcess[bytes]:
         env = _clean_env(self.env)
         env["GIT_DIR"] = str(self.git_dir)
-        env["GIT_WORK_TREE"] = str(self.work_tree)
-        chosen = index or self.index
-        if chosen is not None:
-            env["GIT_INDEX_FILE"] = str(chosen)
+        if work_tree:  # (a command about the repository itself, e.g. worktree: none of these)
+            env["GIT_WORK_TREE"] = str(self.work_tree)
+            chosen = index or self.index
+            if chosen is not None:
+                env["GIT_INDEX_FILE"] = str(chosen)
         try:
             done = subprocess.run(
                 [self.program, *args],

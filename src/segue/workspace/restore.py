@@ -32,7 +32,7 @@ from segue.workspace.snapshot import (
     max_file_bytes,
 )
 
-__all__ = ["FileAction", "Restored", "preview", "restore"]
+__all__ = ["FileAction", "Restored", "add_worktree", "materialize", "preview", "restore"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -294,3 +294,37 @@ def _write(path: Path, mode: str, data: bytes) -> None:
     finally:
         with contextlib.suppress(OSError):
             os.unlink(name)
+
+
+def _empty_folder(into: Path) -> None:
+    if into.exists() and (not into.is_dir() or any(into.iterdir())):
+        raise CheckpointError(f"{into}: already exists and is not an empty folder")
+
+
+def materialize(ws: Workspace, commit: str, into: Path) -> int:
+    """The folder's files as the snapshot ``commit`` holds them, written into ``into`` (a new or
+    empty folder); returns how many."""
+    _empty_folder(into)
+    out = ws.git.run(["ls-tree", "-r", "-z", "--full-tree", commit, *ws.pathspec()]).stdout
+    entries: list[tuple[str, _Entry]] = []
+    for record in out.split(b"\0"):
+        if not record:
+            continue
+        meta, _, name = record.partition(b"\t")
+        mode, _kind, sha = meta.decode().split()
+        if mode != "160000":
+            entries.append((name.decode("utf-8", "surrogateescape"), _Entry(mode, sha)))
+    blobs = _blobs(ws, [e.sha for _, e in entries])
+    into.mkdir(parents=True, exist_ok=True)
+    for path, entry in entries:
+        _write(into / ws.relative(path), entry.mode, blobs[entry.sha])
+    return len(entries)
+
+
+def add_worktree(ws: Workspace, commit: str, into: Path) -> Path:
+    """A ``git worktree`` of the folder's repository at the snapshot ``commit`` (detached: no
+    branch is made or moved, the user's checkout is not switched), in ``into``; returns the
+    workspace folder in it."""
+    _empty_folder(into)
+    ws.git.run(["worktree", "add", "--detach", "--quiet", str(into), commit], work_tree=False)
+    return into / ws.prefix if ws.prefix else into

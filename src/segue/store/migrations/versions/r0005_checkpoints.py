@@ -6,7 +6,8 @@ before a rollback), as a git commit under segue's refs, with the files it change
 snapshot before it and those it left out. A rollback takes a thread back to a run: the
 safety snapshot it took first, the checkpoint it restored, the runs and provider threads it
 changed (with what they were, so that it can be undone) and the handoffs it superseded; an undo
-is a rollback row naming the one it undoes.
+is a rollback row naming the one it undoes. A fork's lineage names the checkpoint its
+workspace was made from.
 
 Revision 0005, after 0004.
 """
@@ -48,6 +49,8 @@ def upgrade() -> None:
     with op.batch_alter_table("checkpoints", schema=None) as batch_op:
         batch_op.create_index(batch_op.f("ix_checkpoints_thread_id"), ["thread_id"], unique=False)
 
+    with op.batch_alter_table("app_threads", schema=None) as batch_op:
+        batch_op.add_column(sa.Column("parent_checkpoint_id", sa.Text(), nullable=True))
     op.create_table(
         "rollbacks",
         sa.Column("id", sa.Text(), nullable=False),
@@ -86,6 +89,8 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
+    with op.batch_alter_table("app_threads", schema=None) as batch_op:
+        batch_op.drop_column("parent_checkpoint_id")
     with op.batch_alter_table("rollbacks", schema=None) as batch_op:
         batch_op.drop_index(batch_op.f("ix_rollbacks_thread_id"))
     op.drop_table("rollbacks")

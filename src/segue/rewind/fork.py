@@ -1,0 +1,114 @@
+"""``segue fork``: a new thread from a thread's run N, with its own workspace, and no provider
+chosen yet.
+
+The fork records its lineage (the parent thread, the source run, the checkpoint its files came
+from). Its workspace is a ``git worktree`` at checkpoint N (detached: the user's checkout and
+branches are not touched), or, outside git, a copy of the checkpoint's files. Its first
+``segue run`` chooses the provider and writes its first session (:mod:`segue.switch.fork`).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from segue.model.errors import SegueError
+from segue.threads.checkpoints import Checkpoint, CheckpointKind
+
+__all__ = ["Forked", "fork_thread"]
+
+
+@dataclass(frozen=True, slots=True)
+class Forked:
+    thread_id: str
+    parent_thread_id: str
+    at_run: int
+    checkpoint: Checkpoint
+    folder: str  # the fork's workspace
+    worktree: bool  # a git worktree (else a copy of the files)
+    notes: tuple[str, ...] = ()
+
+
+def _default_into(folder: Path, at_run: int) -> Path:
+    base = folder.parent / f"{folder.name}-fork-{at_run}"
+    candidate, n = base, 2
+    while candidate.exists():
+        candidate = base.with_name(f"{base.name}-{n}")
+        n += 1
+    return candidate
+
+
+def fork_thread(
+    ref: str | None,
+    at_run: int,
+    *,
+    into: str | None = None,
+    cwd: str | None = None,
+    env: Mapping[str, str] | None = None,
+) -> Forked:
+    """Fork the thread ``ref`` names (default: this folder's) at run ``at_run`` into the folder
+    ``into`` (default: ``<folder>-fork-<N>`` beside the thread's folder)."""
+    from segue.rewind.rollback import _resolve, _target_checkpoint
+    from segue.store import open_store
+    from segue.switch import thread_lock
+    from segue.threads import ThreadStore, sync
+    from segue.threads.checkpoints import list_checkpoints, take_checkpoint
+    from segue.threads.queries import add_transfer
+    from segue.workspace.restore import add_worktree, materialize
+    from segue.workspace.snapshot import locate
+
+    env = dict(os.environ) if env is None else dict(env)
+    with open_store(env=env) as store:
+        thread_id = _resolve(store, ref, cwd or os.getcwd(), env)
+    notes: list[str] = []
+    with thread_lock(thread_id, env), open_store(env=env) as store:
+        synced = sync(store, thread_id, env)
+        graph = synced.graph
+        notes += synced.notes
+        live = [r.ordinal for r in graph.live_runs]
+        if at_run not in live:
+            span = f"{live[0]}-{live[-1]}" if live else "none"
+            raise SegueError(f"thread {thread_id} has no run {at_run} on its line (runs: {span})")
+        if not graph.thread.cwd:
+            raise SegueError(f"thread {thread_id}'s folder is not known: nothing to fork from")
+        ws = locate(graph.thread.cwd, env)
+        found = list_checkpoints(store, thread_id)
+        mark = _target_checkpoint(found, str(ws.folder), at_run)
+        if mark is None and at_run == live[-1]:  # the newest run: its folder is the one now
+            taken = take_checkpoint(store, graph, env, CheckpointKind.APPROXIMATE)
+            mark = taken.checkpoint
+            if taken.note:
+                notes.append(taken.note)
+        if mark is None:
+            have = sorted({c.run_ordinal for c in found if c.kind is not CheckpointKind.SAFETY})
+            which = f"checkpoints of runs {', '.join(map(str, have))}" if have else "none"
+            raise SegueError(f"run {at_run} of thread {thread_id} has no checkpoint ({which})")
+        target = Path(into).expanduser().absolute() if into else _default_into(ws.folder, at_run)
+        if ws.private:
+            count = materialize(ws, mark.commit_id, target)
+            folder, worktree = target, False
+            notes.append(f"{count} files copied from checkpoint {mark.commit_id[:12]}")
+        else:
+            folder, worktree = add_worktree(ws, mark.commit_id, target), True
+        title = f"fork of {graph.thread.title or thread_id} at run {at_run}"
+        fork = ThreadStore(store).create_thread(
+            title=title[:80],
+            cwd=str(folder),
+            parent_thread_id=thread_id,
+            parent_run_ordinal=at_run,
+            parent_checkpoint_id=mark.id,
+        )
+        with store.writing(f"cannot record the fork of thread {thread_id}") as connection:
+            add_transfer(
+                connection,
+                fork.id,
+                type="fork",
+                source_provider_thread_id=None,
+                target_provider_thread_id=None,
+                source_run_ordinal=at_run,
+                resolution="pending",  # the provider is chosen at the fork's first run
+                status="pending",
+            )
+    return Forked(fork.id, thread_id, at_run, mark, str(folder), worktree, tuple(notes))
