@@ -104,3 +104,11 @@ def test_a_planted_secret_never_appears(tmp_path: Path) -> None:
 def test_later_runs_are_numbered_from_first_run() -> None:
     text = summarize_runs(_items("claude-tool_cycle"), max_chars=4000, first_run=5)
     assert "- run 5:" in text and "- run 6:" in text and "- run 1:" not in text
+
+
+def test_the_diff_summary_starts_with_the_workspaces_checkpoint() -> None:
+    line = "checkpoint of run 3 (exact, 0123456789ab): 2 files +4 -1 since the checkpoint before"
+    text = summarize_runs(_items("codex-tool_cycle"), max_chars=4000, workspace=line)
+    diff = text.split("## Latest diff summary", 1)[1].split("\n## ", 1)[0]
+    assert diff.strip().splitlines()[0] == f"- workspace: {line}"
+    assert "## Latest diff summary" not in summarize_runs(_items("codex-tool_cycle"))

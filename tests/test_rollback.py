@@ -90,6 +90,13 @@ def test_the_seeds_rollback_files_graph_next_requests_and_undo(
     on_codex(5, "printf 'five\\n' > five.txt && rm two.txt")
     fifth = run(5, "codex")
     assert fifth["move"]["strategy"] == "delta_into_existing"
+    # the handoff of runs 3-4 into Codex names the workspace's checkpoint of run 4
+    graph = segue_json(["thread", "show", thread, "--json"], env)
+    marks = segue_json(["checkpoints", thread, "--json"], env)["checkpoints"]
+    (given,) = [
+        h for pt in graph["provider_threads"] for h in pt["handoffs"] if h["covers"] == [3, 4]
+    ]
+    assert given["checkpoint"] == next(c["id"] for c in marks if c["run"] == 4)
     (repo / "typed-by-hand.txt").write_text("after run 5, no checkpoint\n")
     after_five = files_of(repo)
     mine = {k: v for k, v in user_state(repo).items() if k not in ("files", "status")}

@@ -100,6 +100,7 @@ def test_a_thread_graph_is_recorded_and_read_back(database_url: str) -> None:
         "target_run": 6,
         "supersedes": None,
         "transfer": None,
+        "checkpoint": None,
         "text": "runs 1-5: the parser",
         "items": None,
     }

@@ -125,6 +125,14 @@ def show_command(
             thread_id = held
         with thread_lock(thread_id, os.environ):
             result = sync(store, thread_id)
+            if result.new_runs:  # runs typed in a CLI without segue's hooks: the folder now
+                from segue.threads.checkpoints import CheckpointKind, take_checkpoint
+
+                taken = take_checkpoint(
+                    store, result.graph, os.environ, CheckpointKind.APPROXIMATE, missing_only=True
+                )
+                if taken.checkpoint is not None and taken.note:
+                    result.notes.append(taken.note)
         result.notes[:0] = recorded
         forks = threads.forks_of(thread_id)
     if as_json:

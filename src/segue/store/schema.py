@@ -222,6 +222,7 @@ context_handoffs = Table(
     Column("created_by_provider", Text),  # None: segue's own deterministic summarizer
     Column("supersedes", Text, ForeignKey("context_handoffs.id"), unique=True),
     Column("created_at", UtcDateTime, nullable=False),
+    Column("checkpoint_id", Text),  # the workspace's latest checkpoint when it was made
     Index(None, "thread_id"),
 )
 

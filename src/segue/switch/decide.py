@@ -33,6 +33,7 @@ from segue.providers import entry
 from segue.providers.sessions import SessionReads
 from segue.switch.plan import checked_cwd, plan_switch
 from segue.switch.thread import LoadedThread, Source
+from segue.threads.checkpoints import diff_line
 from segue.threads.config import load_config
 from segue.threads.model import (
     HandoffForm,
@@ -97,6 +98,7 @@ class Prepared:
     stored_items: list[dict[str, Any]] | None = None  # what the store keeps of a native delta
     supersedes: str | None = None
     warnings: list[str] = field(default_factory=list)  # what the move loses
+    checkpoint_id: str | None = None  # the workspace's latest checkpoint, named by the handoff
 
 
 def _model_changed(graph: ThreadGraph, to: Provider, env: Mapping[str, str], cwd: str) -> bool:
@@ -382,6 +384,7 @@ def _new(move: _Move) -> Prepared:
         carried=tuple(line),
         covers=_span(finished),
         warnings=losses,
+        checkpoint_id=None if state.checkpoint is None else state.checkpoint.id,
     )
 
 
@@ -412,7 +415,13 @@ def _fork(move: _Move) -> Prepared:
     carried: list[Item] = []
     supersedes = None
     if decision.form is HandoffForm.SUMMARY:
-        digest = summarize_runs(items, max_chars=DEFAULT_MAX_CHARS, first_run=first)
+        mark = state.checkpoint
+        digest = summarize_runs(
+            items,
+            max_chars=DEFAULT_MAX_CHARS,
+            first_run=first,
+            workspace=None if mark is None else f"{mark.folder}: {diff_line(mark)}",
+        )
         if options.dry_run:
             text = digest
             if options.summary_by is not None:
@@ -464,6 +473,7 @@ def _fork(move: _Move) -> Prepared:
         stored_items=stored,
         supersedes=supersedes,
         warnings=losses,
+        checkpoint_id=None if state.checkpoint is None else state.checkpoint.id,
     )
 
 

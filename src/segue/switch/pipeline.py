@@ -77,6 +77,7 @@ def switch_session(
         locks.session(provider, entry(provider).session_id(path))
         source = read_source(provider, path, reads, env)
         state = load_thread(source, reads, env, locks, dry_run=dry_run)
+        _checkpoint(state, env, dry_run=dry_run)
         decision, facts = decide_move(state, source, target, options, reads, env)
         prepared = prepare_move(state, source, target, decision, facts, options, reads, env)
         if dry_run:
@@ -101,6 +102,7 @@ def carry_out(preview: Switch, env: Mapping[str, str] | None = None) -> Switch:
             reads.prime(path, preview.source_stamp, preview.source)
         source = read_source(provider, path, reads, env)
         state = load_thread(source, reads, env, locks, dry_run=False)
+        _checkpoint(state, env, dry_run=False)
         decision, facts = decide_move(state, source, preview.target, options, reads, env)
         synced_new_runs = state.changes.thread is None and bool(state.changes.runs)
         same = (
@@ -119,6 +121,38 @@ def carry_out(preview: Switch, env: Mapping[str, str] | None = None) -> Switch:
                 "the thread changed since the preview was shown: the switch was worked out again"
             )
         return write_and_record(state, source, prepared, reads, env)
+
+
+_QUIET = ("is gone", "is not known", "not snapshotted", "has no run", "not a folder")
+
+
+def _checkpoint(state: LoadedThread, env: Mapping[str, str], *, dry_run: bool) -> None:
+    """The workspace's latest checkpoint, which the handoff names; a real switch first takes
+    one of the newest run when it has none (the folder as it is now: approximate). A folder
+    that is gone or not a project is no news in a switch; anything else that stops it is a
+    note, never a failure."""
+    from segue.model.errors import SegueError
+    from segue.threads.checkpoints import (
+        CheckpointKind,
+        latest_checkpoint,
+        list_checkpoints,
+        take_checkpoint,
+    )
+
+    store = state.store
+    if store is None or state.changes.thread is not None:  # (a thread adopted now: next time)
+        return
+    try:
+        if not dry_run:
+            taken = take_checkpoint(
+                store, state.graph, env, CheckpointKind.APPROXIMATE, missing_only=True
+            )
+            if taken.note and not any(q in taken.note for q in _QUIET):
+                state.notes.append(taken.note)
+        state.checkpoint = latest_checkpoint(list_checkpoints(store, state.graph.thread.id))
+    except SegueError as exc:
+        if not dry_run:
+            state.notes.append(f"no checkpoint: {' '.join(str(exc).split())}")
 
 
 def _rebased(shown: Prepared, state: LoadedThread) -> Prepared:

@@ -209,6 +209,7 @@ def _handoff(
         transfer_id=transfer_id,
         target_run_ordinal=prepared.covers[1] + 1,
         supersedes=prepared.supersedes,
+        checkpoint_id=prepared.checkpoint_id,
     )
 
 

@@ -23,6 +23,7 @@ from segue.model.errors import SegueError, StoreError
 from segue.providers.sessions import SessionReads, current_session
 from segue.store import Store
 from segue.switch.locks import SwitchLocks
+from segue.threads.checkpoints import Checkpoint
 from segue.threads.model import ProviderThread, ProviderThreadStatus, ThreadGraph
 from segue.threads.reconcile import Changes, held_runs, reconcile
 from segue.threads.repository import ThreadStore
@@ -53,6 +54,7 @@ class LoadedThread:
     unrecorded: str | None = None  # why a real switch cannot be recorded
     notes: list[str] = field(default_factory=list)  # what the sync found
     earlier: tuple[ThreadGraph, Changes] | None = None  # the thread a divergent source left
+    checkpoint: Checkpoint | None = None  # the workspace's latest checkpoint
 
 
 def open_for_switch(env: Mapping[str, str], *, dry_run: bool) -> tuple[Store | None, str | None]:

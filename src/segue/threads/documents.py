@@ -53,6 +53,7 @@ def _handoff(h: Handoff) -> dict[str, Any]:
         "target_run": h.target_run_ordinal,
         "supersedes": h.supersedes,
         "transfer": h.transfer_id,
+        "checkpoint": h.checkpoint_id,
         # a summary's text as the target was given it; native items are counted, not repeated
         "text": h.text,
         "items": len(h.items) if h.items is not None else None,

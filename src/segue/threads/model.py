@@ -169,6 +169,7 @@ class Handoff:
     transfer_id: str | None = None
     target_run_ordinal: int | None = None
     supersedes: str | None = None
+    checkpoint_id: str | None = None  # the latest checkpoint of the workspace when it was made
 
     def __post_init__(self) -> None:
         by = self.created_by_provider

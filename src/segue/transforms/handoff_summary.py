@@ -101,17 +101,25 @@ class _Facts:
     plan: str | None = None
     failures: list[str] = field(default_factory=list)
     subagents: list[tuple[str, str]] = field(default_factory=list)  # (what, its report)
+    workspace: str | None = None  # the latest checkpoint, one line
 
 
 def summarize_runs(
-    items: Sequence[Item], *, max_chars: int = DEFAULT_MAX_CHARS, first_run: int = 1
+    items: Sequence[Item],
+    *,
+    max_chars: int = DEFAULT_MAX_CHARS,
+    first_run: int = 1,
+    workspace: str | None = None,
 ) -> str:
     """A Markdown summary of ``items`` (a stretch of runs, numbered from ``first_run``) of at
-    most ``max_chars`` characters, with every secret replaced by a marker."""
+    most ``max_chars`` characters, with every secret replaced by a marker. ``workspace``: the
+    latest checkpoint of the workspace and what it changed (one line), first in the diff
+    summary: what the files are now, whichever tool changed them."""
     if max_chars <= 0:
         return ""
     clean = redact_items(items, scan_items(items))
     facts = _gather(apply_rollbacks(clean), first_run)
+    facts.workspace = workspace
     text = ""
     for detail in _LEVELS:
         text = mask(_render(facts, detail))
@@ -400,11 +408,12 @@ def _plan(facts: _Facts, d: _Detail) -> list[str]:
 
 
 def _diff(facts: _Facts, d: _Detail) -> list[str]:
+    head = [f"- workspace: {_cut(facts.workspace, d.full)}"] if facts.workspace else []
     if not facts.diff:
-        return []
+        return head
     added = sum(a for a, _ in facts.diff.values())
     removed = sum(r for _, r in facts.diff.values())
-    out = [f"{len(facts.diff)} files, +{added} -{removed} lines"]
+    out = [*head, f"{len(facts.diff)} files, +{added} -{removed} lines"]
     out += [f"- `{p}` +{a} -{r}" for p, (a, r) in list(facts.diff.items())[-d.entries :]]
     return out
 

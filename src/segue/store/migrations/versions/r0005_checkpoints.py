@@ -7,7 +7,7 @@ snapshot before it and those it left out. A rollback takes a thread back to a ru
 safety snapshot it took first, the checkpoint it restored, the runs and provider threads it
 changed (with what they were, so that it can be undone) and the handoffs it superseded; an undo
 is a rollback row naming the one it undoes. A fork's lineage names the checkpoint its
-workspace was made from.
+workspace was made from, and a handoff the workspace's latest checkpoint when it was made.
 
 Revision 0005, after 0004.
 """
@@ -51,6 +51,8 @@ def upgrade() -> None:
 
     with op.batch_alter_table("app_threads", schema=None) as batch_op:
         batch_op.add_column(sa.Column("parent_checkpoint_id", sa.Text(), nullable=True))
+    with op.batch_alter_table("context_handoffs", schema=None) as batch_op:
+        batch_op.add_column(sa.Column("checkpoint_id", sa.Text(), nullable=True))
     op.create_table(
         "rollbacks",
         sa.Column("id", sa.Text(), nullable=False),
@@ -89,6 +91,8 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
+    with op.batch_alter_table("context_handoffs", schema=None) as batch_op:
+        batch_op.drop_column("checkpoint_id")
     with op.batch_alter_table("app_threads", schema=None) as batch_op:
         batch_op.drop_column("parent_checkpoint_id")
     with op.batch_alter_table("rollbacks", schema=None) as batch_op:
