@@ -143,21 +143,30 @@ def _print_changes(
                         "changed": False if c is None else c.changed,
                         "what": "no end-of-turn hook" if c is None else c.what,
                         "copy": None if c is None or c.copy is None else str(c.copy),
+                        "error": None if c is None else c.error,
                     }
                     for p, c in changes
                 ],
+                "exit_code": 1 if any(c is not None and c.error for _, c in changes) else 0,
             }
         )
+        if any(c is not None and c.error for _, c in changes):
+            raise SystemExit(1)
         return
     console = Console(highlight=False, soft_wrap=True)
     for provider, change in changes:
         if change is None:
             console.print(f"{provider.value}: has no end-of-turn hook", markup=False)
             continue
+        if change.error is not None:
+            console.print(f"{provider.value}: {change.error}", style="red", markup=False)
+            continue
         would = "would be: " if dry_run and change.changed else ""
         console.print(f"{provider.value}: {would}{change.what} ({change.path})", markup=False)
         if change.copy is not None:
             console.print(f"  the file as it was: {change.copy}", style="dim", markup=False)
+    if any(c is not None and c.error for _, c in changes):
+        raise SystemExit(1)
 
 
 @hooks_app.command("install")

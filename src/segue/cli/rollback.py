@@ -198,6 +198,9 @@ def _report(console: Console, done: RollbackDone, as_json: bool) -> None:
         console.print(
             f"thread {plan.thread_id}: {what} (rollback {done.rollback_id})", markup=False
         )
+        if plan.undo and plan.runs and not any("went on after" in n for n in done.notes):
+            back = ", ".join(map(str, plan.runs))
+            console.print(f"runs back on the thread's line: {back}", markup=False)
         _files(console, "files:", done.done)
         for s in done.failed:
             console.print(f"  failed    {s.path}: {s.reason}", style="red", markup=False)

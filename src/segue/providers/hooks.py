@@ -41,6 +41,7 @@ class HookChange:
     changed: bool
     what: str  # for people: "added …", "already installed", "removed …"
     copy: Path | None = None  # the file as it was, kept in segue's state folder
+    error: str | None = None  # why nothing could be done (the file is left as it is)
 
 
 @dataclass(frozen=True, slots=True)

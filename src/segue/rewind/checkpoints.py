@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 
 from segue.model.conversation import Provider
-from segue.model.errors import CheckpointError
+from segue.model.errors import CheckpointError, ConfigError
 from segue.providers.hooks import HookChange, HookEvent, HookKind
 from segue.threads.checkpoints import (
     RUN_THREAD_VARIABLE,
@@ -131,7 +132,21 @@ def install_hooks(
 
     env = dict(os.environ) if env is None else dict(env)
     chosen = list(providers) if providers else [e.provider for e in all_entries()]
-    return [(p, entry(p).install_hooks(env, hook_command(p), dry_run=dry_run)) for p in chosen]
+    return [
+        (p, _each(partial(entry(p).install_hooks, env, hook_command(p), dry_run=dry_run)))
+        for p in chosen
+    ]
+
+
+def _each(change: Callable[[], HookChange | None]) -> HookChange | None:
+    """One CLI's change; a settings file that cannot be changed is reported, and the other CLIs
+    are still done."""
+    try:
+        return change()
+    except ConfigError as exc:
+        message = " ".join(str(exc).split())
+        where = Path(message.split(": ", 1)[0]) if ": " in message else Path()
+        return HookChange(where, False, "left as it is", error=message)
 
 
 def uninstall_hooks(
@@ -145,7 +160,7 @@ def uninstall_hooks(
 
     env = dict(os.environ) if env is None else dict(env)
     chosen = list(providers) if providers else [e.provider for e in all_entries()]
-    return [(p, entry(p).uninstall_hooks(env, dry_run=dry_run)) for p in chosen]
+    return [(p, _each(partial(entry(p).uninstall_hooks, env, dry_run=dry_run))) for p in chosen]
 
 
 @dataclass(frozen=True, slots=True)

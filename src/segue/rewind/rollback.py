@@ -180,7 +180,8 @@ def _plan(
     if context:
         for pt_id, _before in rollback_record.provider_threads:
             pt = graph.provider_thread(pt_id)
-            what.append((pt_id, pt.provider, f"divergent; a new session holds runs 1-{to_run}"))
+            held = "run 1" if to_run == 1 else f"runs 1-{to_run}"
+            what.append((pt_id, pt.provider, f"divergent; a new session holds {held}"))
     return RollbackPlan(
         graph.thread.id,
         to_run,
