@@ -18,9 +18,9 @@ from segue.model.errors import CheckpointError
 from segue.workspace import capture, locate
 from segue_testbed.claude_cli import ClaudeHome, claude_bin
 from segue_testbed.codex_cli import CodexHome, codex_bin
+from segue_testbed.standin.anthropic import RateLimited, ToolUse
 from segue_testbed.standin.anthropic import Reply as ClaudeReply
 from segue_testbed.standin.anthropic import Text as ClaudeText
-from segue_testbed.standin.anthropic import ToolUse
 from segue_testbed.standin.openai import FunctionCall
 from segue_testbed.standin.openai import Text as CodexText
 from segue_testbed.standin.server import StandIn
@@ -398,3 +398,32 @@ def test_installed_hooks_checkpoint_turns_typed_into_either_cli_and_uninstall_un
     assert [h["changed"] for h in removed["hooks"]] == [True, True]
     assert orjson.loads(settings.read_bytes()) == {**now, "hooks": claude_before["hooks"]}
     assert config.read_bytes() == codex_before
+
+
+@pytest.mark.realcli
+def test_a_claude_turn_ended_by_a_usage_limit_leaves_the_signal_for_watch(
+    standin: StandIn, tmp_path: Path
+) -> None:
+    lane = standin.lane()
+    claude = ClaudeHome(tmp_path, lane, oauth=True)
+    segue_env = {"SEGUE_STATE_DIR": str(tmp_path / "state"), "SEGUE_DATA_DIR": str(tmp_path / "d")}
+    env = {**claude.env(), **segue_env}
+    segue_json(["hooks", "install", "--provider", "claude", "--json"], env)
+    work = tmp_path / "work"
+    work.mkdir()
+    lane.script("anthropic", RateLimited(subscriber=True))
+    assert claude.run("Go on.", cwd=work, env=segue_env).returncode != 0
+    signals = tmp_path / "state" / "signals.jsonl"  # (StopFailure's hook is fire and forget)
+    (signal,) = _wait_for(
+        lambda: (
+            [orjson.loads(line) for line in signals.read_text().splitlines()]
+            if signals.exists()
+            else None
+        )
+    )
+    assert (signal["provider"], signal["kind"], signal["detail"]) == (
+        "claude",
+        "limit",
+        "StopFailure: rate_limit",
+    )
+    assert signal["session"] == claude.only_session_id() and "limit" in signal["message"]

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -198,7 +199,12 @@ def run_hook(args: list[str]) -> None:
     from segue.rewind import handle_hook
 
     stdin = b""
-    if not sys.stdin.isatty():
+    if "--payload" in args:  # the input, given by a hook that went on in the background
+        at = args.index("--payload")
+        payload = args[at + 1] if at + 1 < len(args) else ""
+        args = args[:at] + args[at + 2 :]
+        stdin = os.fsencode(payload)
+    elif not sys.stdin.isatty():
         try:
             stdin = sys.stdin.buffer.read(1 << 20)
         except (OSError, ValueError):

@@ -55,6 +55,7 @@ class HookEvent:
     detail: str | None = None  # the event, or the error that ended the turn
     then: tuple[str, ...] = ()  # a program of the user's to run after segue's (Codex notify)
     payload: str | None = None  # what to hand that program
+    message: str | None = None  # the turn's last words (a limit's "resets 3:56pm")
 
 
 def is_segue_hook(argv: Sequence[str], provider: str) -> bool:

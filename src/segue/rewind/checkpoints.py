@@ -268,6 +268,7 @@ def _signal(env: Mapping[str, str], provider: Provider, event: HookEvent) -> Non
             "session": event.session_id,
             "cwd": event.cwd,
             "detail": event.detail,
+            "message": event.message,
         }
     ).decode()
     _append(state_dir(env) / "signals.jsonl", line + "\n")

@@ -1,7 +1,13 @@
 """Claude Code's hooks for segue: a ``Stop`` hook (a turn ended) and a ``StopFailure`` hook on
 ``rate_limit`` (a usage limit ended it), in the user's ``settings.json``, each running
 ``segue hook claude``; the hook's input is a JSON object on stdin (``session_id``,
-``transcript_path``, ``cwd``, ``hook_event_name``; ``error`` for a failure)."""
+``transcript_path``, ``cwd``, ``hook_event_name``; ``error`` and ``last_assistant_message`` for
+a failure).
+
+Claude Code waits for a ``Stop`` hook (the checkpoint is taken before the next prompt), but
+kills a ``StopFailure`` hook as ``claude -p`` exits (measured with 2.1.328: a hook 50 ms long
+never finished): that one reads its input in the shell and goes on in the background, its input
+as an argument."""
 
 from __future__ import annotations
 
@@ -92,9 +98,10 @@ def install_hooks(env: Env, command: Sequence[str], *, dry_run: bool = False) ->
         if _has_ours(groups):
             continue
         group: dict[str, Any] = {} if matcher is None else {"matcher": matcher}
-        group["hooks"] = [
-            {"type": "command", "command": shlex.join(command), "timeout": HOOK_TIMEOUT_S}
-        ]
+        line = shlex.join(command)
+        if event == "StopFailure":  # fire and forget: detached, its input read at once
+            line = f'payload=$(cat); ({line} --payload "$payload" >/dev/null 2>&1 &)'
+        group["hooks"] = [{"type": "command", "command": line, "timeout": HOOK_TIMEOUT_S}]
         hooks[event] = [*groups, group]
         added.append(event)
     if not added:
@@ -171,4 +178,5 @@ def hook_event(args: Sequence[str], stdin: bytes) -> HookEvent:
         transcript=text("transcript_path"),
         cwd=text("cwd"),
         detail=name,
+        message=(text("last_assistant_message") or "")[:500] or None,
     )
