@@ -3,6 +3,11 @@
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -243,3 +248,50 @@ def test_a_fork_gets_its_files_at_run_n_and_its_provider_at_its_first_run(
     sent = " ".join(history_texts_sent(Provider.CODEX, request.body))
     assert all(p in sent for p in ("PROMPT-1", "PROMPT-2", "PROMPT-3", "L3", "FORK-3"))
     assert files_of(Path(other["folder"])) == files_of(repo)
+
+
+def test_a_rollback_killed_at_any_point_is_undone_to_the_folder_as_it_was(
+    standin: StandIn, tmp_path: Path
+) -> None:
+    lane, codex, _claude, env = _setup(standin, tmp_path)
+    repo = tmp_path / "work"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    lane.script("openai", FunctionCall("exec_command", {"cmd": "true"}), CodexText("one"))
+    assert codex.exec("PROMPT-1", cwd=repo).returncode == 0
+    session = codex.only_session_id()
+    thread = segue_json(["checkpoint", session, "--exact", "--json"], env, cwd=repo)["thread"]
+    make = "mkdir -p d && for i in $(seq 4000); do echo $i > d/f$i.txt; done"
+    lane.script("openai", FunctionCall("exec_command", {"cmd": make}), CodexText("two"))
+    done = segue_json(["run", "--thread", thread, "PROMPT-2", "--json"], env, cwd=repo)
+    assert done["status"] == "completed"
+    before = files_of(repo)
+    assert len(before) == 4000
+
+    # killed before it does anything, just after it starts, and while it removes the files (the
+    # folder is watched: killed when that many of the 4000 are left)
+    folder = repo / "d"
+    interrupted = 0
+    for delay, left in ((0.05, None), (0.3, None), (None, 3500), (None, 2000), (None, 300)):
+        child = subprocess.Popen(
+            [sys.executable, "-m", "segue", "rollback", thread, "--to-run", "1", "--yes"],
+            env=env,
+            cwd=repo,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        if left is None:
+            time.sleep(delay or 0.0)
+        else:
+            while child.poll() is None and len(os.listdir(folder)) > left:
+                time.sleep(0.001)
+        child.send_signal(signal.SIGKILL)
+        child.wait()
+        interrupted += 0 < len(os.listdir(folder)) < len(before) if folder.exists() else 0
+        shown = segue_json(["thread", "show", thread, "--json"], env)
+        if any(r["in_force"] and r["undoes"] is None for r in shown["rollbacks"]):
+            segue_json(["rollback", thread, "--undo", "--yes", "--json"], env, cwd=repo)
+        assert files_of(repo) == before, (delay, left)
+        shown = segue_json(["thread", "show", thread, "--json"], env)
+        assert [r["status"] for r in shown["runs"]] == ["completed", "completed"], (delay, left)
+    assert interrupted >= 2, "the kills did not land while the files were being removed"
