@@ -130,6 +130,8 @@ def _plan(
     files: bool,
     context: bool,
     env: Mapping[str, str],
+    *,
+    create: bool = True,
 ) -> RollbackPlan:
     from segue.threads.rollbacks import rollback_changes
     from segue.workspace.restore import preview
@@ -154,7 +156,7 @@ def _plan(
     if files:
         if not folder:
             raise SegueError(f"thread {graph.thread.id}'s folder is not known: --context-only?")
-        ws = locate(folder, env)
+        ws = locate(folder, env, create=create)
         target = _target_checkpoint(found, str(ws.folder), to_run)
         if target is None:
             have = sorted({c.run_ordinal for c in found if c.kind is not CheckpointKind.SAFETY})
@@ -228,7 +230,7 @@ def plan_rollback(
         graph = ThreadStore(store).graph(thread_id)
         found = list_checkpoints(store, thread_id)
     graph = reconcile(graph, observe_graph(graph, SessionReads(), env)).graph
-    return _plan(graph, found, to_run, files, context, env)
+    return _plan(graph, found, to_run, files, context, env, create=False)
 
 
 def _resolve(store: Store, ref: str | None, cwd: str, env: Mapping[str, str]) -> str:

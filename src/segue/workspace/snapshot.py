@@ -146,9 +146,10 @@ def _private_dir(path: Path) -> Path:
     return path
 
 
-def locate(folder: str | Path, env: Mapping[str, str]) -> Workspace:
+def locate(folder: str | Path, env: Mapping[str, str], *, create: bool = True) -> Workspace:
     """The workspace of ``folder``: the git repository it is in, else a private repository for
-    it in segue's data folder (created on first use)."""
+    it in segue's data folder (created on first use; with ``create`` False, a folder with no
+    private repository yet is an error, and nothing is written)."""
     where = Path(folder)
     try:
         real = where.resolve(strict=True)
@@ -172,7 +173,10 @@ def locate(folder: str | Path, env: Mapping[str, str]) -> Workspace:
                 f"{real}: not snapshotted: it is {which} folder, not a project (run the agent "
                 "in the project's folder, or make it a git repository)"
             )
-        git_dir = _private_dir(store / "repos") / f"{real.name or 'root'}-{_key(str(real))}.git"
+        name = f"{real.name or 'root'}-{_key(str(real))}.git"
+        if not create and not (store / "repos" / name / "HEAD").is_file():
+            raise CheckpointError(f"{real}: no snapshot of this folder has been taken")
+        git_dir = (_private_dir(store / "repos") if create else store / "repos") / name
         top, prefix, private = real, "", True
         try:
             _init_private(program, git_dir, env)
@@ -180,7 +184,9 @@ def locate(folder: str | Path, env: Mapping[str, str]) -> Workspace:
             raise CheckpointError(
                 f"{git_dir}: cannot make the private repository: {exc.strerror}"
             ) from None
-    index = _private_dir(store / "index") / _key(str(git_dir), prefix)
+    index = (_private_dir(store / "index") if create else store / "index") / _key(
+        str(git_dir), prefix
+    )
     return Workspace(real, Git(program, git_dir, top, index, env), prefix, private)
 
 
