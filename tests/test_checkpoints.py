@@ -427,3 +427,18 @@ def test_a_claude_turn_ended_by_a_usage_limit_leaves_the_signal_for_watch(
         "StopFailure: rate_limit",
     )
     assert signal["session"] == claude.only_session_id() and "limit" in signal["message"]
+
+
+def test_a_snapshot_after_segues_refs_were_deleted_and_collected_starts_afresh(
+    repo: Path, tmp_path: Path
+) -> None:
+    env = env_for(tmp_path)
+    ws = locate(repo, env)
+    (repo / "new.txt").write_text("one\n")
+    first = capture(ws, "refs/segue/checkpoints/t/1", parent=None, message="m")
+    git(repo, "update-ref", "-d", "refs/segue/checkpoints/t/1")
+    git(repo, "gc", "-q", "--prune=now")
+    (repo / "new.txt").write_text("two\n")
+    again = capture(ws, "refs/segue/checkpoints/t/2", parent=first.commit, message="m")
+    assert again.base == "HEAD"  # the snapshot before it is gone: counted against HEAD
+    assert tree_files(ws.git.git_dir, again.commit, repo)["new.txt"] == b"two\n"

@@ -135,7 +135,7 @@ def _plan(
 ) -> RollbackPlan:
     from segue.threads.rollbacks import rollback_changes
     from segue.workspace.restore import preview
-    from segue.workspace.snapshot import locate
+    from segue.workspace.snapshot import _is_commit, locate
 
     live = [r.ordinal for r in graph.live_runs]
     if not live:
@@ -165,6 +165,11 @@ def _plan(
                 f"run {to_run} of thread {graph.thread.id} has no checkpoint ({which}): "
                 "--context-only rolls back the conversation alone"
             )
+        if not _is_commit(ws, target.commit_id):
+            raise SegueError(
+                f"the checkpoint of run {to_run} ({target.commit_id[:12]}) is gone from "
+                f"{target.repository} (its ref {target.ref} was deleted, then git gc removed it)"
+            )
         shown, kept = preview(ws, target.commit_id)
         actions, left = shown, kept
         latest = next(
@@ -175,7 +180,7 @@ def _plan(
             ),
             None,
         )
-        if latest is not None:
+        if latest is not None and _is_commit(ws, latest.commit_id):
             uncovered, _ = preview(ws, latest.commit_id)
     rollback_record, _ = rollback_changes(graph, to_run, scope=_scope(files, context))
     what: list[tuple[str, Provider, str]] = []

@@ -340,24 +340,15 @@ def capture(
     with _locked(index):
         _seed(ws)
         try:
-            listing = _listing(ws)
-            base = _base(ws)
+            commit, entries, skipped = _snapshot(ws, ref, parent, message, max_bytes)
         except CheckpointError:
-            _reset_index(ws)  # an index copy git cannot use (a split index, a conflict)
-            listing = _listing(ws)
-            base = _base(ws)
-        take, skipped = _screen(ws, listing, max_bytes)
-        gone = [p.path if not ws.prefix else f"{ws.prefix}/{p.path}" for p in skipped]
-        try:
-            commit, entries = _import(ws, ref, base, parent, message, take, gone)
-        except CheckpointError:
-            # the base or the previous snapshot is gone from the repository (a gc, a hand
-            # edit): the index as it is now, and no link to the previous snapshot
+            # segue's index or its base is no use: an index copy git cannot read (a split
+            # index, a conflict), or objects gone from the repository (segue's refs deleted,
+            # then a gc): a fresh copy of the user's index, and no link to a snapshot gone
+            _reset_index(ws)
             if parent is not None and not _is_commit(ws, parent):
                 parent = None
-            _state(index).unlink(missing_ok=True)
-            base = _base(ws)
-            commit, entries = _import(ws, ref, base, parent, message, take, gone)
+            commit, entries, skipped = _snapshot(ws, ref, parent, message, max_bytes)
         _state(index).write_text(commit + "\n")  # first: a kill after it only redoes the same
         if entries:
             ws.git.run(["update-index", "-z", "--index-info"], stdin=b"".join(entries))
@@ -371,17 +362,34 @@ def capture(
     return Snapshot(commit, tree, ref, changes, tuple(skipped), against)
 
 
+def _snapshot(
+    ws: Workspace, ref: str, parent: str | None, message: str, max_bytes: int
+) -> tuple[str, list[bytes], list[Skipped]]:
+    listing = _listing(ws)
+    base = _base(ws)
+    take, skipped = _screen(ws, listing, max_bytes)
+    gone = [p.path if not ws.prefix else f"{ws.prefix}/{p.path}" for p in skipped]
+    commit, entries = _import(ws, ref, base, parent, message, take, gone)
+    return commit, entries, skipped
+
+
 def _state(index: Path) -> Path:
     """Where the commit whose tree segue's index holds is kept (beside the index)."""
     return index.with_name(index.name + ".base")
 
 
 def _reset_index(ws: Workspace) -> None:
+    """segue's index afresh: a copy of the user's, else HEAD's tree."""
     index = ws.git.index
     assert index is not None
     index.unlink(missing_ok=True)
     _state(index).unlink(missing_ok=True)
-    _seed_fresh(ws)
+    _seed(ws)
+    try:
+        _listing(ws)
+    except CheckpointError:  # the user's index is no use to git here either
+        index.unlink(missing_ok=True)
+        _seed_fresh(ws)
 
 
 def _is_commit(ws: Workspace, rev: str) -> bool:
