@@ -355,21 +355,29 @@ def batches(
 
     The store is $SEGUE_DATABASE_URL, else segue.db in segue's data folder."""
     from segue.store import open_store
+    from segue.watch import watch_batches
 
     with open_store() as store:
         if batch is None:
             summaries = store.list_batches()
         else:
             found = store.find_batch(batch)
+        by_watch = watch_batches(store)
     if batch is None:
         if as_json:
             from segue.cli.batch_documents import summary_to_json
 
-            _out({"batches": [summary_to_json(s) for s in summaries]})
+            _out(
+                {
+                    "batches": [
+                        {**summary_to_json(s), "watch": by_watch.get(s.id)} for s in summaries
+                    ]
+                }
+            )
         elif summaries:
             from segue.cli.render_batches import print_batches
 
-            print_batches(_console(), summaries)
+            print_batches(_console(), summaries, by_watch)
         else:
             _console().print("No batches recorded yet.", markup=False)
         return
@@ -505,6 +513,9 @@ def _register_threads() -> None:
 
     app.command("rollback")(rollback_command)
     app.command("fork")(fork_command)
+    from segue.cli.watch import watch_command
+
+    app.command("watch")(watch_command)
 
 
 _register_threads()

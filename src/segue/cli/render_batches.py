@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 
 from rich.console import Console
@@ -35,8 +35,12 @@ def _table(console: Console, rows: list[tuple[str, ...]], right: set[int]) -> No
         console.print(Text(line, style="bold" if n == 0 else ""), soft_wrap=True)
 
 
-def print_batches(console: Console, summaries: Sequence[BatchSummary]) -> None:
-    """One line per batch, newest first, full ids (what ``segue batches BATCH`` takes)."""
+def print_batches(
+    console: Console, summaries: Sequence[BatchSummary], by_watch: Mapping[str, str] | None = None
+) -> None:
+    """One line per batch, newest first, full ids (what ``segue batches BATCH`` takes); a batch
+    ``segue watch`` made says so."""
+    by_watch = by_watch or {}
     rows: list[tuple[str, ...]] = [("BATCH", "CREATED (UTC)", "ROUTE", "AGENTS", "OUTCOME")]
     for s in summaries:
         agents = str(s.agents) if s.planned in (None, s.agents) else f"{s.agents}/{s.planned}"
@@ -46,7 +50,7 @@ def print_batches(console: Console, summaries: Sequence[BatchSummary]) -> None:
                 _when(s.created_at),
                 _route(s.from_provider, s.to_provider),
                 agents,
-                s.tally_line,
+                s.tally_line + (f" (watch: {by_watch[s.id]})" if s.id in by_watch else ""),
             )
         )
     _table(console, rows, right={3})

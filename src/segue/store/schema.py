@@ -40,6 +40,7 @@ __all__ = [
     "provider_threads",
     "rollbacks",
     "runs",
+    "watch_events",
 ]
 
 # Constraint names the migrations can refer to (SQLite's batch mode needs them).
@@ -280,4 +281,22 @@ rollbacks = Table(
     Column("note", Text),
     Column("created_at", UtcDateTime, nullable=False),
     Index(None, "thread_id"),
+)
+
+watch_events = Table(
+    "watch_events",
+    metadata,
+    Column("id", Text, primary_key=True),  # UUIDv7
+    Column("at", UtcDateTime, nullable=False),
+    # exhausted / waiting / family_limit / moved / move_declined / move_failed / return_offered /
+    # returned / return_declined
+    Column("kind", Text, nullable=False),
+    Column("provider", Text),  # the provider it is about
+    Column("batch_id", Text, ForeignKey("batches.id")),  # the batch moved or returned
+    Column("reset_at", UtcDateTime),  # when the blocking window resets
+    Column("sessions", _json()),  # the sessions it concerns
+    Column("detail", Text),  # the reason, for people
+    Column("host", Text, nullable=False),
+    Column("pid", Integer, nullable=False),
+    Index(None, "at"),
 )

@@ -1,0 +1,119 @@
+"""``segue watch``: the work is :mod:`segue.watch`; this module asks the questions, prints the
+events (one JSON object a line with ``--json``), and writes the systemd unit."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from typing import Annotated
+
+import orjson
+import typer
+
+from segue.cli.options import JsonOption
+from segue.model.errors import SegueError
+
+__all__ = ["watch_command"]
+
+
+def _notify(text: str) -> None:
+    """The question where the user may be: a bell, every tmux client, the desktop."""
+    sys.stderr.write("\a")
+    sys.stderr.flush()
+    first = text.splitlines()[0] if text else "segue watch"
+    if shutil.which("tmux"):  # every client of the user's tmux server
+        listed = subprocess.run(
+            ["tmux", "list-clients", "-F", "#{client_name}"],
+            capture_output=True,
+            text=True,
+            timeout=5,
+            check=False,
+        )
+        for client in listed.stdout.split() if listed.returncode == 0 else ():
+            message = f"segue watch: {first}".replace("#", "##")
+            subprocess.run(
+                ["tmux", "display-message", "-c", client, message],
+                capture_output=True,
+                timeout=5,
+                check=False,
+            )
+    if shutil.which("notify-send"):
+        subprocess.run(
+            ["notify-send", "segue watch", first], capture_output=True, timeout=5, check=False
+        )
+
+
+def _ask(text: str) -> bool:
+    if not sys.stdin.isatty():
+        return False  # no one to ask: declined, and recorded so
+    _notify(text)
+    sys.stderr.write(text + "\n")
+    return typer.confirm("Go ahead?", default=False, err=True)
+
+
+def watch_command(
+    auto: Annotated[bool, typer.Option("--auto", help="Move without asking.")] = False,
+    ask: Annotated[bool, typer.Option("--ask", help="Ask once per move (the default).")] = False,
+    returns: Annotated[
+        str, typer.Option("--return", help="Bring moved agents back: auto, ask or never.")
+    ] = "ask",
+    interval: Annotated[float, typer.Option("--interval", help="Seconds between passes.")] = 30.0,
+    quiet: Annotated[
+        float, typer.Option("--quiet", help="Seconds within which no session moves twice.")
+    ] = 900.0,
+    under: Annotated[
+        str | None, typer.Option("--under", help="Only agents working below this directory.")
+    ] = None,
+    once: Annotated[bool, typer.Option("--once", help="One pass, then exit.")] = False,
+    offline: Annotated[
+        bool, typer.Option("--offline", help="Only the session files; ask no usage service.")
+    ] = False,
+    no_relaunch: Annotated[
+        bool, typer.Option("--no-relaunch", help="Do not restart the moved agents' panes.")
+    ] = False,
+    print_unit: Annotated[
+        bool, typer.Option("--print-unit", help="Print a systemd user unit that keeps it running.")
+    ] = False,
+    as_json: JsonOption = False,
+) -> None:
+    """Watch the usage windows: move the parked agents off a provider the moment it runs out,
+    and bring them back when its window resets."""
+    from datetime import timedelta
+
+    from segue.watch import Mode, WatchEvent, WatchPolicy, systemd_unit, watch
+
+    if auto and ask:
+        raise SegueError("--auto and --ask exclude each other")
+    try:
+        back = Mode(returns)
+    except ValueError:
+        raise SegueError(f"--return {returns!r}: expected auto, ask or never") from None
+    if quiet < 0 or quiet != quiet:
+        raise SegueError(f"--quiet {quiet}: give a number of seconds, 0 or more")
+    if print_unit:
+        argv = [sys.executable, "-m", "segue", "watch", "--auto" if auto else "--ask"]
+        argv += ["--return", back.value, "--interval", f"{interval:g}"]
+        sys.stdout.write(systemd_unit(argv, os.environ))
+        return
+    policy = WatchPolicy(
+        move=Mode.AUTO if auto else Mode.ASK,
+        returns=back,
+        quiet=timedelta(seconds=quiet),
+        under=under,
+        remote=not offline,
+        relaunch=not no_relaunch,
+    )
+
+    def emit(event: WatchEvent) -> None:
+        if as_json:
+            sys.stdout.buffer.write(orjson.dumps(event.to_json()) + b"\n")
+        else:
+            at = event.at.astimezone().strftime("%H:%M:%S")
+            who = f" {event.provider.value}" if event.provider else ""
+            batch = f" (batch {event.batch_id})" if event.batch_id else ""
+            sys.stdout.write(f"{at} {event.kind}{who}: {event.detail}{batch}\n")
+        sys.stdout.flush()
+
+    watch(policy, once=once, interval=interval, ask=None if auto else _ask, emit=emit)

@@ -1,0 +1,543 @@
+"""``segue watch``: the fleet moved off a provider the moment it runs out, and brought back when
+its window resets.
+
+Each pass (:func:`watch_pass`):
+
+1. **Returns first.** A batch watch moved off a provider comes back when that provider is no
+   longer exhausted, its blocking window's reset (as seen when the batch moved) has passed, and
+   the batch is older than the quiet period (a provider flapping around 100% does not bounce the
+   fleet). Only idle agents come back: the return's plan skips a working one. ``--return ask``
+   (the default) asks first, ``auto`` does it, ``never`` leaves the batches where they are.
+2. **Exhaustion.** One provider exhausted, with agents parked on it (idle agents and sessions a
+   limit stopped; a working agent is never touched, it is taken when it parks): the fleet
+   switch to the other provider is planned, asked for once (``--ask``, the default) or done
+   (``--auto``), and each agent's pane relaunched on its new session. A session that moved
+   within the quiet period does not move again.
+3. **Nothing to move.** Both providers exhausted: nothing moves; the earliest reset is shown. A
+   limit on one model family (Claude's weekly Opus limit) moves nothing either: the model switch
+   its provider suggests is shown instead.
+
+Every decision is recorded in the store (``watch_events``): what was seen, what was moved or
+returned, what was declined, with its reason; an unchanged state is recorded once, not every
+pass. ``--once`` makes one pass; without it, passes run every ``--interval`` seconds until
+SIGINT or SIGTERM, which end the loop between passes (never in the middle of a switch). One
+watch runs per store: a second one refuses, naming the first.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import threading
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from enum import StrEnum
+from typing import TYPE_CHECKING, Any
+
+from segue.model.conversation import Provider
+from segue.model.errors import SegueError
+from segue.model.times import iso_z
+
+if TYPE_CHECKING:
+    from segue.fleet.batch import FleetPlan
+    from segue.running.agents import Agent
+    from segue.running.usage import ProviderUsage
+    from segue.store import Store
+
+__all__ = [
+    "DEFAULT_INTERVAL_S",
+    "DEFAULT_QUIET",
+    "Mode",
+    "WatchEvent",
+    "WatchPolicy",
+    "watch",
+    "watch_batches",
+    "watch_pass",
+]
+
+DEFAULT_INTERVAL_S = 30.0
+DEFAULT_QUIET = timedelta(minutes=15)
+
+
+class Mode(StrEnum):
+    AUTO = "auto"
+    ASK = "ask"
+    NEVER = "never"
+
+
+@dataclass(frozen=True, slots=True)
+class WatchPolicy:
+    move: Mode = Mode.ASK  # auto / ask
+    returns: Mode = Mode.ASK  # auto / ask / never
+    quiet: timedelta = DEFAULT_QUIET  # no session moves twice within it
+    under: str | None = None  # only agents working in this directory or below it
+    remote: bool = True  # ask the providers' usage services (cached), not only the files
+    relaunch: bool = True  # restart each moved agent's tmux pane on its new session
+
+
+@dataclass(frozen=True, slots=True)
+class WatchEvent:
+    kind: str  # exhausted / waiting / family_limit / moved / move_declined / move_failed /
+    #            return_offered / returned / return_declined
+    at: datetime
+    provider: Provider | None = None
+    detail: str = ""
+    batch_id: str | None = None
+    reset_at: datetime | None = None
+    sessions: tuple[str, ...] = ()
+    returns_batch: str | None = None  # a return: the batch it brought back
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "event": self.kind,
+            "at": iso_z(self.at),
+            "provider": None if self.provider is None else self.provider.value,
+            "detail": self.detail,
+            "batch": self.batch_id,
+            "returns_batch": self.returns_batch,
+            "reset_at": None if self.reset_at is None else iso_z(self.reset_at),
+            "sessions": list(self.sessions),
+        }
+
+
+Ask = Callable[[str], bool]  # the question (with the preview) → the user's answer
+
+
+@dataclass(slots=True)
+class _History:
+    """What earlier passes recorded."""
+
+    events: list[WatchEvent] = field(default_factory=list)
+
+    def last(self, kind: str, provider: Provider | None) -> WatchEvent | None:
+        for event in reversed(self.events):
+            if event.kind == kind and event.provider == provider:
+                return event
+        return None
+
+    def outstanding(self) -> list[WatchEvent]:
+        """The batches watch moved that have not come back (nor been declined since)."""
+        done = {
+            e.returns_batch
+            for e in self.events
+            if e.kind in ("returned", "return_declined") and e.returns_batch
+        }
+        return [e for e in self.events if e.kind == "moved" and e.batch_id not in done]
+
+
+def _open(env: Mapping[str, str]) -> Store:
+    from segue.store import open_store
+    from segue.store.location import store_wait
+
+    return open_store(env=env, busy_timeout=store_wait(env))
+
+
+def _looked_back(
+    env: Mapping[str, str], now: datetime, quiet: timedelta
+) -> tuple[_History, set[str]]:
+    """What earlier passes recorded, and the sessions moved within the quiet period; a store
+    that does not exist yet is not made (a pass that finds nothing writes nothing)."""
+    from segue.store import open_store
+    from segue.store.engine import StoreAbsent
+
+    try:
+        store = open_store(env=env, read_only=True)
+    except StoreAbsent:
+        return _History(), set()
+    with store:
+        return _load(store), _recently_moved(store, now, quiet)
+
+
+def _load(store: Store) -> _History:
+    from sqlalchemy import select
+
+    from segue.store.schema import watch_events
+
+    with store.reading("cannot read watch's records") as connection:
+        rows = connection.execute(
+            select(watch_events).order_by(watch_events.c.at, watch_events.c.id)
+        )
+        events = []
+        for r in rows:
+            try:
+                provider = None if r.provider is None else Provider(r.provider)
+            except ValueError:
+                provider = None
+            detail = r.detail or ""
+            returns = None
+            if r.kind in ("returned", "return_declined", "return_offered") and detail.startswith(
+                "["
+            ):
+                returns, _, detail = detail[1:].partition("] ")
+            events.append(
+                WatchEvent(
+                    r.kind,
+                    r.at,
+                    provider,
+                    detail,
+                    r.batch_id,
+                    r.reset_at,
+                    tuple(str(s) for s in (r.sessions or ())),
+                    returns or None,
+                )
+            )
+    return _History(events)
+
+
+def _record(store: Store, events: Sequence[WatchEvent]) -> None:
+    from segue.store.ids import new_id
+    from segue.store.schema import watch_events
+
+    if not events:
+        return
+    rows = [
+        {
+            "id": new_id(),
+            "at": e.at,
+            "kind": e.kind,
+            "provider": None if e.provider is None else e.provider.value,
+            "batch_id": e.batch_id,
+            "reset_at": e.reset_at,
+            "sessions": list(e.sessions),
+            # a return names the batch it brings back first, in brackets
+            "detail": f"[{e.returns_batch}] {e.detail}" if e.returns_batch else e.detail,
+            "host": socket.gethostname(),
+            "pid": os.getpid(),
+        }
+        for e in events
+    ]
+    with store.writing("cannot record what watch did") as connection:
+        connection.execute(watch_events.insert(), rows)
+
+
+def _recently_moved(store: Store, now: datetime, quiet: timedelta) -> set[str]:
+    """The sessions a batch moved (either side of it) within the quiet period."""
+    moved: set[str] = set()
+    for summary in store.list_batches(limit=50):
+        if now - summary.created_at > quiet:
+            continue
+        for agent in store.get_batch(summary.id).agents:
+            result = agent.result
+            if result.target_session:
+                moved.update({result.session, str(result.target_session)})
+    return moved
+
+
+def watch_batches(store: Store) -> dict[str, str]:
+    """The batches ``segue watch`` made: id → ``moved`` (off an exhausted provider) or
+    ``returned`` (back after the reset)."""
+    from sqlalchemy import select
+
+    from segue.store.schema import watch_events
+
+    w = watch_events.c
+    with store.reading("cannot read watch's records") as connection:
+        rows = connection.execute(
+            select(w.batch_id, w.kind).where(
+                w.batch_id.is_not(None), w.kind.in_(("moved", "returned"))
+            )
+        )
+        return {str(batch): str(kind) for batch, kind in rows}
+
+
+def _blocking(usage: ProviderUsage) -> tuple[datetime | None, str]:
+    from segue.running.usage import window_label
+
+    window = usage.blocking
+    if window is None:
+        return None, "exhausted"
+    when = "" if window.resets_at is None else f" until {iso_z(window.resets_at)}"
+    return window.resets_at, f"blocked by the {window_label(window)} limit{when}"
+
+
+def _question(plan: FleetPlan, why: str) -> str:
+    lines = [f"{plan.source.value} → {plan.target.value}: {why}"]
+    for c in plan.candidates:
+        state = c.skip or c.error or f"{c.label}: {c.loss_line}"
+        lines.append(f"  {c.session_id}  {c.pane or '-'}  {state}")
+    lines.append(plan.tally_line())
+    return "\n".join(lines)
+
+
+def watch_pass(
+    policy: WatchPolicy,
+    *,
+    env: Mapping[str, str] | None = None,
+    now: datetime | None = None,
+    ask: Ask | None = None,
+    agents: Sequence[Agent] | None = None,
+) -> list[WatchEvent]:
+    """One pass of ``segue watch``: what it saw and did, recorded. ``ask`` answers the
+    ``--ask`` questions (None: every question is declined); ``agents`` are the running agents
+    (default: scanned now)."""
+    from segue.fleet.batch import plan_fleet, return_plan, run_fleet
+    from segue.running.usage import read_usage
+
+    env = dict(os.environ) if env is None else dict(env)
+    now = now or datetime.now(UTC)
+    usages = read_usage(env, now=now, remote=policy.remote)
+    exhausted = {u.provider: u for u in usages if u.exhausted}
+    history, recent = _looked_back(env, now, policy.quiet)
+    events: list[WatchEvent] = []
+
+    def agents_now() -> list[Agent]:
+        nonlocal agents
+        if agents is None:
+            from segue.running.agents import list_agents
+
+            agents = list(list_agents(env))
+        return list(agents)
+
+    # 1. the batches that can come back
+    for moved in history.outstanding():
+        if policy.returns is Mode.NEVER or moved.provider is None or moved.batch_id is None:
+            continue
+        if moved.provider in exhausted:
+            continue
+        if moved.reset_at is not None and now < moved.reset_at:
+            continue  # its usage source agrees, but the window it hit has not reset yet
+        if now - moved.at < policy.quiet:
+            continue
+        try:
+            plan = return_plan(moved.batch_id, env=env)
+        except SegueError as exc:
+            events.append(
+                WatchEvent(
+                    "return_declined",
+                    now,
+                    moved.provider,
+                    f"cannot return: {exc}",
+                    returns_batch=moved.batch_id,
+                )
+            )
+            continue
+        why = f"{moved.provider.value}'s window has reset: back from batch {moved.batch_id}"
+        if not plan.to_switch:
+            continue  # every agent is working (or gone): the next pass
+        if policy.returns is Mode.ASK and not (ask is not None and ask(_question(plan, why))):
+            events.append(
+                WatchEvent(
+                    "return_declined",
+                    now,
+                    moved.provider,
+                    "not confirmed",
+                    returns_batch=moved.batch_id,
+                )
+            )
+            continue
+        result = run_fleet(plan, env=env, relaunch=policy.relaunch)
+        events.append(
+            WatchEvent(
+                "returned",
+                now,
+                moved.provider,
+                result.tally_line(),
+                result.batch_id,
+                sessions=tuple(o.candidate.session_id for o in result.outcomes if o.switch),
+                returns_batch=moved.batch_id,
+            )
+        )
+
+    # 2. a provider that ran out
+    if len(exhausted) > 1:
+        resets = [r for r in (_blocking(u)[0] for u in exhausted.values()) if r is not None]
+        earliest = min(resets, default=None)
+        when = (
+            "no reset time known"
+            if earliest is None
+            else f"the earliest reset is {iso_z(earliest)}"
+        )
+        detail = (
+            f"{' and '.join(p.value for p in exhausted)} are both exhausted: nothing moves; {when}"
+        )
+        events.append(WatchEvent("waiting", now, None, detail, reset_at=earliest))
+    for usage in usages:
+        if not usage.exhausted and usage.suggestion:
+            events.append(
+                WatchEvent(
+                    "family_limit",
+                    now,
+                    usage.provider,
+                    usage.suggestion,
+                    reset_at=None if usage.blocking is None else usage.blocking.resets_at,
+                )
+            )
+    if len(exhausted) == 1:
+        (usage,) = exhausted.values()
+        reset_at, why = _blocking(usage)
+        events.append(WatchEvent("exhausted", now, usage.provider, why, reset_at=reset_at))
+        off: FleetPlan | None
+        try:
+            off = plan_fleet(
+                usage.provider,
+                exhausted=[usage.provider],
+                agents=agents_now(),
+                env=env,
+                now=now,
+                under=policy.under,
+            )
+        except SegueError as exc:
+            off = None
+            events.append(WatchEvent("move_failed", now, usage.provider, str(exc)))
+        if off is not None:
+            plan = off
+            for c in plan.candidates:
+                if c.skip is None and c.session_id in recent:
+                    c.skip = f"moved less than {int(policy.quiet.total_seconds() // 60)} min ago"
+            if plan.to_switch:
+                question = _question(plan, f"{usage.provider.value} is {why}")
+                if policy.move is Mode.AUTO or (ask is not None and ask(question)):
+                    result = run_fleet(plan, env=env, relaunch=policy.relaunch)
+                    events.append(
+                        WatchEvent(
+                            "moved" if result.batch_id else "move_failed",
+                            now,
+                            usage.provider,
+                            result.tally_line(),
+                            result.batch_id,
+                            reset_at,
+                            tuple(o.candidate.session_id for o in result.outcomes if o.switch),
+                        )
+                    )
+                else:
+                    events.append(
+                        WatchEvent(
+                            "move_declined",
+                            now,
+                            usage.provider,
+                            "not confirmed",
+                            sessions=tuple(c.session_id for c in plan.to_switch),
+                        )
+                    )
+    kept = _news(events, history)
+    if kept:
+        with _open(env) as store:
+            _record(store, kept)
+    return kept
+
+
+_STATES = ("exhausted", "waiting", "family_limit")
+
+
+def _news(events: list[WatchEvent], history: _History) -> list[WatchEvent]:
+    """The events worth recording: a state (exhausted, waiting, a family limit) only when it
+    changed since the last time it was recorded; every move, return and answer."""
+    kept = []
+    for event in events:
+        if event.kind in _STATES:
+            last = history.last(event.kind, event.provider)
+            if last is not None and (last.detail, last.reset_at) == (event.detail, event.reset_at):
+                continue
+        kept.append(event)
+    return kept
+
+
+# --------------------------------------------------------------------------- the loop
+
+
+@contextmanager
+def _only_watch(env: Mapping[str, str], *, once: bool) -> Iterator[None]:
+    """One watch per store: a lock in segue's state folder, named after the store (a single
+    pass where that folder does not exist yet takes none: no watch can be running)."""
+    import fcntl
+    import hashlib
+
+    from segue.store.location import database_url
+    from segue.support.state_dir import state_dir
+
+    folder = state_dir(env)
+    if once and not folder.is_dir():
+        yield
+        return
+    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    key = hashlib.blake2b(str(database_url(env=env)).encode(), digest_size=8).hexdigest()
+    path = folder / f"watch-{key}.lock"
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 200, 0).decode("utf-8", "replace").strip() or "another process"
+            raise SegueError(f"segue watch is already running on this store ({holder})") from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"pid {os.getpid()} on {socket.gethostname()}".encode(), 0)
+        yield
+    finally:
+        os.close(fd)
+
+
+def watch(
+    policy: WatchPolicy,
+    *,
+    once: bool = False,
+    interval: float = DEFAULT_INTERVAL_S,
+    env: Mapping[str, str] | None = None,
+    ask: Ask | None = None,
+    emit: Callable[[WatchEvent], None] | None = None,
+    stop: threading.Event | None = None,
+) -> int:
+    """``segue watch``: passes every ``interval`` seconds (one with ``once``) until SIGINT or
+    SIGTERM (or ``stop``); each event goes to ``emit``. Returns how many passes ran."""
+    env = dict(os.environ) if env is None else dict(env)
+    stop = stop or threading.Event()
+    if interval <= 0:
+        raise SegueError(f"--interval {interval}: give a number of seconds above 0")
+    passes = 0
+    with _only_watch(env, once=once), _stop_on_signals(stop):
+        while not stop.is_set():
+            for event in watch_pass(policy, env=env, ask=ask):
+                if emit is not None:
+                    emit(event)
+            passes += 1
+            if once:
+                break
+            stop.wait(interval)
+    return passes
+
+
+@contextmanager
+def _stop_on_signals(stop: threading.Event) -> Iterator[None]:
+    """SIGINT and SIGTERM end the loop between passes (a pass in progress finishes)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+
+    def handler(signum: int, frame: object) -> None:
+        stop.set()
+
+    for s in previous:
+        signal.signal(s, handler)
+    try:
+        yield
+    finally:
+        for s, h in previous.items():
+            signal.signal(s, h)
+
+
+def systemd_unit(argv: Sequence[str], env: Mapping[str, str]) -> str:
+    """A systemd user unit that keeps ``segue watch`` running (``--print-unit``)."""
+    import shlex
+
+    keep = [
+        f"{k}={v}"
+        for k, v in env.items()
+        if k.startswith(("SEGUE_", "CODEX_HOME", "CLAUDE_CONFIG_DIR"))
+    ]
+    lines = [
+        "[Unit]",
+        "Description=segue watch: move the agents off an exhausted provider, and back",
+        "",
+        "[Service]",
+        f"ExecStart={shlex.join(argv)}",
+        *(f"Environment={shlex.quote(k)}" for k in keep),
+        "Restart=on-failure",
+        "RestartSec=30",
+        "",
+        "[Install]",
+        "WantedBy=default.target",
+    ]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,156 @@
+"""``segue watch`` on recorded sessions: what a pass sees and does, what it records, the quiet
+period, the way back, a pass that finds nothing, one watch per store, and SIGTERM."""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import orjson
+import pytest
+
+from segue.watch import Mode, WatchPolicy, watch_pass
+from segue_testbed.fixtures import all_fixtures
+from tests.segue_cli import segue
+
+FIXTURES = all_fixtures()
+BOTH = datetime(2026, 11, 29, 21, 0, tzinfo=UTC)  # Claude's recorded limit and Codex's, both live
+CODEX_ONLY = datetime(2026, 11, 30, 9, 0, tzinfo=UTC)  # Claude's reset (22:51) has passed
+RESET = datetime(2030, 3, 18, 0, 0, tzinfo=UTC)  # Codex's recorded window has reset too
+OFFLINE = WatchPolicy(move=Mode.AUTO, returns=Mode.AUTO, remote=False, relaunch=False)
+
+
+def _home(tmp_path: Path, scenarios: set[str] | None = None) -> dict[str, str]:
+    root = tmp_path / "home"
+    root.mkdir(parents=True)
+    for fixture in FIXTURES:
+        if scenarios is None or fixture.spec["scenario"] in scenarios:
+            shutil.copytree(fixture.home, root, dirs_exist_ok=True)
+            Path(fixture.spec["cwd"]).mkdir(parents=True, exist_ok=True)
+    return {
+        "HOME": str(root),
+        "SEGUE_STATE_DIR": str(tmp_path / "state"),
+        "SEGUE_DATA_DIR": str(tmp_path / "data"),
+        "PATH": "/usr/bin:/bin",
+    }
+
+
+def _parked_codex() -> set[str]:
+    return {
+        f.spec["session_id"]
+        for f in FIXTURES
+        if f.provider == "codex" and f.spec["scenario"] in {"stuck_agent", "usage_limited"}
+    }
+
+
+def test_a_pass_waits_moves_keeps_quiet_and_brings_the_batch_back(tmp_path: Path) -> None:
+    env = _home(tmp_path)
+    both = watch_pass(OFFLINE, env=env, now=BOTH, agents=[])
+    assert [e.kind for e in both] == ["waiting"]
+    assert "both exhausted: nothing moves" in both[0].detail
+    assert both[0].reset_at == datetime(2026, 11, 29, 22, 51, tzinfo=UTC)  # the earliest
+    assert watch_pass(OFFLINE, env=env, now=BOTH, agents=[]) == []  # unchanged: not again
+
+    moved = watch_pass(OFFLINE, env=env, now=CODEX_ONLY, agents=[])
+    assert [e.kind for e in moved] == ["exhausted", "moved"]
+    batch = moved[1]
+    assert batch.provider is not None and batch.provider.value == "codex"
+    assert set(batch.sessions) == _parked_codex() and batch.batch_id
+    assert batch.reset_at is not None and batch.reset_at.year == 2030
+    # a minute later: the same sessions do not move again, and nothing new is recorded
+    assert watch_pass(OFFLINE, env=env, now=CODEX_ONLY + timedelta(minutes=1), agents=[]) == []
+
+    back = watch_pass(OFFLINE, env=env, now=RESET, agents=[])
+    assert [e.kind for e in back] == ["returned"]
+    assert back[0].returns_batch == batch.batch_id and back[0].batch_id != batch.batch_id
+    assert watch_pass(OFFLINE, env=env, now=RESET + timedelta(hours=1), agents=[]) == []
+
+    recorded = segue(["batches", "--json"], env)
+    assert recorded.returncode == 0
+    listed = {b["batch"]: b["watch"] for b in orjson.loads(recorded.stdout)["batches"]}
+    assert listed == {batch.batch_id: "moved", back[0].batch_id: "returned"}
+
+
+def test_ask_moves_only_when_the_user_says_yes_and_records_the_answer(tmp_path: Path) -> None:
+    env = _home(tmp_path)
+    policy = WatchPolicy(move=Mode.ASK, returns=Mode.NEVER, remote=False, relaunch=False)
+    questions: list[str] = []
+
+    def no(question: str) -> bool:
+        questions.append(question)
+        return False
+
+    declined = watch_pass(policy, env=env, now=CODEX_ONLY, agents=[], ask=no)
+    assert [e.kind for e in declined] == ["exhausted", "move_declined"]
+    assert "codex → claude" in questions[0] and "Would switch" in questions[0]
+    yes = watch_pass(policy, env=env, now=CODEX_ONLY, agents=[], ask=lambda q: True)
+    assert [e.kind for e in yes] == ["moved"]
+    assert watch_pass(policy, env=env, now=RESET, agents=[]) == []  # --return never
+
+
+def test_once_with_json_prints_one_event_a_line_and_a_pass_with_nothing_writes_nothing(
+    tmp_path: Path,
+) -> None:
+    env = _home(tmp_path / "a")
+    done = segue(["watch", "--once", "--offline", "--auto", "--no-relaunch", "--json"], env)
+    assert done.returncode == 0, done.stderr
+    events = [orjson.loads(line) for line in done.stdout.splitlines()]
+    assert [e["event"] for e in events] == ["exhausted", "moved"]  # Codex's limit is 2030's
+    assert set(events[1]["sessions"]) == _parked_codex()
+    asked = segue(["watch", "--once", "--offline", "--json"], _home(tmp_path / "b"))
+    assert [orjson.loads(line)["event"] for line in asked.stdout.splitlines()] == [
+        "exhausted",
+        "move_declined",  # no terminal to ask on
+    ]
+
+    quiet = _home(tmp_path / "c", {"multi_turn"})
+    before = _tree(tmp_path / "c")
+    nothing = segue(["watch", "--once", "--offline", "--json"], quiet)
+    assert nothing.returncode == 0 and nothing.stdout == ""
+    assert _tree(tmp_path / "c") == before  # no store, no state folder, HOME as it was
+
+
+def _tree(root: Path) -> str:
+    h = hashlib.sha256()
+    for path in sorted(root.rglob("*")):
+        h.update(str(path.relative_to(root)).encode())
+        if path.is_file():
+            h.update(path.read_bytes())
+    return h.hexdigest()
+
+
+def test_one_watch_a_store_and_sigterm_ends_it_between_passes(tmp_path: Path) -> None:
+    env = _home(tmp_path, {"multi_turn"})
+    (tmp_path / "state").mkdir()
+    child = subprocess.Popen(
+        [sys.executable, "-m", "segue", "watch", "--offline", "--interval", "0.2"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while not list((tmp_path / "state").glob("watch-*.lock")):
+            assert time.monotonic() < deadline and child.poll() is None
+            time.sleep(0.05)
+        time.sleep(0.5)
+        second = segue(["watch", "--once", "--offline"], env)
+        assert second.returncode == 1
+        assert "already running" in second.stderr and f"pid {child.pid}" in second.stderr
+    finally:
+        child.send_signal(signal.SIGTERM)
+        _out, err = child.communicate(timeout=30)
+    assert child.returncode == 0, err
+
+
+@pytest.mark.parametrize("args", [["--return", "bogus"], ["--auto", "--ask"], ["--interval", "0"]])
+def test_a_wrong_option_is_one_line(tmp_path: Path, args: list[str]) -> None:
+    done = segue(["watch", "--once", "--offline", *args], _home(tmp_path, {"multi_turn"}))
+    assert done.returncode == 1 and done.stderr.startswith("segue: ")
+    assert len(done.stderr.strip().splitlines()) == 1
