@@ -89,8 +89,14 @@ def test_ask_moves_only_when_the_user_says_yes_and_records_the_answer(tmp_path: 
     declined = watch_pass(policy, env=env, now=CODEX_ONLY, agents=[], ask=no)
     assert [e.kind for e in declined] == ["exhausted", "move_declined"]
     assert "codex → claude" in questions[0] and "Would switch" in questions[0]
-    yes = watch_pass(policy, env=env, now=CODEX_ONLY, agents=[], ask=lambda q: True)
-    assert [e.kind for e in yes] == ["moved"]
+    # not asked again about the same sessions while this limit lasts
+    assert watch_pass(policy, env=env, now=CODEX_ONLY, agents=[], ask=no) == []
+    assert len(questions) == 1
+    # a yes moves them
+    yes = WatchPolicy(move=Mode.ASK, returns=Mode.NEVER, remote=False, relaunch=False)
+    moved = watch_pass(yes, env=_home(tmp_path / "again"), now=CODEX_ONLY, agents=[],
+                       ask=lambda q: True)  # fmt: skip
+    assert [e.kind for e in moved] == ["exhausted", "moved"]
     assert watch_pass(policy, env=env, now=RESET, agents=[]) == []  # --return never
 
 

@@ -137,18 +137,18 @@ def _open(env: Mapping[str, str]) -> Store:
 
 def _looked_back(
     env: Mapping[str, str], now: datetime, quiet: timedelta
-) -> tuple[_History, set[str]]:
-    """What earlier passes recorded, and the sessions moved within the quiet period; a store
-    that does not exist yet is not made (a pass that finds nothing writes nothing)."""
+) -> tuple[_History, dict[str, str]]:
+    """What earlier passes recorded, and the sessions not to move now (:func:`_moved_away`); a
+    store that does not exist yet is not made (a pass that finds nothing writes nothing)."""
     from segue.store import open_store
     from segue.store.engine import StoreAbsent
 
     try:
         store = open_store(env=env, read_only=True)
     except StoreAbsent:
-        return _History(), set()
+        return _History(), {}
     with store:
-        return _load(store), _recently_moved(store, now, quiet)
+        return _load(store), _moved_away(store, now, quiet)
 
 
 def _load(store: Store) -> _History:
@@ -213,17 +213,39 @@ def _record(store: Store, events: Sequence[WatchEvent]) -> None:
         connection.execute(watch_events.insert(), rows)
 
 
-def _recently_moved(store: Store, now: datetime, quiet: timedelta) -> set[str]:
-    """The sessions a batch moved (either side of it) within the quiet period."""
-    moved: set[str] = set()
-    for summary in store.list_batches(limit=50):
-        if now - summary.created_at > quiet:
-            continue
-        for agent in store.get_batch(summary.id).agents:
+BATCHES_LOOKED_AT = 200
+
+
+def _moved_away(store: Store, now: datetime, quiet: timedelta) -> dict[str, str]:
+    """The sessions not to move now, with why: those a batch moved (either side of it) within
+    the quiet period, and those a batch moved off that has not come back (their work goes on
+    in the session they were moved to)."""
+    import re
+
+    minutes = int(quiet.total_seconds() // 60)
+    batches = [store.get_batch(s.id) for s in store.list_batches(limit=BATCHES_LOOKED_AT)]
+    back = set()
+    for batch in batches:
+        reason = (batch.header.selection or {}).get("reason")
+        found = re.fullmatch(r"back from batch (\S+)", str(reason or ""))
+        if found:
+            back.add(found.group(1))
+    out: dict[str, str] = {}
+    for batch in batches:
+        recent = now - batch.header.created_at <= quiet
+        for agent in batch.agents:
             result = agent.result
-            if result.target_session:
-                moved.update({result.session, str(result.target_session)})
-    return moved
+            if not result.target_session:
+                continue
+            if recent:
+                for session in (result.session, str(result.target_session)):
+                    out.setdefault(session, f"moved less than {minutes} min ago")
+            if batch.id not in back:
+                out.setdefault(
+                    result.session,
+                    f"moved to {result.target_provider} in batch {batch.id} (not back yet)",
+                )
+    return out
 
 
 def watch_batches(store: Store) -> dict[str, str]:
@@ -369,6 +391,12 @@ def watch_pass(
         (usage,) = exhausted.values()
         reset_at, why = _blocking(usage)
         events.append(WatchEvent("exhausted", now, usage.provider, why, reset_at=reset_at))
+        # sessions the user said no for while this limit lasts are not asked about again
+        for event in history.events:
+            same = event.provider == usage.provider and event.reset_at == reset_at
+            if event.kind == "move_declined" and same:
+                for session in event.sessions:
+                    recent.setdefault(session, "declined for this limit")
         off: FleetPlan | None
         try:
             off = plan_fleet(
@@ -378,15 +406,13 @@ def watch_pass(
                 env=env,
                 now=now,
                 under=policy.under,
+                exclude=recent,
             )
         except SegueError as exc:
             off = None
             events.append(WatchEvent("move_failed", now, usage.provider, str(exc)))
         if off is not None:
             plan = off
-            for c in plan.candidates:
-                if c.skip is None and c.session_id in recent:
-                    c.skip = f"moved less than {int(policy.quiet.total_seconds() // 60)} min ago"
             if plan.to_switch:
                 question = _question(plan, f"{usage.provider.value} is {why}")
                 if policy.move is Mode.AUTO or (ask is not None and ask(question)):
@@ -409,6 +435,7 @@ def watch_pass(
                             now,
                             usage.provider,
                             "not confirmed",
+                            reset_at=reset_at,
                             sessions=tuple(c.session_id for c in plan.to_switch),
                         )
                     )

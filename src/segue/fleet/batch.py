@@ -207,12 +207,14 @@ def plan_fleet(
     redact_secrets: bool = False,
     under: str | None = None,
     clean: bool = False,
+    exclude: Mapping[str, str] | None = None,
 ) -> FleetPlan:
     """Which sessions a fleet switch takes, and what each one's switch would do.
 
     ``exhausted`` (the providers whose usage is exhausted) and ``agents`` (the running agents)
     are read from the machine when not given. ``under`` keeps only the sessions and agents
-    working in that directory or below it (a session whose directory is unknown is left out)."""
+    working in that directory or below it (a session whose directory is unknown is left out).
+    ``exclude``: sessions skipped with the reason given (no dry run is made of them)."""
     env = dict(os.environ) if env is None else dict(env)
     now = now or datetime.now(UTC)
     root = None if under is None else _directory(under)
@@ -233,6 +235,9 @@ def plan_fleet(
     candidates = _select(source, selection, sessions, cwd, env, now, running)
     if root is not None:
         candidates = [c for c in candidates if _is_under(c, root)]
+    for candidate in candidates:
+        if candidate.skip is None and exclude and candidate.session_id in exclude:
+            candidate.skip = exclude[candidate.session_id]
     for candidate in candidates:
         if candidate.skip is None and candidate.error is None:
             _preview(candidate, target, env, redact_secrets, running, clean)
