@@ -512,8 +512,10 @@ def watch(
     stop = stop or threading.Event()
     if interval <= 0:
         raise SegueError(f"--interval {interval}: give a number of seconds above 0")
+    from segue.providers.sessions import remembered_peeks
+
     passes = 0
-    with _only_watch(env, once=once), _stop_on_signals(stop):
+    with _only_watch(env, once=once), _stop_on_signals(stop), remembered_peeks():
         while not stop.is_set():
             for event in watch_pass(policy, env=env, ask=ask):
                 if emit is not None:

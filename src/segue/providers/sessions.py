@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -24,6 +25,7 @@ __all__ = [
     "find_session",
     "list_sessions",
     "read_session",
+    "remembered_peeks",
     "session_files",
 ]
 
@@ -137,7 +139,42 @@ def list_sessions(
     return listing
 
 
+_REMEMBERED: dict[str, tuple[tuple[int, int, int], SessionInfo]] | None = None
+
+
+@contextmanager
+def remembered_peeks() -> Iterator[None]:
+    """Within it, a listing reads only the files that changed since it last read them (their
+    size, time or inode): what a long-lived process (``segue watch``) lists again and again."""
+    global _REMEMBERED
+    outer = _REMEMBERED
+    _REMEMBERED = {} if outer is None else outer
+    try:
+        yield
+    finally:
+        _REMEMBERED = outer
+
+
 def _peek(e: ProviderEntry, path: Path, problems: list[str]) -> SessionInfo | None:
+    remembered = _REMEMBERED
+    if remembered is not None:
+        try:
+            info = os.stat(path)
+        except OSError:
+            info = None
+        if info is not None:
+            key = (info.st_size, info.st_mtime_ns, info.st_ino)
+            known = remembered.get(str(path))
+            if known is not None and known[0] == key:
+                return known[1]
+            row = _read_peek(e, path, problems)
+            if row is not None:
+                remembered[str(path)] = (key, row)
+            return row
+    return _read_peek(e, path, problems)
+
+
+def _read_peek(e: ProviderEntry, path: Path, problems: list[str]) -> SessionInfo | None:
     try:
         return e.peek(path)
     except SegueError as exc:
