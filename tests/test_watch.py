@@ -160,3 +160,35 @@ def test_a_wrong_option_is_one_line(tmp_path: Path, args: list[str]) -> None:
     done = segue(["watch", "--once", "--offline", *args], _home(tmp_path, {"multi_turn"}))
     assert done.returncode == 1 and done.stderr.startswith("segue: ")
     assert len(done.stderr.strip().splitlines()) == 1
+
+
+def test_a_limit_noted_by_a_hook_wakes_the_loop_before_its_interval(tmp_path: Path) -> None:
+    env = _home(tmp_path, {"multi_turn"})
+    state = tmp_path / "state"
+    state.mkdir()
+    child = subprocess.Popen(
+        [sys.executable, "-m", "segue", "watch", "--offline", "--interval", "120", "--json"],
+        env={**env, "PYTHONUNBUFFERED": "1"},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while not list(state.glob("watch-*.lock")):
+            assert time.monotonic() < deadline and child.poll() is None
+            time.sleep(0.05)
+        time.sleep(1.5)  # its first pass is done: the next is two minutes away
+        # the Codex fixture that hit its limit appears, and a hook notes a limit
+        for fixture in FIXTURES:
+            if fixture.provider == "codex" and fixture.spec["scenario"] == "usage_limited":
+                shutil.copytree(fixture.home, env["HOME"], dirs_exist_ok=True)
+        (state / "signals.jsonl").write_text('{"provider": "codex", "kind": "limit"}\n')
+        noted = time.monotonic()
+        assert child.stdout is not None
+        line = child.stdout.readline()
+        assert orjson.loads(line)["event"] == "exhausted"
+        assert time.monotonic() - noted < 30  # within the poll, not the two-minute interval
+    finally:
+        child.send_signal(signal.SIGTERM)
+        child.communicate(timeout=30)
+    assert child.returncode == 0

@@ -20,8 +20,9 @@ Each pass (:func:`watch_pass`):
 Every decision is recorded in the store (``watch_events``): what was seen, what was moved or
 returned, what was declined, with its reason; an unchanged state is recorded once, not every
 pass. ``--once`` makes one pass; without it, passes run every ``--interval`` seconds until
-SIGINT or SIGTERM, which end the loop between passes (never in the middle of a switch). One
-watch runs per store: a second one refuses, naming the first.
+SIGINT or SIGTERM, which end the loop between passes (never in the middle of a switch), and at
+once when a CLI's hook notes a turn ended by a usage limit (``segue hooks install``: Claude
+Code's ``StopFailure``). One watch runs per store: a second one refuses, naming the first.
 """
 
 from __future__ import annotations
@@ -59,6 +60,7 @@ __all__ = [
 ]
 
 DEFAULT_INTERVAL_S = 30.0
+SIGNAL_POLL_S = 1.0  # how often the loop looks at the hooks' signals between passes
 DEFAULT_QUIET = timedelta(minutes=15)
 
 
@@ -512,10 +514,23 @@ def watch(
     stop = stop or threading.Event()
     if interval <= 0:
         raise SegueError(f"--interval {interval}: give a number of seconds above 0")
+    import time
+
     from segue.providers.sessions import remembered_peeks
+    from segue.support.state_dir import state_dir
+
+    signals = state_dir(env) / "signals.jsonl"  # what the CLIs' hooks note (segue hooks install)
+
+    def stamp() -> tuple[int, int] | None:
+        try:
+            info = signals.stat()
+        except OSError:
+            return None
+        return info.st_size, info.st_mtime_ns
 
     passes = 0
     with _only_watch(env, once=once), _stop_on_signals(stop), remembered_peeks():
+        last = stamp()
         while not stop.is_set():
             for event in watch_pass(policy, env=env, ask=ask):
                 if emit is not None:
@@ -523,7 +538,12 @@ def watch(
             passes += 1
             if once:
                 break
-            stop.wait(interval)
+            deadline = time.monotonic() + interval
+            while not stop.is_set() and (left := deadline - time.monotonic()) > 0:
+                stop.wait(min(SIGNAL_POLL_S, left))
+                if stamp() != last:  # a hook said a turn was ended by a limit: look now
+                    last = stamp()
+                    break
     return passes
 
 
