@@ -149,6 +149,8 @@ def _looked_back(
         store = open_store(env=env, read_only=True)
     except StoreAbsent:
         return _History(), {}
+    except SegueError:
+        store = _open(env)  # a store an older segue made: upgraded, as any recording command does
     with store:
         return _load(store), _moved_away(store, now, quiet)
 

@@ -116,4 +116,12 @@ def watch_command(
             sys.stdout.write(f"{at} {event.kind}{who}: {event.detail}{batch}\n")
         sys.stdout.flush()
 
-    watch(policy, once=once, interval=interval, ask=None if auto else _ask, emit=emit)
+    seen: list[WatchEvent] = []
+
+    def keep(event: WatchEvent) -> None:
+        seen.append(event)
+        emit(event)
+
+    watch(policy, once=once, interval=interval, ask=None if auto else _ask, emit=keep)
+    if once and not seen and not as_json:
+        sys.stdout.write("nothing new: nothing to move, nothing to bring back\n")
