@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -74,6 +75,19 @@ def _sha(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
+def _settled(paths: dict[str, Path], timeout: float = 15.0) -> dict[str, str]:
+    """The files' hashes once Claude Code has stopped writing them (it may add a record of its
+    own a moment after the turn is shown ended): the same twice, half a second apart."""
+    deadline = time.monotonic() + timeout
+    last = {name: _sha(p) for name, p in paths.items()}
+    while True:
+        time.sleep(0.5)
+        now = {name: _sha(p) for name, p in paths.items()}
+        if now == last or time.monotonic() > deadline:
+            return now
+        last = now
+
+
 def _end_codex_of(home: str) -> None:
     """Codex may leave its shared background server behind: end those of this test's home."""
     for process in psutil.process_iter(["name"]):
@@ -117,7 +131,7 @@ def test_a_fleet_parked_on_claude_moves_to_codex_in_its_panes(
     for name, agent in agents.items():
         assert agent.session_path is not None
         sources[name] = agent.session_path
-    hashes = {name: _sha(p) for name, p in sources.items()}
+    hashes = _settled(sources)
     originals = {name: p.read_bytes() for name, p in sources.items()}
 
     target_env, codex_lane = _codex_target(tmp_path / "codex", standin, list(cwds.values()))
