@@ -14,17 +14,30 @@ import psutil
 import pytest
 
 from segue.running.agents import AgentState
-from segue_testbed.claude_cli import API_KEY, ClaudeHome
+from segue_testbed.claude_cli import API_KEY, ClaudeHome, claude_bin
 from segue_testbed.codex_cli import codex_bin
 from segue_testbed.standin import anthropic as A
 from segue_testbed.standin import openai as O
+from segue_testbed.standin.accounts import serve_claude_usage
 from segue_testbed.standin.server import StandIn
 from segue_testbed.tmux_lab import TmuxLab
 from tests.segue_cli import segue
-from tests.test_agents import CODEX_READY, SETTLE, START, project, start_claude, wait_agents
+from tests.test_agents import (
+    CLAUDE_READY,
+    CODEX_READY,
+    SETTLE,
+    START,
+    project,
+    start_claude,
+    wait_agents,
+)
 from tests.test_fleet_tmux import _codex_target, _end_codex_of
 
 pytestmark = pytest.mark.realcli
+
+USAGE = orjson.loads(
+    (Path(__file__).parent / "fixtures/usage/claude_oauth_usage.json").read_bytes()
+)
 
 
 @pytest.fixture
@@ -119,3 +132,53 @@ def test_watch_moves_the_parked_agents_off_claude_and_brings_them_back_after_the
         assert sorted(b["watch"] for b in listed) == ["moved", "returned"]
     finally:
         _end_codex_of(target_env["CODEX_HOME"])
+
+
+def test_a_limit_on_one_model_family_relaunches_the_agent_on_another_model_not_a_batch(
+    standin: StandIn, lab: TmuxLab, tmp_path: Path
+) -> None:
+    lane = standin.lane()
+    serve_claude_usage(lane, USAGE)  # Opus's weekly window used up; the others not
+    cwd = project(tmp_path, "opus")
+    home = ClaudeHome(tmp_path / "claude", lane, oauth=True)
+    home.trust(cwd)
+    creds = {"claudeAiOauth": {"accessToken": "sk-ant-oat01-segue-test", "expiresAt":
+             int(time.time() * 1000) + 3_600_000, "scopes": ["user:inference"]}}  # fmt: skip
+    (home.config_dir / ".credentials.json").write_bytes(orjson.dumps(creds))
+    claude_env = home.env({"TERM": "tmux-256color"})
+    claude_env.pop("NO_COLOR", None)
+    lane.script("anthropic", A.Text("NOTED-opus"))
+    pane = lab.window(
+        "opus",
+        [str(claude_bin()), "--dangerously-skip-permissions", "--model", "opus"],
+        cwd=cwd,
+        env=claude_env,
+    )
+    lab.wait_for(pane, CLAUDE_READY, START)
+    lab.input_ready(pane)
+    lab.type(pane, "Remember the opus codeword: OPUS-4.")
+    lab.wait_for(pane, "NOTED-opus", SETTLE)
+    agent = wait_agents(
+        lab,
+        lambda f: pane in f and f[pane].state is AgentState.IDLE and bool(f[pane].session_id),
+    )[pane]
+    env = {
+        **claude_env,
+        "SEGUE_CLAUDE_BIN": str(claude_bin()),
+        "SEGUE_CLAUDE_USAGE_URL": lane.base_url,
+        "SEGUE_STATE_DIR": str(tmp_path / "state"),
+        "SEGUE_DATA_DIR": str(tmp_path / "data"),
+        "TMUX_TMPDIR": os.environ.get("TMUX_TMPDIR", "/tmp"),
+    }
+    done = segue(["watch", "--once", "--auto", "--under", str(tmp_path), "--json"], env)
+    assert done.returncode == 0, done.stderr
+    events = [orjson.loads(line) for line in done.stdout.splitlines()]
+    assert [e["event"] for e in events] == ["family_limit", "model_switched"], events
+    assert events[1]["sessions"] == [agent.session_id]
+    try:
+        relaunched = wait_agents(lab, lambda f: pane in f and f[pane].pid != agent.pid, START)[pane]
+    except TimeoutError:
+        raise AssertionError(f"{events[1]['detail']}\n{lab.screen(pane)}") from None
+    assert relaunched.command[-2:] == ["--model", "sonnet"], relaunched.command
+    assert "--resume" in relaunched.command and agent.session_id in relaunched.command
+    assert orjson.loads(segue(["batches", "--json"], env).stdout)["batches"] == []

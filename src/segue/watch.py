@@ -382,15 +382,13 @@ def watch_pass(
         events.append(WatchEvent("waiting", now, None, detail, reset_at=earliest))
     for usage in usages:
         if not usage.exhausted and usage.suggestion:
+            family_reset = None if usage.blocking is None else usage.blocking.resets_at
             events.append(
                 WatchEvent(
-                    "family_limit",
-                    now,
-                    usage.provider,
-                    usage.suggestion,
-                    reset_at=None if usage.blocking is None else usage.blocking.resets_at,
+                    "family_limit", now, usage.provider, usage.suggestion, reset_at=family_reset
                 )
             )
+            events += _switch_models(usage, policy, history, env, now, ask, agents_now)
     if len(exhausted) == 1:
         (usage,) = exhausted.values()
         reset_at, why = _blocking(usage)
@@ -451,6 +449,87 @@ def watch_pass(
 
 
 _STATES = ("exhausted", "waiting", "family_limit")
+
+
+def _switch_models(
+    usage: ProviderUsage,
+    policy: WatchPolicy,
+    history: _History,
+    env: Mapping[str, str],
+    now: datetime,
+    ask: Ask | None,
+    agents_now: Callable[[], list[Agent]],
+) -> list[WatchEvent]:
+    """A limit on one model family: the agents that run that family (and are not in the middle
+    of a turn) relaunched on the model their provider suggests, asked for once or, with
+    ``--auto``, done; never twice for the same limit."""
+    from pathlib import Path
+
+    from segue.fleet.relaunch import relaunch_on_model
+    from segue.providers import entry
+    from segue.running.agents import AgentState
+
+    window, model = usage.blocking, usage.switch_model
+    if window is None or model is None:
+        return []
+    family, reset_at = window.scope, window.resets_at
+    done = {
+        s
+        for e in history.events
+        if e.kind in ("model_switched", "model_declined")
+        and e.provider == usage.provider
+        and e.reset_at == reset_at
+        for s in e.sessions
+    }
+    root = None if policy.under is None else Path(policy.under).expanduser()
+    chosen: list[Agent] = []
+    for agent in agents_now():
+        if agent.provider is not usage.provider or agent.state is AgentState.WORKING:
+            continue
+        if agent.pane is None or agent.session_id is None or agent.session_id in done:
+            continue
+        if root is not None and not (agent.cwd and Path(agent.cwd).is_relative_to(root)):
+            continue
+        try:
+            running = (
+                None
+                if agent.session_path is None
+                else entry(agent.provider).peek(agent.session_path).model
+            )
+        except (SegueError, OSError, ValueError):
+            running = None
+        if running and family in running.replace("-", "").lower():
+            chosen.append(agent)
+    if not chosen:
+        return []
+    sessions = tuple(str(a.session_id) for a in chosen)
+    question = (
+        f"{usage.provider.value}: the {family} limit is used up; relaunch "
+        f"{len(chosen)} agent{'s' if len(chosen) != 1 else ''} on {model}:\n"
+        + "\n".join(f"  {a.session_id}  {a.pane.target if a.pane else '-'}" for a in chosen)
+    )
+    if policy.move is not Mode.AUTO and not (ask is not None and ask(question)):
+        return [
+            WatchEvent(
+                "model_declined",
+                now,
+                usage.provider,
+                "not confirmed",
+                reset_at=reset_at,
+                sessions=sessions,
+            )
+        ]
+    lines = [relaunch_on_model(agent, model, env) for agent in chosen]
+    return [
+        WatchEvent(
+            "model_switched",
+            now,
+            usage.provider,
+            "; ".join(lines),
+            reset_at=reset_at,
+            sessions=sessions,
+        )
+    ]
 
 
 def _news(events: list[WatchEvent], history: _History) -> list[WatchEvent]:

@@ -8,6 +8,8 @@ in the session's directory, and a short message says what happened.
 from __future__ import annotations
 
 import contextlib
+import os
+import shlex
 from collections.abc import Mapping
 
 import psutil
@@ -17,7 +19,7 @@ from segue.running.agents import Agent, end_agent
 from segue.running.tmux import TmuxError, display_message, keep_on_exit, respawn
 from segue.switch import Switch
 
-__all__ = ["relaunch_pane"]
+__all__ = ["relaunch_on_model", "relaunch_pane"]
 
 # tmux sets these itself for the pane; the others are the user's.
 NOT_PASSED = frozenset({"TMUX", "TMUX_PANE", "TERM", "COLUMNS", "LINES", "PWD", "OLDPWD", "SHLVL"})
@@ -44,6 +46,12 @@ def relaunch_pane(agent: Agent, switch: Switch, env: Mapping[str, str]) -> str:
     assert agent.pane is not None and switch.session_id is not None
     pane = agent.pane
     target = entry(switch.target)
+    executable = target.executable(env)
+    if executable is None:  # the agent is not ended for a CLI that cannot be started
+        return (
+            f"{pane.target}: not relaunched ({target.not_installed()}); continue it with "
+            f"{switch.resume_command}"
+        )
     agent_env = _environment_of(agent.pid)
     try:
         keep_on_exit(pane)  # else the pane (and its window) closes when the agent's CLI ends
@@ -54,7 +62,7 @@ def relaunch_pane(agent: Agent, switch: Switch, env: Mapping[str, str]) -> str:
             f"{pane.target}: could not end {agent.provider.value} (pid {agent.pid}); "
             f"continue it with {switch.resume_command}"
         )
-    argv = [target.executable(env) or target.program(env), *target.resume_args(switch.session_id)]
+    argv = [executable, *target.resume_args(switch.session_id)]
     try:
         respawn(pane, switch.cwd, argv, env=passed_environment(agent_env, env))
     except TmuxError as exc:
@@ -63,3 +71,32 @@ def relaunch_pane(agent: Agent, switch: Switch, env: Mapping[str, str]) -> str:
     with contextlib.suppress(TmuxError):  # no client attached: nothing to show it on
         display_message(pane, f"segue: moved to {target.label} ({label}): {switch.plan.loss_line}")
     return f"{pane.target}: relaunched on {target.label} ({label})"
+
+
+def relaunch_on_model(agent: Agent, model: str, env: Mapping[str, str]) -> str:
+    """End an agent and start its CLI again on the same session with ``model`` (a model switch
+    when one family's limit is used up); a line for the user saying what happened (never
+    raises)."""
+    assert agent.pane is not None and agent.session_id is not None
+    pane = agent.pane
+    e = entry(agent.provider)
+    executable = e.executable(env)
+    tail = [*e.resume_args(agent.session_id), *e.model_args(model)]
+    again = shlex.join([e.program(env), *tail])
+    if executable is None:  # the agent is not ended for a CLI that cannot be started
+        return f"{pane.target}: not relaunched ({e.not_installed()}); run {again}"
+    argv = [executable, *tail]
+    agent_env = _environment_of(agent.pid)
+    try:
+        keep_on_exit(pane)
+    except TmuxError as exc:
+        return f"{pane.target}: not relaunched ({exc}); continue it with {again}"
+    if not end_agent(agent):
+        return f"{pane.target}: could not end {agent.provider.value} (pid {agent.pid}); run {again}"
+    try:
+        respawn(pane, agent.cwd or os.getcwd(), argv, env=passed_environment(agent_env, env))
+    except TmuxError as exc:
+        return f"{pane.target}: not relaunched ({exc}); continue it with {again}"
+    with contextlib.suppress(TmuxError):
+        display_message(pane, f"segue: relaunched on {model} (a model family's limit is used up)")
+    return f"{pane.target}: relaunched on {model}"

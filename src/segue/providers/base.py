@@ -60,6 +60,7 @@ class UsageReading:
     notes: list[str] = field(default_factory=list)
     signal: LimitSignal | None = None
     model_switch: dict[str, str] = field(default_factory=dict)
+    switch_models: dict[str, str] = field(default_factory=dict)  # family → the model to run
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,6 +133,11 @@ class ProviderEntry(ABC):
     def uninstall_hooks(self, env: Env, *, dry_run: bool = False) -> HookChange | None:
         """Take out exactly what :meth:`install_hooks` put in."""
         return None
+
+    def model_args(self, model: str) -> list[str]:
+        """The arguments, after the resume arguments, that run ``model`` (a model switch on a
+        family limit: ``segue watch``)."""
+        return ["--model", model]
 
     def hook_event(self, args: Sequence[str], stdin: bytes) -> HookEvent:
         """What the CLI's hook said when it ran ``segue hook <provider> ARGS`` (its input on

@@ -47,6 +47,7 @@ class ProviderUsage:
     blocking: LimitWindow | None
     suggestion: str | None
     notes: list[str] = field(default_factory=list)  # sources that could not answer, quietly
+    switch_model: str | None = None  # the model a family limit suggests switching to
 
 
 def read_usage(
@@ -82,10 +83,13 @@ def summarize(provider: Provider, reading: UsageReading, now: datetime) -> Provi
     else:
         known = [w for w in windows if w.used_percent is not None]
         blocking = max(known, key=lambda w: (w.used_percent or 0.0, _reset_key(w)), default=None)
-    suggestion = None
+    suggestion = switch_model = None
     if not exhausted and blocking is not None and blocking.exhausted:
         suggestion = reading.model_switch.get(blocking.scope)
-    return ProviderUsage(provider, windows, exhausted, blocking, suggestion, list(reading.notes))
+        switch_model = reading.switch_models.get(blocking.scope)
+    return ProviderUsage(
+        provider, windows, exhausted, blocking, suggestion, list(reading.notes), switch_model
+    )
 
 
 def window_label(window: LimitWindow) -> str:

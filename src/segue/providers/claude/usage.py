@@ -55,6 +55,7 @@ def read_usage(env: Env, *, remote: bool, now: datetime) -> UsageReading:
         family: f"claude --model {other} (or /model {other} inside Claude Code)"
         for family, other in _OTHER_FAMILY.items()
     }
+    reading.switch_models = dict(_OTHER_FAMILY)
     return reading
 
 

@@ -48,6 +48,9 @@ def read_usage(env: Env, *, remote: bool, now: datetime) -> UsageReading:
         if note:
             reading.notes.append(note)
     reading.model_switch = _model_switch(env, reading.windows)
+    reading.switch_models = {
+        family: text.removeprefix("codex -m ") for family, text in reading.model_switch.items()
+    }
     return reading
 
 
