@@ -192,3 +192,28 @@ def test_a_limit_noted_by_a_hook_wakes_the_loop_before_its_interval(tmp_path: Pa
         child.send_signal(signal.SIGTERM)
         child.communicate(timeout=30)
     assert child.returncode == 0
+
+
+def test_sigterm_in_the_middle_of_a_pass_lets_the_pass_finish_its_switches(tmp_path: Path) -> None:
+    env = _home(tmp_path)
+    (tmp_path / "state").mkdir()
+    child = subprocess.Popen(
+        [sys.executable, "-m", "segue", "watch", "--auto", "--offline", "--no-relaunch",
+         "--interval", "60", "--json"],
+        env={**env, "PYTHONUNBUFFERED": "1"},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )  # fmt: skip
+    deadline = time.monotonic() + 60
+    while not (tmp_path / "data" / "segue.db").exists():  # made by the pass's first switch
+        assert time.monotonic() < deadline and child.poll() is None
+        time.sleep(0.01)
+    child.send_signal(signal.SIGTERM)  # in the middle of the pass's switches
+    out, err = child.communicate(timeout=120)
+    assert child.returncode == 0, err
+    events = [orjson.loads(line) for line in out.splitlines()]
+    assert [e["event"] for e in events] == ["exhausted", "moved"]
+    (batch,) = orjson.loads(segue(["batches", "--json"], env).stdout)["batches"]
+    shown = orjson.loads(segue(["batches", batch["batch"], "--json"], env).stdout)
+    assert len(shown["agents"]) == len(_parked_codex())
+    assert all(a["target"] and Path(a["target"]["path"]).is_file() for a in shown["agents"])

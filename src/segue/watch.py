@@ -610,7 +610,7 @@ def watch(
         return info.st_size, info.st_mtime_ns
 
     passes = 0
-    with _only_watch(env, once=once), _stop_on_signals(stop), remembered_peeks():
+    with _stop_on_signals(stop), _only_watch(env, once=once), remembered_peeks():
         last = stamp()
         while not stop.is_set():
             for event in watch_pass(policy, env=env, ask=ask):
