@@ -46,11 +46,18 @@ def _notify(text: str) -> None:
 
 
 def _ask(text: str) -> bool:
+    """The preview, then one key: y goes ahead, anything else declines."""
     if not sys.stdin.isatty():
         return False  # no one to ask: declined, and recorded so
     _notify(text)
-    sys.stderr.write(text + "\n")
-    return typer.confirm("Go ahead?", default=False, err=True)
+    sys.stderr.write(text + "\nGo ahead? [y/N] ")
+    sys.stderr.flush()
+    try:
+        key = typer.getchar()
+    except (EOFError, KeyboardInterrupt):
+        key = ""
+    sys.stderr.write(key + "\n")
+    return key.lower() == "y"
 
 
 def watch_command(
