@@ -217,3 +217,20 @@ def test_sigterm_in_the_middle_of_a_pass_lets_the_pass_finish_its_switches(tmp_p
     shown = orjson.loads(segue(["batches", batch["batch"], "--json"], env).stdout)
     assert len(shown["agents"]) == len(_parked_codex())
     assert all(a["target"] and Path(a["target"]["path"]).is_file() for a in shown["agents"])
+
+
+def test_ask_on_a_terminal_shows_the_plan_and_one_key_decides(tmp_path: Path) -> None:
+    from segue_testbed.terminal import Terminal
+
+    env = _home(tmp_path)
+    argv = [sys.executable, "-m", "segue", "watch", "--once", "--offline", "--no-relaunch"]
+    with Terminal(argv, cwd=tmp_path, env=env) as term:
+        term.wait_for("Go ahead? [y/N]", 60)
+        assert term.screen_has("codex → claude") and term.screen_has("Would switch")
+        time.sleep(0.5)  # (a key typed before the prompt reads it stays in the line's buffer)
+        term.send("y")
+        term.wait_for("moved codex", 60)
+        term.proc.wait(timeout=60)
+    assert term.proc.returncode == 0
+    (batch,) = orjson.loads(segue(["batches", "--json"], env).stdout)["batches"]
+    assert batch["watch"] == "moved"

@@ -282,7 +282,7 @@ def _blocking(usage: ProviderUsage) -> tuple[datetime | None, str]:
 def _question(plan: FleetPlan, why: str) -> str:
     lines = [f"{plan.source.value} → {plan.target.value}: {why}"]
     for c in plan.candidates:
-        state = c.skip or c.error or f"{c.label}: {c.loss_line}"
+        state = c.skip or c.error or c.loss_line
         lines.append(f"  {c.session_id}  {c.pane or '-'}  {state}")
     lines.append(plan.tally_line())
     return "\n".join(lines)
