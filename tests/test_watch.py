@@ -234,3 +234,21 @@ def test_ask_on_a_terminal_shows_the_plan_and_one_key_decides(tmp_path: Path) ->
     assert term.proc.returncode == 0
     (batch,) = orjson.loads(segue(["batches", "--json"], env).stdout)["batches"]
     assert batch["watch"] == "moved"
+
+
+def test_a_provider_flapping_below_its_limit_before_the_reset_does_not_bounce_the_fleet(
+    tmp_path: Path,
+) -> None:
+    env = _home(tmp_path)
+    moved = watch_pass(OFFLINE, env=env, now=CODEX_ONLY, agents=[])
+    assert [e.kind for e in moved] == ["exhausted", "moved"]
+    # the limited Codex sessions' records vanish (the usage source now says Codex is fine), but
+    # the window the batch hit resets only in 2030: nothing comes back, nothing moves
+    for fixture in FIXTURES:
+        if fixture.provider == "codex" and fixture.spec["scenario"] in {
+            "stuck_agent",
+            "usage_limited",
+        }:
+            (Path(env["HOME"]) / fixture.transcript.relative_to(fixture.home)).unlink()
+    later = CODEX_ONLY + timedelta(hours=1)
+    assert watch_pass(OFFLINE, env=env, now=later, agents=[]) == []
