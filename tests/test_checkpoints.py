@@ -309,7 +309,7 @@ def test_runs_on_both_providers_leave_exact_checkpoints_of_the_files_their_shell
     assert git(repo, "status", "--porcelain") == "?? a.txt\n?? c.txt\n"
 
 
-def _wait_for(check: Callable[[], T | None], timeout: float = 30.0) -> T:
+def _wait_for(check: Callable[[], T | None], timeout: float = 90.0) -> T:
     deadline = time.monotonic() + timeout
     while True:
         found = check()

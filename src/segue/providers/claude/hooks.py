@@ -6,8 +6,9 @@ a failure).
 
 Claude Code waits for a ``Stop`` hook (the checkpoint is taken before the next prompt), but
 kills a ``StopFailure`` hook as ``claude -p`` exits (measured with 2.1.328: a hook 50 ms long
-never finished): that one reads its input in the shell and goes on in the background, its input
-as an argument."""
+never finished): that one goes on at once in a session of its own (``setsid -f``, its input
+still on stdin), or where there is no ``setsid``, reads its input in the shell and goes on in
+the background, its input as an argument."""
 
 from __future__ import annotations
 
@@ -99,8 +100,12 @@ def install_hooks(env: Env, command: Sequence[str], *, dry_run: bool = False) ->
             continue
         group: dict[str, Any] = {} if matcher is None else {"matcher": matcher}
         line = shlex.join(command)
-        if event == "StopFailure":  # fire and forget: detached, its input read at once
-            line = f'payload=$(cat); ({line} --payload "$payload" >/dev/null 2>&1 &)'
+        if event == "StopFailure":  # fire and forget: detached at once, in a session of its own
+            line = (
+                f"if command -v setsid >/dev/null 2>&1; then exec setsid -f {line} "
+                f'>/dev/null 2>&1; else payload=$(cat); ({line} --payload "$payload" '
+                ">/dev/null 2>&1 &); fi"
+            )
         group["hooks"] = [{"type": "command", "command": line, "timeout": HOOK_TIMEOUT_S}]
         hooks[event] = [*groups, group]
         added.append(event)
