@@ -23,7 +23,7 @@ from segue_testbed.standin.anthropic import Reply as ClaudeReply
 from segue_testbed.standin.anthropic import Text as ClaudeText
 from segue_testbed.standin.openai import FunctionCall
 from segue_testbed.standin.openai import Text as CodexText
-from segue_testbed.standin.server import StandIn
+from segue_testbed.standin.server import Lane, StandIn
 from tests.segue_cli import segue, segue_json
 
 T = TypeVar("T")
@@ -221,10 +221,11 @@ def test_a_users_git_variables_do_not_redirect_a_snapshot(repo: Path, tmp_path: 
 # ------------------------------------------------------------------ with the real CLIs
 
 
-@pytest.mark.realcli
-def test_runs_on_both_providers_leave_exact_checkpoints_of_the_files_their_shells_wrote(
+def both_clis(
     standin: StandIn, tmp_path: Path
-) -> None:
+) -> tuple[Lane, CodexHome, ClaudeHome, dict[str, str]]:
+    """Both CLIs in one scratch home on one lane (Claude Code's Bash tool allowed), and the
+    environment segue runs them with."""
     lane = standin.lane()
     codex, claude = CodexHome(tmp_path, lane), ClaudeHome(tmp_path, lane)
     settings = claude.config_dir / "settings.json"
@@ -240,6 +241,27 @@ def test_runs_on_both_providers_leave_exact_checkpoints_of_the_files_their_shell
         "SEGUE_DATA_DIR": str(tmp_path / "data"),
         "IS_SANDBOX": "1",
     }
+    return lane, codex, claude, env
+
+
+def new_repo(folder: Path, files: dict[str, str], claude: ClaudeHome | None = None) -> Path:
+    """A git repository with ``files`` committed on ``main`` (trusted by ``claude``)."""
+    folder.mkdir()
+    git(folder, "init", "-q", "-b", "main")
+    for name, text in files.items():
+        (folder / name).write_text(text)
+    git(folder, "add", "-A")
+    git(folder, "commit", "-qm", "start")
+    if claude is not None:
+        claude.trust(folder)
+    return folder
+
+
+@pytest.mark.realcli
+def test_runs_on_both_providers_leave_exact_checkpoints_of_the_files_their_shells_wrote(
+    standin: StandIn, tmp_path: Path
+) -> None:
+    lane, codex, claude, env = both_clis(standin, tmp_path)
     repo = tmp_path / "work"
     repo.mkdir()
     git(repo, "init", "-q", "-b", "main")

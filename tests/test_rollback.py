@@ -15,8 +15,6 @@ import orjson
 import pytest
 
 from segue.model.conversation import Provider
-from segue_testbed.claude_cli import ClaudeHome, claude_bin
-from segue_testbed.codex_cli import CodexHome, codex_bin
 from segue_testbed.standin.anthropic import Reply as ClaudeReply
 from segue_testbed.standin.anthropic import Text as ClaudeText
 from segue_testbed.standin.anthropic import ToolUse
@@ -24,44 +22,18 @@ from segue_testbed.standin.openai import FunctionCall, request_kind
 from segue_testbed.standin.openai import Text as CodexText
 from segue_testbed.standin.server import StandIn
 from tests.segue_cli import segue, segue_json
-from tests.test_checkpoints import git, user_state
+from tests.test_checkpoints import both_clis, git, new_repo, user_state
 from tests.test_restore import files_of
 from tests.test_switch import history_texts_sent
 
 pytestmark = pytest.mark.realcli
 
 
-def _setup(standin: StandIn, tmp_path: Path) -> tuple[Any, CodexHome, ClaudeHome, dict[str, str]]:
-    lane = standin.lane()
-    codex, claude = CodexHome(tmp_path, lane), ClaudeHome(tmp_path, lane)
-    settings = claude.config_dir / "settings.json"
-    settings.write_bytes(
-        orjson.dumps({**orjson.loads(settings.read_bytes()), "permissions": {"allow": ["Bash"]}})
-    )
-    env = {
-        **codex.env(),
-        **claude.env(),
-        "SEGUE_CLAUDE_BIN": str(claude_bin()),
-        "SEGUE_CODEX_BIN": str(codex_bin()),
-        "SEGUE_STATE_DIR": str(tmp_path / "state"),
-        "SEGUE_DATA_DIR": str(tmp_path / "data"),
-        "IS_SANDBOX": "1",
-    }
-    return lane, codex, claude, env
-
-
 def test_the_seeds_rollback_files_graph_next_requests_and_undo(
     standin: StandIn, tmp_path: Path
 ) -> None:
-    lane, codex, claude, env = _setup(standin, tmp_path)
-    repo = tmp_path / "work"
-    repo.mkdir()
-    git(repo, "init", "-q", "-b", "main")
-    (repo / "base.txt").write_text("base\n")
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", "start")
-    git(repo, "stash", "list")
-    claude.trust(repo)
+    lane, codex, claude, env = both_clis(standin, tmp_path)
+    repo = new_repo(tmp_path / "work", {"base.txt": "base\n"}, claude)
 
     def on_codex(n: int, cmd: str) -> None:
         lane.script("openai", FunctionCall("exec_command", {"cmd": cmd}), CodexText(f"CODEX-{n}"))
@@ -179,14 +151,8 @@ def test_the_seeds_rollback_files_graph_next_requests_and_undo(
 def test_a_fork_gets_its_files_at_run_n_and_its_provider_at_its_first_run(
     standin: StandIn, tmp_path: Path
 ) -> None:
-    lane, codex, claude, env = _setup(standin, tmp_path)
-    repo = tmp_path / "work"
-    repo.mkdir()
-    git(repo, "init", "-q", "-b", "main")
-    (repo / "base.txt").write_text("base\n")
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", "start")
-    claude.trust(repo)
+    lane, codex, claude, env = both_clis(standin, tmp_path)
+    repo = new_repo(tmp_path / "work", {"base.txt": "base\n"}, claude)
     lane.script(
         "openai", FunctionCall("exec_command", {"cmd": "printf '1\\n' > one.txt"}), CodexText("C1")
     )
@@ -253,7 +219,7 @@ def test_a_fork_gets_its_files_at_run_n_and_its_provider_at_its_first_run(
 def test_a_rollback_killed_at_any_point_is_undone_to_the_folder_as_it_was(
     standin: StandIn, tmp_path: Path
 ) -> None:
-    lane, codex, _claude, env = _setup(standin, tmp_path)
+    lane, codex, _claude, env = both_clis(standin, tmp_path)
     repo = tmp_path / "work"
     repo.mkdir()
     git(repo, "init", "-q", "-b", "main")

@@ -24,7 +24,16 @@ from pathlib import Path
 from segue.model.errors import ConfigError
 from segue.support.state_dir import state_dir
 
-__all__ = ["HookChange", "HookEvent", "HookKind", "is_segue_hook", "keep_copy", "replace_file"]
+__all__ = [
+    "HookChange",
+    "HookEvent",
+    "HookKind",
+    "is_segue_hook",
+    "json_object",
+    "keep_copy",
+    "replace_file",
+    "text_field",
+]
 
 
 class HookKind(StrEnum):
@@ -111,3 +120,20 @@ def replace_file(path: Path, data: bytes) -> None:
     finally:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
+
+
+def json_object(raw: bytes | str) -> dict[str, object]:
+    """A hook's JSON input as an object; anything else (nothing, garbage) is an empty one."""
+    import orjson
+
+    try:
+        data = orjson.loads(raw) if raw.strip() else {}
+    except orjson.JSONDecodeError:
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def text_field(data: Mapping[str, object], key: str) -> str | None:
+    """A non-empty string field of a hook's input (None for anything else)."""
+    value = data.get(key)
+    return value if isinstance(value, str) and value else None

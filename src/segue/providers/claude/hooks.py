@@ -27,8 +27,10 @@ from segue.providers.hooks import (
     HookEvent,
     HookKind,
     is_segue_hook,
+    json_object,
     keep_copy,
     replace_file,
+    text_field,
 )
 
 __all__ = ["hook_event", "install_hooks", "uninstall_hooks"]
@@ -158,16 +160,10 @@ def uninstall_hooks(env: Env, *, dry_run: bool = False) -> HookChange:
 
 def hook_event(args: Sequence[str], stdin: bytes) -> HookEvent:
     """What Claude Code's hook input says."""
-    try:
-        data = orjson.loads(stdin) if stdin.strip() else {}
-    except orjson.JSONDecodeError:
-        data = {}
-    if not isinstance(data, dict):
-        data = {}
+    data = json_object(stdin)
 
     def text(key: str) -> str | None:
-        value = data.get(key)
-        return value if isinstance(value, str) and value else None
+        return text_field(data, key)
 
     name = text("hook_event_name")
     kind = HookKind.OTHER

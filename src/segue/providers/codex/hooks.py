@@ -12,8 +12,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from segue.formats.codex.paths import codex_home
 from segue.model.errors import ConfigError
 from segue.providers.base import Env
@@ -22,8 +20,10 @@ from segue.providers.hooks import (
     HookEvent,
     HookKind,
     is_segue_hook,
+    json_object,
     keep_copy,
     replace_file,
+    text_field,
 )
 
 __all__ = ["hook_event", "install_hooks", "uninstall_hooks"]
@@ -136,16 +136,10 @@ def hook_event(args: Sequence[str], stdin: bytes) -> HookEvent:
     argv = list(args)
     payload = argv[-1] if argv else ""
     _, then = _split(argv[:-1]) if argv else ([], [])
-    try:
-        data = orjson.loads(payload) if payload.strip() else {}
-    except orjson.JSONDecodeError:
-        data = {}
-    if not isinstance(data, dict):
-        data = {}
+    data = json_object(payload)
 
     def text(key: str) -> str | None:
-        value = data.get(key)
-        return value if isinstance(value, str) and value else None
+        return text_field(data, key)
 
     kind = HookKind.TURN_END if text("type") == "agent-turn-complete" else HookKind.OTHER
     return HookEvent(
