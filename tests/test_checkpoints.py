@@ -464,3 +464,11 @@ def test_a_snapshot_after_segues_refs_were_deleted_and_collected_starts_afresh(
     again = capture(ws, "refs/segue/checkpoints/t/2", parent=first.commit, message="m")
     assert again.base == "HEAD"  # the snapshot before it is gone: counted against HEAD
     assert tree_files(ws.git.git_dir, again.commit, repo)["new.txt"] == b"two\n"
+
+
+@pytest.mark.parametrize("value", ["inf", "1e400", "nan", "garbage", "-5", ""])
+def test_a_size_cap_that_is_no_number_is_the_default(value: str) -> None:
+    from segue.workspace.snapshot import DEFAULT_MAX_FILE, max_file_bytes
+
+    assert max_file_bytes({"SEGUE_CHECKPOINT_MAX_FILE": value}) == DEFAULT_MAX_FILE
+    assert max_file_bytes({"SEGUE_CHECKPOINT_MAX_FILE": "2K"}) == 2048

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from segue.workspace import capture, locate
 from segue.workspace.restore import preview, restore
-from tests.test_checkpoints import env_for, repo, user_state
+from tests.test_checkpoints import env_for, git, repo, user_state
 
 __all__ = ["repo"]  # the fixture, shared
 
@@ -101,3 +101,25 @@ def test_nothing_outside_the_workspace_is_written_through_a_link(
     assert list(outside.iterdir()) == []
     assert done.failed == ()
     assert not (repo / "lib").is_symlink() and (repo / "lib" / "x.txt").read_text() == "x\n"
+
+
+def test_a_file_git_filters_on_its_way_in_comes_back_as_its_own_bytes(
+    repo: Path, tmp_path: Path
+) -> None:
+    # a clean filter that stores a pointer (as Git LFS does) and line-ending conversion
+    git(repo, "config", "filter.pointer.clean", "echo POINTER; cat >/dev/null")
+    git(repo, "config", "filter.pointer.smudge", "cat")
+    (repo / ".gitattributes").write_text("*.bin filter=pointer\n*.txt text eol=lf\n")
+    (repo / "model.bin").write_text("the real weights\n")
+    (repo / "crlf.txt").write_bytes(b"one\r\ntwo\r\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "filtered")
+    ws = locate(repo, env_for(tmp_path))
+    at_n = capture(ws, "refs/segue/checkpoints/t/1", parent=None, message="m")
+    wanted = files_of(repo)
+    (repo / "model.bin").write_text("changed by the agent\n")
+    (repo / "crlf.txt").write_bytes(b"other\n")
+    now = capture(ws, "refs/segue/safety/t/1", parent=at_n.commit, message="m")
+    done = restore(ws, at_n.commit, now.commit, keep=now.skipped)
+    assert done.failed == ()
+    assert files_of(repo) == wanted  # the real bytes, not the pointer, CRLF kept

@@ -252,3 +252,42 @@ def test_a_provider_flapping_below_its_limit_before_the_reset_does_not_bounce_th
             (Path(env["HOME"]) / fixture.transcript.relative_to(fixture.home)).unlink()
     later = CODEX_ONLY + timedelta(hours=1)
     assert watch_pass(OFFLINE, env=env, now=later, agents=[]) == []
+
+
+def test_a_batch_brought_back_by_hand_is_not_brought_back_again(tmp_path: Path) -> None:
+    env = _home(tmp_path)
+    moved = watch_pass(OFFLINE, env=env, now=CODEX_ONLY, agents=[])
+    batch = moved[1].batch_id
+    assert batch is not None
+    by_hand = segue(["switch", "--return", batch, "--yes", "--json"], env)
+    assert by_hand.returncode == 0, by_hand.stderr
+    assert watch_pass(OFFLINE, env=env, now=RESET, agents=[]) == []
+    assert len(orjson.loads(segue(["batches", "--json"], env).stdout)["batches"]) == 2
+
+
+def test_an_agent_working_at_the_return_comes_back_at_a_later_pass(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import os
+
+    import segue.fleet.batch as fleet
+    from segue.model.conversation import Provider
+    from segue.running.agents import Agent, AgentState
+    from segue.store import open_store
+
+    env = _home(tmp_path)
+    moved = watch_pass(OFFLINE, env=env, now=CODEX_ONLY, agents=[])
+    assert moved[1].batch_id is not None
+    with open_store(env=env) as store:
+        first = store.get_batch(moved[1].batch_id).agents[0].result
+    assert first.target_session and first.target_path
+    busy = Agent(Provider.CLAUDE, os.getpid(), first.target_session, Path(first.target_path),
+                 first.cwd, None, AgentState.WORKING, None, ["claude"], {})  # fmt: skip
+    monkeypatch.setattr(fleet, "_running_agents", lambda env: [busy])
+    back = watch_pass(OFFLINE, env=env, now=RESET, agents=[])
+    assert [e.kind for e in back] == ["returned"] and len(back[0].sessions) == 1
+    assert first.target_session not in back[0].sessions  # it was in the middle of a turn
+    monkeypatch.setattr(fleet, "_running_agents", lambda env: [])  # its turn has ended
+    later = watch_pass(OFFLINE, env=env, now=RESET + timedelta(hours=1), agents=[])
+    assert [(e.kind, e.sessions) for e in later] == [("returned", (first.target_session,))]
+    assert watch_pass(OFFLINE, env=env, now=RESET + timedelta(hours=2), agents=[]) == []

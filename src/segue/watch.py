@@ -121,13 +121,14 @@ class _History:
         return None
 
     def outstanding(self) -> list[WatchEvent]:
-        """The batches watch moved that have not come back (nor been declined since)."""
-        done = {
+        """The batches watch moved whose return the user has not declined (whether every agent
+        is back is the store's to say: :class:`_Batches`)."""
+        declined = {
             e.returns_batch
             for e in self.events
-            if e.kind in ("returned", "return_declined") and e.returns_batch
+            if e.kind == "return_declined" and e.detail == "not confirmed" and e.returns_batch
         }
-        return [e for e in self.events if e.kind == "moved" and e.batch_id not in done]
+        return [e for e in self.events if e.kind == "moved" and e.batch_id not in declined]
 
 
 def _open(env: Mapping[str, str]) -> Store:
@@ -139,20 +140,20 @@ def _open(env: Mapping[str, str]) -> Store:
 
 def _looked_back(
     env: Mapping[str, str], now: datetime, quiet: timedelta
-) -> tuple[_History, dict[str, str]]:
-    """What earlier passes recorded, and the sessions not to move now (:func:`_moved_away`); a
-    store that does not exist yet is not made (a pass that finds nothing writes nothing)."""
+) -> tuple[_History, _Batches]:
+    """What earlier passes recorded, and where sessions went (:func:`_batches`); a store that
+    does not exist yet is not made (a pass that finds nothing writes nothing)."""
     from segue.store import open_store
     from segue.store.engine import StoreAbsent
 
     try:
         store = open_store(env=env, read_only=True)
     except StoreAbsent:
-        return _History(), {}
+        return _History(), _Batches()
     except SegueError:
         store = _open(env)  # a store an older segue made: upgraded, as any recording command does
     with store:
-        return _load(store), _moved_away(store, now, quiet)
+        return _load(store), _batches(store, now, quiet)
 
 
 def _load(store: Store) -> _History:
@@ -220,36 +221,68 @@ def _record(store: Store, events: Sequence[WatchEvent]) -> None:
 BATCHES_LOOKED_AT = 200
 
 
-def _moved_away(store: Store, now: datetime, quiet: timedelta) -> dict[str, str]:
-    """The sessions not to move now, with why: those a batch moved (either side of it) within
-    the quiet period, and those a batch moved off that has not come back (their work goes on
-    in the session they were moved to)."""
+@dataclass(slots=True)
+class _Batches:
+    """What the store's batches say about where sessions went."""
+
+    avoid: dict[str, str] = field(default_factory=dict)  # session → why it must not move now
+    targets: dict[str, set[str]] = field(default_factory=dict)  # batch → the sessions it made
+    back: dict[str, set[str]] = field(default_factory=dict)  # batch → its sessions brought back
+    moved_on: dict[str, set[str]] = field(default_factory=dict)  # … or moved on by a later one
+
+
+def _batches(store: Store, now: datetime, quiet: timedelta) -> _Batches:
+    """Where sessions went: those not to move now (moved, either side, within the quiet
+    period; or moved off and not back yet: their work goes on in the session they were moved
+    to), and per batch the sessions it made, those a return brought back (by ``segue watch`` or
+    by hand: a return batch names the batch it brings back) and those a later batch moved on."""
     import re
 
     minutes = int(quiet.total_seconds() // 60)
-    batches = [store.get_batch(s.id) for s in store.list_batches(limit=BATCHES_LOOKED_AT)]
-    back = set()
-    for batch in batches:
+    found = [store.get_batch(s.id) for s in store.list_batches(limit=BATCHES_LOOKED_AT)]
+    found.sort(key=lambda b: (b.header.created_at, b.id))
+    view = _Batches()
+    returns: dict[str, str] = {}  # return batch → the batch it brings back
+    for batch in found:
         reason = (batch.header.selection or {}).get("reason")
-        found = re.fullmatch(r"back from batch (\S+)", str(reason or ""))
-        if found:
-            back.add(found.group(1))
-    out: dict[str, str] = {}
-    for batch in batches:
+        match = re.fullmatch(r"back from batch (\S+)", str(reason or ""))
+        if match:
+            returns[batch.id] = match.group(1)
+    for n, batch in enumerate(found):
+        moved = {
+            a.result.session: str(a.result.target_session)
+            for a in batch.agents
+            if a.result.target_session
+        }
+        view.targets[batch.id] = set(moved.values())
+        if batch.id in returns:
+            view.back.setdefault(returns[batch.id], set()).update(moved)
+        later = {
+            a.result.session
+            for b in found[n + 1 :]
+            if returns.get(b.id) != batch.id
+            for a in b.agents
+            if a.result.target_session
+        }
+        view.moved_on[batch.id] = set(moved.values()) & later
         recent = now - batch.header.created_at <= quiet
+        for source, target in moved.items():
+            if recent:
+                for session in (source, target):
+                    view.avoid.setdefault(session, f"moved less than {minutes} min ago")
+    for batch in found:
+        if batch.id in returns:
+            continue
         for agent in batch.agents:
             result = agent.result
-            if not result.target_session:
+            made = str(result.target_session) if result.target_session else None
+            if made is None or made in view.back.get(batch.id, set()):
                 continue
-            if recent:
-                for session in (result.session, str(result.target_session)):
-                    out.setdefault(session, f"moved less than {minutes} min ago")
-            if batch.id not in back:
-                out.setdefault(
-                    result.session,
-                    f"moved to {result.target_provider} in batch {batch.id} (not back yet)",
-                )
-    return out
+            view.avoid.setdefault(
+                result.session,
+                f"moved to {result.target_provider} in batch {batch.id} (not back yet)",
+            )
+    return view
 
 
 def watch_batches(store: Store) -> dict[str, str]:
@@ -296,9 +329,9 @@ def watch_pass(
     ask: Ask | None = None,
     agents: Sequence[Agent] | None = None,
 ) -> list[WatchEvent]:
-    """One pass of ``segue watch``: what it saw and did, recorded. ``ask`` answers the
-    ``--ask`` questions (None: every question is declined); ``agents`` are the running agents
-    (default: scanned now)."""
+    """One pass of ``segue watch``: what it saw and did, recorded (a move or a return the
+    moment it is made). ``ask`` answers the ``--ask`` questions (None: every question is
+    declined); ``agents`` are the running agents (default: scanned now)."""
     from segue.fleet.batch import plan_fleet, return_plan, run_fleet
     from segue.running.usage import read_usage
 
@@ -306,8 +339,11 @@ def watch_pass(
     now = now or datetime.now(UTC)
     usages = read_usage(env, now=now, remote=policy.remote)
     exhausted = {u.provider: u for u in usages if u.exhausted}
-    history, recent = _looked_back(env, now, policy.quiet)
+    history, view = _looked_back(env, now, policy.quiet)
+    recent = view.avoid
     events: list[WatchEvent] = []
+    recorded: list[WatchEvent] = []
+    given = agents
 
     def agents_now() -> list[Agent]:
         nonlocal agents
@@ -316,6 +352,14 @@ def watch_pass(
 
             agents = list(list_agents(env))
         return list(agents)
+
+    def done(event: WatchEvent) -> None:
+        """A move or a return: recorded at once, so a later failure cannot make it happen
+        again."""
+        events.append(event)
+        with _open(env) as store:
+            _record(store, [event])
+        recorded.append(event)
 
     # 1. the batches that can come back
     for moved in history.outstanding():
@@ -327,8 +371,15 @@ def watch_pass(
             continue  # its usage source agrees, but the window it hit has not reset yet
         if now - moved.at < policy.quiet:
             continue
+        batch = moved.batch_id
+        targets = view.targets.get(batch, set())
+        settled = view.back.get(batch, set()) | view.moved_on.get(batch, set())
+        if targets and targets <= settled:
+            continue  # every agent is back (by watch or by hand) or was moved on since
+        skip = {s: "back already, or moved on by a later batch" for s in targets & settled}
         try:
-            plan = return_plan(moved.batch_id, env=env)
+            # back to the provider this batch moved off (a chain's first one may be another)
+            plan = return_plan(batch, target=moved.provider, env=env, exclude=skip)
         except SegueError as exc:
             events.append(
                 WatchEvent(
@@ -336,36 +387,38 @@ def watch_pass(
                     now,
                     moved.provider,
                     f"cannot return: {exc}",
-                    returns_batch=moved.batch_id,
+                    returns_batch=batch,
                 )
             )
             continue
-        why = f"{moved.provider.value}'s window has reset: back from batch {moved.batch_id}"
         if not plan.to_switch:
-            continue  # every agent is working (or gone): the next pass
+            continue  # every agent left is working (or gone): the next pass
+        why = f"{moved.provider.value}'s window has reset: back from batch {batch}"
         if policy.returns is Mode.ASK and not (ask is not None and ask(_question(plan, why))):
             events.append(
                 WatchEvent(
-                    "return_declined",
-                    now,
-                    moved.provider,
-                    "not confirmed",
-                    returns_batch=moved.batch_id,
+                    "return_declined", now, moved.provider, "not confirmed", returns_batch=batch
                 )
             )
             continue
         result = run_fleet(plan, env=env, relaunch=policy.relaunch)
-        events.append(
+        back = [o for o in result.outcomes if o.switch is not None]
+        done(
             WatchEvent(
                 "returned",
                 now,
                 moved.provider,
                 result.tally_line(),
                 result.batch_id,
-                sessions=tuple(o.candidate.session_id for o in result.outcomes if o.switch),
-                returns_batch=moved.batch_id,
+                sessions=tuple(o.candidate.session_id for o in back),
+                returns_batch=batch,
             )
         )
+        for o in back:  # neither side moves again in this pass
+            recent.setdefault(o.candidate.session_id, "just brought back")
+            if o.switch is not None and o.switch.session_id:
+                recent.setdefault(o.switch.session_id, "just brought back")
+        agents = given  # the panes changed: scanned again when needed
 
     # 2. a provider that ran out
     if len(exhausted) > 1:
@@ -388,17 +441,19 @@ def watch_pass(
                     "family_limit", now, usage.provider, usage.suggestion, reset_at=family_reset
                 )
             )
-            events += _switch_models(usage, policy, history, env, now, ask, agents_now)
+            for event in _switch_models(usage, policy, history, env, now, ask, agents_now):
+                done(event)
     if len(exhausted) == 1:
         (usage,) = exhausted.values()
         reset_at, why = _blocking(usage)
         events.append(WatchEvent("exhausted", now, usage.provider, why, reset_at=reset_at))
-        # sessions the user said no for while this limit lasts are not asked about again
+        # sessions the user said no for, or whose switch failed, while this limit lasts are not
+        # tried again
         for event in history.events:
             same = event.provider == usage.provider and event.reset_at == reset_at
-            if event.kind == "move_declined" and same:
+            if event.kind in ("move_declined", "move_failed") and same:
                 for session in event.sessions:
-                    recent.setdefault(session, "declined for this limit")
+                    recent.setdefault(session, f"{event.kind.removeprefix('move_')} for this limit")
         off: FleetPlan | None
         try:
             off = plan_fleet(
@@ -413,42 +468,44 @@ def watch_pass(
         except SegueError as exc:
             off = None
             events.append(WatchEvent("move_failed", now, usage.provider, str(exc)))
-        if off is not None:
+        if off is not None and off.to_switch:
             plan = off
-            if plan.to_switch:
-                question = _question(plan, f"{usage.provider.value} is {why}")
-                if policy.move is Mode.AUTO or (ask is not None and ask(question)):
-                    result = run_fleet(plan, env=env, relaunch=policy.relaunch)
-                    events.append(
-                        WatchEvent(
-                            "moved" if result.batch_id else "move_failed",
-                            now,
-                            usage.provider,
-                            result.tally_line(),
-                            result.batch_id,
-                            reset_at,
-                            tuple(o.candidate.session_id for o in result.outcomes if o.switch),
-                        )
+            question = _question(plan, f"{usage.provider.value} is {why}")
+            if policy.move is Mode.AUTO or (ask is not None and ask(question)):
+                result = run_fleet(plan, env=env, relaunch=policy.relaunch)
+                switched = tuple(o.candidate.session_id for o in result.outcomes if o.switch)
+                tried = tuple(c.session_id for c in plan.to_switch)
+                done(
+                    WatchEvent(
+                        "moved" if switched and result.batch_id else "move_failed",
+                        now,
+                        usage.provider,
+                        result.tally_line(),
+                        result.batch_id,
+                        reset_at,
+                        switched or tried,
                     )
-                else:
-                    events.append(
-                        WatchEvent(
-                            "move_declined",
-                            now,
-                            usage.provider,
-                            "not confirmed",
-                            reset_at=reset_at,
-                            sessions=tuple(c.session_id for c in plan.to_switch),
-                        )
+                )
+            else:
+                events.append(
+                    WatchEvent(
+                        "move_declined",
+                        now,
+                        usage.provider,
+                        "not confirmed",
+                        reset_at=reset_at,
+                        sessions=tuple(c.session_id for c in plan.to_switch),
                     )
-    kept = _news(events, history)
+                )
+    kept = _news([e for e in events if e not in recorded], history)
     if kept:
         with _open(env) as store:
             _record(store, kept)
-    return kept
+    return [e for e in events if e in recorded or e in kept]
 
 
 _STATES = ("exhausted", "waiting", "family_limit")
+_SAID_ONCE = ("move_failed", "return_declined")  # the same reason is not recorded twice
 
 
 def _switch_models(
@@ -541,6 +598,15 @@ def _news(events: list[WatchEvent], history: _History) -> list[WatchEvent]:
             last = history.last(event.kind, event.provider)
             if last is not None and (last.detail, last.reset_at) == (event.detail, event.reset_at):
                 continue
+        if event.kind in _SAID_ONCE and event.batch_id is None:
+            said = [
+                e
+                for e in history.events
+                if (e.kind, e.provider, e.returns_batch) == (event.kind, event.provider,
+                                                             event.returns_batch)
+            ]  # fmt: skip
+            if said and said[-1].detail == event.detail:
+                continue
         kept.append(event)
     return kept
 
@@ -613,7 +679,17 @@ def watch(
     with _stop_on_signals(stop), _only_watch(env, once=once), remembered_peeks():
         last = stamp()
         while not stop.is_set():
-            for event in watch_pass(policy, env=env, ask=ask):
+            try:
+                happened = watch_pass(policy, env=env, ask=ask)
+            except SegueError as exc:
+                if once:
+                    raise
+                # a pass that cannot be made (the store locked, a disk full): said, and the
+                # loop goes on to the next one
+                happened = [
+                    WatchEvent("error", datetime.now(UTC), None, " ".join(str(exc).split()))
+                ]
+            for event in happened:
                 if emit is not None:
                     emit(event)
             passes += 1

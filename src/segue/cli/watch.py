@@ -99,9 +99,14 @@ def watch_command(
         raise SegueError(f"--return {returns!r}: expected auto, ask or never") from None
     if quiet < 0 or quiet != quiet:
         raise SegueError(f"--quiet {quiet}: give a number of seconds, 0 or more")
-    if print_unit:
+    if print_unit:  # every option given, so the service watches as this command would
         argv = [sys.executable, "-m", "segue", "watch", "--auto" if auto else "--ask"]
-        argv += ["--return", back.value, "--interval", f"{interval:g}"]
+        argv += ["--return", back.value, "--interval", f"{interval:g}", "--quiet", f"{quiet:g}"]
+        if under is not None:
+            argv += ["--under", os.path.abspath(os.path.expanduser(under))]
+        argv += [
+            flag for flag, on in (("--offline", offline), ("--no-relaunch", no_relaunch)) if on
+        ]
         sys.stdout.write(systemd_unit(argv, os.environ))
         return
     policy = WatchPolicy(

@@ -541,11 +541,12 @@ def return_plan(
     redact_secrets: bool = False,
     clean: bool = False,
     dry_run: bool = False,
+    exclude: Mapping[str, str] | None = None,
 ) -> FleetPlan:
     """The plan that moves a recorded batch's agents back to their first provider, carrying the
     work each did since (its session on the provider it was moved to). An agent whose session
     is gone is one failed row; the others still go back. ``dry_run`` reads the store without
-    creating or changing it."""
+    creating or changing it; ``exclude``: sessions skipped with the reason given."""
     from segue.store import open_store
     from segue.store.engine import StoreAbsent
     from segue.store.location import store_wait
@@ -579,6 +580,7 @@ def return_plan(
         env=env,
         redact_secrets=redact_secrets,
         clean=clean,
+        exclude=exclude,
     )
     back.reason = f"back from batch {record.id}"
     back.returning = True

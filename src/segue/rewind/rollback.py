@@ -170,7 +170,7 @@ def _plan(
                 f"the checkpoint of run {to_run} ({target.commit_id[:12]}) is gone from "
                 f"{target.repository} (its ref {target.ref} was deleted, then git gc removed it)"
             )
-        shown, kept = preview(ws, target.commit_id)
+        shown, kept = preview(ws, target.commit_id, left_out=target.skipped)
         actions, left = shown, kept
         latest = next(
             (
@@ -247,7 +247,9 @@ def _resolve(store: Store, ref: str | None, cwd: str, env: Mapping[str, str]) ->
     if ref:
         try:
             return threads.resolve(ref)
-        except SegueError:
+        except SegueError as exc:
+            if "ambiguous" in str(exc):
+                raise
             held = threads.thread_holding(ref)
             if held is None:
                 raise
@@ -384,7 +386,9 @@ def _copies(
             out.append(Copy(provider, None, None, None, "no session of the thread is on disk"))
             continue
         try:
-            switch = switch_session(source.path, provider, clean=True, within=True, env=env)
+            switch = switch_session(
+                source.path, provider, clean=True, within=True, env=env, checkpoint=False
+            )
         except SegueError as exc:
             out.append(Copy(provider, None, None, None, " ".join(str(exc).split())))
             continue
@@ -433,6 +437,15 @@ def undo_rollback(
         last = active[-1]
         found = {c.id: c for c in list_checkpoints(store, thread_id)}
         before = found.get(last.safety_checkpoint_id or "")
+        if before is not None:  # checked before anything is recorded or changed
+            from segue.workspace.snapshot import _is_commit
+
+            if not _is_commit(locate(before.folder, env), before.commit_id):
+                raise SegueError(
+                    f"the safety snapshot of rollback {last.id} ({before.commit_id[:12]}) is "
+                    f"gone from {before.repository} (its ref {before.ref} was deleted, then git "
+                    "gc removed it): nothing was undone"
+                )
         safety: Checkpoint | None = None
         done: tuple[FileAction, ...] = ()
         failed: tuple[Skipped, ...] = ()

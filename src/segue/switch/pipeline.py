@@ -57,6 +57,7 @@ def switch_session(
     summary_by: str | None = None,
     agents: Sequence[Agent] | None = None,
     within: bool = False,
+    checkpoint: bool = True,
 ) -> Switch:
     """Switch the session ``ref`` (an id, a unique id prefix or a path) to provider ``to``
     (default: another provider), as its app thread's strategy decides: what ``segue switch``
@@ -66,7 +67,8 @@ def switch_session(
     (claude, codex, left, entered); ``agents`` are the running agents, when already scanned.
     ``within`` allows ``to`` to be the session's own provider: the thread moves to that
     provider's best session, or a new one (``segue run`` on a thread whose session there
-    cannot be resumed)."""
+    cannot be resumed). ``checkpoint`` False takes no checkpoint of the newest run (a rollback's
+    copies: the folder is not that run's)."""
     env = dict(os.environ) if env is None else dict(env)
     provider, path, target = _resolve(ref, to, env, within)
     options = SwitchOptions(
@@ -77,7 +79,7 @@ def switch_session(
         locks.session(provider, entry(provider).session_id(path))
         source = read_source(provider, path, reads, env)
         state = load_thread(source, reads, env, locks, dry_run=dry_run)
-        _checkpoint(state, env, dry_run=dry_run)
+        _checkpoint(state, env, dry_run=dry_run or not checkpoint)
         decision, facts = decide_move(state, source, target, options, reads, env)
         prepared = prepare_move(state, source, target, decision, facts, options, reads, env)
         if dry_run:

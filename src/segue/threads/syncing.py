@@ -194,7 +194,9 @@ def thread_for(
     if ref:
         try:
             return threads.resolve(ref)
-        except StoreError:
+        except StoreError as exc:
+            if "ambiguous" in str(exc):  # a prefix of several threads: never a guess
+                raise
             held = threads.thread_holding(ref)
         if held is not None:
             return held
@@ -204,5 +206,7 @@ def thread_for(
             raise SessionError(f"no thread {ref}, and {error}") from None
     rows = list_sessions(None, cwd, env).sessions
     if not rows:
-        raise SegueError(f"no session in {cwd} to continue (name one with --thread)")
+        raise SegueError(
+            f"no session in {cwd} to continue (name the thread, or a session it holds)"
+        )
     return adopt(store, str(Path(rows[0].path)), env).thread.id

@@ -115,7 +115,11 @@ def _mode_of(path: Path) -> str | None:
 
 
 def preview(
-    ws: Workspace, target: str, *, max_bytes: int | None = None
+    ws: Workspace,
+    target: str,
+    *,
+    max_bytes: int | None = None,
+    left_out: Iterable[Skipped] = (),
 ) -> tuple[list[FileAction], list[Skipped]]:
     """What putting the folder back to the snapshot ``target`` (a commit) would do, read from
     the folder as it is now; nothing is written (not even segue's own index)."""
@@ -128,6 +132,8 @@ def preview(
         changed = _index_against(ws, target)  # what the folder held at the last snapshot
     cap = max_file_bytes(ws.git.env) if max_bytes is None else max_bytes
     take, skipped = _screen(ws, listing, cap)
+    seen = {s.path for s in skipped}
+    skipped += [s for s in left_out if s.path not in seen]  # what the target could not hold
     keep = {ws.git.work_tree / (f"{ws.prefix}/{s.path}" if ws.prefix else s.path) for s in skipped}
     digest = "sha256" if len(target) == 64 else "sha1"
     top = ws.git.work_tree

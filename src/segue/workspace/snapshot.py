@@ -22,6 +22,7 @@ import contextlib
 import fcntl
 import hashlib
 import os
+import re
 import stat
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -86,7 +87,7 @@ def max_file_bytes(env: Mapping[str, str]) -> int:
         text = text[:-1]
     try:
         value = int(float(text) * scale) if text else DEFAULT_MAX_FILE
-    except ValueError:
+    except (ValueError, OverflowError):  # garbage, inf, nan: the default
         return DEFAULT_MAX_FILE
     return value if value > 0 else DEFAULT_MAX_FILE
 
@@ -215,12 +216,47 @@ def _locked(index: Path) -> Iterator[None]:
         os.close(fd)
 
 
+_CONVERTING = re.compile(rb"\b(filter|text|eol|crlf|ident|working-tree-encoding)\b")
+
+
+def _converts(ws: Workspace) -> bool:
+    """Whether git changes some files' bytes on their way into the repository (a clean filter
+    such as LFS's, line-ending conversion): then the index's blobs are not the files' bytes."""
+    done = ws.git.run(["config", "--get-regexp", r"^core\.(autocrlf|eol)$"], check=False)
+    for line in done.stdout.decode("utf-8", "replace").splitlines():
+        key, _, value = line.partition(" ")
+        if (key, value.lower()) in (("core.autocrlf", "true"), ("core.autocrlf", "input")):
+            return True
+        if (key, value.lower()) == ("core.eol", "crlf"):
+            return True
+    # (segue's index is not the user's: the attribute files are found in HEAD and on disk)
+    listed = ws.git.run(["ls-tree", "-r", "-z", "--name-only", "HEAD"], check=False).stdout
+    names = [
+        n for n in listed.split(b"\0") if n == b".gitattributes" or n.endswith(b"/.gitattributes")
+    ]
+    places = [ws.git.work_tree / n.decode("utf-8", "surrogateescape") for n in names]
+    places.append(ws.git.work_tree / ".gitattributes")
+    places.append(ws.git.git_dir / "info" / "attributes")
+    for place in places:
+        try:
+            if _CONVERTING.search(place.read_bytes()):
+                return True
+        except OSError:
+            continue
+    return False
+
+
 def _seed(ws: Workspace) -> None:
     """segue's index for the workspace, the first time: a copy of the user's index (its stat
-    cache spares hashing every tracked file), else HEAD's tree, else empty."""
+    cache spares hashing every tracked file), else HEAD's tree, else empty. Where git converts
+    files on their way in, empty: every file is then read as its bytes, never taken from the
+    user's index as git's converted copy."""
     index = ws.git.index
     assert index is not None
     if index.exists():
+        return
+    if not ws.private and _converts(ws):
+        ws.git.run(["read-tree", "--empty"])
         return
     if not ws.private:
         theirs = Path(ws.git.out(["rev-parse", "--git-path", "index"]))
