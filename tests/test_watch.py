@@ -291,3 +291,17 @@ def test_an_agent_working_at_the_return_comes_back_at_a_later_pass(
     later = watch_pass(OFFLINE, env=env, now=RESET + timedelta(hours=1), agents=[])
     assert [(e.kind, e.sessions) for e in later] == [("returned", (first.target_session,))]
     assert watch_pass(OFFLINE, env=env, now=RESET + timedelta(hours=2), agents=[]) == []
+
+
+def test_sigterm_while_asking_is_a_no_and_ends_the_watch(tmp_path: Path) -> None:
+    from segue_testbed.terminal import Terminal
+
+    env = _home(tmp_path)
+    argv = [sys.executable, "-m", "segue", "watch", "--offline", "--no-relaunch"]
+    with Terminal(argv, cwd=tmp_path, env=env) as term:
+        term.wait_for("Go ahead? [y/N]", 60)
+        time.sleep(0.3)
+        term.proc.send_signal(signal.SIGTERM)
+        term.proc.wait(timeout=30)
+    assert term.proc.returncode == 0
+    assert orjson.loads(segue(["batches", "--json"], env).stdout)["batches"] == []

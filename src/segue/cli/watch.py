@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 import sys
 from typing import Annotated
@@ -52,11 +53,27 @@ def _ask(text: str) -> bool:
     _notify(text)
     sys.stderr.write(text + "\nGo ahead? [y/N] ")
     sys.stderr.flush()
+
+    class Stopped(Exception):
+        pass
+
+    def stopped(signum: int, frame: object) -> None:
+        raise Stopped
+
+    previous = signal.getsignal(signal.SIGTERM)
+    signal.signal(signal.SIGTERM, stopped)  # a SIGTERM while it waits is a no, and the end
+    ended = False
     try:
         key = typer.getchar()
     except (EOFError, KeyboardInterrupt):
         key = ""
+    except Stopped:
+        key, ended = "", True
+    finally:
+        signal.signal(signal.SIGTERM, previous)
     sys.stderr.write(key + "\n")
+    if ended:
+        os.kill(os.getpid(), signal.SIGTERM)  # now the loop's own handler: it stops after this
     return key.lower() == "y"
 
 
