@@ -10,10 +10,9 @@ from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, NoReturn
 
-import orjson
 import typer
 
-from segue.cli.options import PROVIDER, JsonOption, command_group
+from segue.cli.options import PROVIDER, JsonOption, command_group, print_json
 from segue.model.conversation import Provider
 from segue.model.errors import SegueError
 
@@ -31,11 +30,6 @@ ShowSecrets = Annotated[
         help="Print detected secrets (API keys, tokens, private keys) instead of masking them.",
     ),
 ]
-
-
-def _out(obj: object) -> None:
-    sys.stdout.buffer.write(orjson.dumps(obj, option=orjson.OPT_INDENT_2) + b"\n")
-    sys.stdout.flush()
 
 
 def _console() -> Console:
@@ -87,7 +81,7 @@ def sessions(
     listing = list_sessions(provider, where)
     if as_json:
         rows = [session_info_to_json(s) for s in listing.sessions]
-        _out({"sessions": rows, "problems": listing.problems})
+        print_json({"sessions": rows, "problems": listing.problems})
         return
     console = _console()
     if not listing.sessions:
@@ -116,7 +110,7 @@ def agents(
 
     found = list_agents(tmux_sockets=sockets or ())
     if as_json:
-        _out({"agents": [agent_to_json(a) for a in found]})
+        print_json({"agents": [agent_to_json(a) for a in found]})
         return
     console = _console()
     if not found:
@@ -145,7 +139,7 @@ def show(
 
         effective = effective_history(conversation)
         first = conversation.items.index(effective[0]) if effective else 0
-        _out(conversation_to_json(conversation, extra={"effective_from": first}))
+        print_json(conversation_to_json(conversation, extra={"effective_from": first}))
         return
     from segue.cli.render import print_conversation
 
@@ -283,7 +277,7 @@ def switch(
         source_compact=source_compact,
         clean=clean,
         return_batch=return_,
-        out=_out,
+        out=print_json,
         console=_console(),
     )
 
@@ -326,7 +320,7 @@ def _switch_one(
     if as_json:
         from segue.cli.documents import switch_to_json, thread_move_to_json
 
-        _out({**switch_to_json(result), "thread": thread_move_to_json(result.thread)})
+        print_json({**switch_to_json(result), "thread": thread_move_to_json(result.thread)})
     else:
         from segue.cli.render import print_switch
 
@@ -367,7 +361,7 @@ def batches(
         if as_json:
             from segue.cli.batch_documents import summary_to_json
 
-            _out(
+            print_json(
                 {
                     "batches": [
                         {**summary_to_json(s), "watch": by_watch.get(s.id)} for s in summaries
@@ -384,7 +378,7 @@ def batches(
     if as_json:
         from segue.cli.batch_documents import batch_to_json
 
-        _out(batch_to_json(found))
+        print_json(batch_to_json(found))
     else:
         from segue.cli.render_batches import print_batch
 
@@ -412,7 +406,7 @@ def usage(
     if as_json:
         from segue.cli.documents import usage_to_json
 
-        _out(usage_to_json(usages))
+        print_json(usage_to_json(usages))
         return
     from segue.cli.render import print_usage
 
@@ -448,7 +442,7 @@ def run(
     result = run_turn(prompt, thread=thread, provider=provider)
     failed = result.returncode != 0 or result.status == "failed"
     if as_json:
-        _out(
+        print_json(
             {
                 "thread": result.thread_id,
                 "provider": result.provider.value,
@@ -524,7 +518,7 @@ _register_threads()
 def _fail(message: str, code: int, as_json: bool) -> NoReturn:
     line = " ".join(message.split())  # one line, whatever the message held
     if as_json:
-        _out({"error": line, "exit_code": code})
+        print_json({"error": line, "exit_code": code})
     else:
         _stderr().print(f"segue: {line}", style="red", markup=False)
     raise SystemExit(code)

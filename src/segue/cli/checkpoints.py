@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
-import orjson
 import typer
 
-from segue.cli.options import PROVIDER, JsonOption, command_group
+from segue.cli.options import PROVIDER, JsonOption, command_group, print_json
 from segue.model.conversation import Provider
 
 if TYPE_CHECKING:
@@ -25,11 +24,6 @@ ThreadArgument = Annotated[
         "newest session's thread)."
     ),
 ]
-
-
-def _out(obj: Any) -> None:
-    sys.stdout.buffer.write(orjson.dumps(obj, option=orjson.OPT_INDENT_2) + b"\n")
-    sys.stdout.flush()
 
 
 def checkpoint_command(
@@ -53,7 +47,7 @@ def checkpoint_command(
 
     taken = checkpoint_now(thread, exact=exact)
     if as_json:
-        _out({**checkpoint_to_json(taken.checkpoint), "notes": list(taken.notes)})
+        print_json({**checkpoint_to_json(taken.checkpoint), "notes": list(taken.notes)})
         return
     console = Console(highlight=False, soft_wrap=True)
     console.print(f"thread {taken.thread_id}: {diff_line(taken.checkpoint)}", markup=False)
@@ -72,7 +66,7 @@ def checkpoints_command(thread: ThreadArgument = None, as_json: JsonOption = Fal
 
     found = list_thread_checkpoints(thread)
     if as_json:
-        _out(
+        print_json(
             {
                 "thread": found.thread_id,
                 "folder": found.folder,
@@ -133,7 +127,7 @@ def _print_changes(
     from rich.console import Console
 
     if as_json:
-        _out(
+        print_json(
             {
                 "dry_run": dry_run,
                 "hooks": [

@@ -15,7 +15,7 @@ from typer._click.types import ParamType  # what typer.Option(click_type=...) ta
 
 from segue.model.conversation import Provider
 
-__all__ = ["PROVIDER", "JsonOption", "command_group"]
+__all__ = ["PROVIDER", "JsonOption", "command_group", "print_json"]
 
 
 class _ProviderType(ParamType):
@@ -41,6 +41,16 @@ PROVIDER = _ProviderType()
 
 
 JsonOption = Annotated[bool, typer.Option("--json", help="Machine-readable output.")]
+
+
+def print_json(obj: object) -> None:
+    """A command's ``--json`` document on stdout, indented, one trailing newline."""
+    import sys
+
+    import orjson
+
+    sys.stdout.buffer.write(orjson.dumps(obj, option=orjson.OPT_INDENT_2) + b"\n")
+    sys.stdout.flush()
 
 
 def command_group(name: str, help: str) -> typer.Typer:

@@ -6,10 +6,9 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING, Annotated, Any
 
-import orjson
 import typer
 
-from segue.cli.options import JsonOption
+from segue.cli.options import JsonOption, print_json
 from segue.model.errors import SegueError
 
 if TYPE_CHECKING:
@@ -20,11 +19,6 @@ if TYPE_CHECKING:
 __all__ = ["fork_command", "rollback_command"]
 
 SHOWN = 20
-
-
-def _out(obj: Any) -> None:
-    sys.stdout.buffer.write(orjson.dumps(obj, option=orjson.OPT_INDENT_2) + b"\n")
-    sys.stdout.flush()
 
 
 def plan_to_json(plan: RollbackPlan) -> dict[str, Any]:
@@ -166,7 +160,7 @@ def rollback_command(
     assert to_run is not None
     plan = plan_rollback(thread, to_run, files=not context_only, context=not files_only)
     if as_json and dry_run:
-        _out({**plan_to_json(plan), "dry_run": True})
+        print_json({**plan_to_json(plan), "dry_run": True})
         return
     if not as_json:
         _print_plan(console, plan)
@@ -191,7 +185,7 @@ def _confirm(yes: bool, question: str, as_json: bool) -> None:
 
 def _report(console: Console, done: RollbackDone, as_json: bool) -> None:
     if as_json:
-        _out(done_to_json(done))
+        print_json(done_to_json(done))
     else:
         plan = done.plan
         what = "undone" if plan.undo else f"rolled back to run {plan.to_run}"
@@ -254,7 +248,7 @@ def fork_command(
         raise SegueError("give --at-run N (the run the fork starts after)")
     forked = fork_thread(thread, at_run, into=into)
     if as_json:
-        _out(
+        print_json(
             {
                 "thread": forked.thread_id,
                 "parent": forked.parent_thread_id,

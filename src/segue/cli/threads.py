@@ -4,14 +4,12 @@ module only talks to the user (errors go through the one handler in :mod:`segue.
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
-import orjson
 import typer
 
-from segue.cli.options import JsonOption, command_group
+from segue.cli.options import JsonOption, command_group, print_json
 from segue.model.errors import StoreError
 
 if TYPE_CHECKING:
@@ -25,11 +23,6 @@ thread_app = command_group(
 )
 
 PROMPT_CHARS = 60
-
-
-def _out(obj: Any) -> None:
-    sys.stdout.buffer.write(orjson.dumps(obj, option=orjson.OPT_INDENT_2) + b"\n")
-    sys.stdout.flush()
 
 
 def _console() -> Console:
@@ -56,7 +49,7 @@ def adopt_command(
     with store:
         graph = adopt(store, session)
     if as_json:
-        _out(graph_to_json(graph))
+        print_json(graph_to_json(graph))
     else:
         _print_graph(_console(), graph)
 
@@ -73,7 +66,7 @@ def list_command(as_json: JsonOption = False) -> None:
 
         summaries = ThreadStore(store).list_threads()
     if as_json:
-        _out({"threads": [summary_to_json(s) for s in summaries]})
+        print_json({"threads": [summary_to_json(s) for s in summaries]})
         return
     console = _console()
     if not summaries:
@@ -138,7 +131,7 @@ def show_command(
     if as_json:
         document = graph_to_json(result.graph)
         document["forks"] = [{"thread": f, "run": n, "title": t} for f, n, t in forks]
-        _out({**document, "notes": result.notes})
+        print_json({**document, "notes": result.notes})
         return
     console = _console()
     _print_graph(console, result.graph)

@@ -241,26 +241,9 @@ def plan_rollback(
 def _resolve(store: Store, ref: str | None, cwd: str, env: Mapping[str, str]) -> str:
     """A thread ``ref`` names, without adopting anything (a rollback needs a thread with
     checkpoints)."""
-    from segue.threads import ThreadStore
+    from segue.threads.syncing import thread_for
 
-    threads = ThreadStore(store)
-    if ref:
-        try:
-            return threads.resolve(ref)
-        except SegueError as exc:
-            if "ambiguous" in str(exc):
-                raise
-            held = threads.thread_holding(ref)
-            if held is None:
-                raise
-            return held
-    from segue.providers.sessions import list_sessions
-
-    for row in list_sessions(None, cwd, env).sessions:
-        held = threads.thread_holding(row.id)
-        if held is not None:
-            return held
-    raise SegueError(f"no thread of a session in {cwd} (name one)")
+    return thread_for(store, ref, cwd, env, adopting=False)
 
 
 def rollback(

@@ -183,10 +183,17 @@ def _result(outcome: SyncOutcome) -> SyncResult:
 
 
 def thread_for(
-    store: Store, ref: str | None, cwd: str, env: Mapping[str, str] | None = None
+    store: Store,
+    ref: str | None,
+    cwd: str,
+    env: Mapping[str, str] | None = None,
+    *,
+    adopting: bool = True,
 ) -> str:
     """The thread ``ref`` names (a thread id or unique prefix, or a session it holds, adopted
-    if need be), or without ``ref`` the thread of the newest session in ``cwd``."""
+    if need be), or without ``ref`` the thread of the newest session in ``cwd``. ``adopting``
+    False adopts nothing (a rollback or a fork needs a thread with a past): the newest session
+    of ``cwd`` that a thread holds."""
     from segue.providers.sessions import list_sessions
 
     env = _env(env)
@@ -198,6 +205,8 @@ def thread_for(
             if "ambiguous" in str(exc):  # a prefix of several threads: never a guess
                 raise
             held = threads.thread_holding(ref)
+            if held is None and not adopting:
+                raise
         if held is not None:
             return held
         try:
@@ -205,6 +214,12 @@ def thread_for(
         except SessionError as error:
             raise SessionError(f"no thread {ref}, and {error}") from None
     rows = list_sessions(None, cwd, env).sessions
+    if not adopting:
+        for row in rows:
+            held = threads.thread_holding(row.id)
+            if held is not None:
+                return held
+        raise SegueError(f"no thread of a session in {cwd} (name one)")
     if not rows:
         raise SegueError(
             f"no session in {cwd} to continue (name the thread, or a session it holds)"

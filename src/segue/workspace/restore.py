@@ -14,9 +14,7 @@ file; it is reported as left as it is.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
-import stat
 import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -29,6 +27,8 @@ from segue.workspace.snapshot import (
     _listing,
     _locked,
     _screen,
+    blob_id,
+    file_entry,
     max_file_bytes,
 )
 
@@ -86,34 +86,6 @@ def _raw(output: bytes) -> dict[str, tuple[str, _Entry]]:
     return found
 
 
-def _blob_sha(path: Path, digest: str) -> str | None:
-    try:
-        info = path.lstat()
-        if stat.S_ISLNK(info.st_mode):
-            data = os.fsencode(os.readlink(path))
-        elif stat.S_ISREG(info.st_mode):
-            data = path.read_bytes()
-        else:
-            return None
-    except OSError:
-        return None
-    h = hashlib.new(digest, b"blob %d\0" % len(data))
-    h.update(data)
-    return h.hexdigest()
-
-
-def _mode_of(path: Path) -> str | None:
-    try:
-        info = path.lstat()
-    except OSError:
-        return None
-    if stat.S_ISLNK(info.st_mode):
-        return "120000"
-    if stat.S_ISREG(info.st_mode):
-        return "100755" if info.st_mode & 0o111 else "100644"
-    return None
-
-
 def preview(
     ws: Workspace,
     target: str,
@@ -135,7 +107,6 @@ def preview(
     seen = {s.path for s in skipped}
     skipped += [s for s in left_out if s.path not in seen]  # what the target could not hold
     keep = {ws.git.work_tree / (f"{ws.prefix}/{s.path}" if ws.prefix else s.path) for s in skipped}
-    digest = "sha256" if len(target) == 64 else "sha1"
     top = ws.git.work_tree
     actions: dict[str, str] = {}
     for path, (letter, _entry) in changed.items():
@@ -144,17 +115,19 @@ def preview(
     if listed:
         wanted = _entries_at(ws, target, listed)
         for path in listed:
-            full = top / path
-            there = _mode_of(full) is not None
+            try:
+                now = file_entry(top / path)
+            except OSError:
+                now = None
             entry = wanted.get(path)
             if entry is None:
-                if there:
+                if now is not None:
                     actions[path] = "remove"
                 else:
                     actions.pop(path, None)
-            elif not there:
+            elif now is None:
                 actions[path] = "recreate"
-            elif _blob_sha(full, digest) != entry.sha or _mode_of(full) != entry.mode:
+            elif blob_id(now[1], target) != entry.sha or now[0] != entry.mode:
                 actions[path] = "restore"
             else:
                 actions.pop(path, None)

@@ -448,6 +448,30 @@ def _base(ws: Workspace) -> str:
     return ws.git.out(["commit-tree", tree, "-m", "segue: the index a snapshot starts from"])
 
 
+def file_entry(path: Path) -> tuple[str, bytes] | None:
+    """A file as git keeps it: its mode (``100644``, ``100755``, ``120000`` for a link) and its
+    bytes (a link's: its target); None when it is not there, or neither a file nor a link.
+    ``OSError`` for one that cannot be read."""
+    try:
+        info = path.lstat()
+        if stat.S_ISLNK(info.st_mode):
+            return "120000", os.fsencode(os.readlink(path))
+        if stat.S_ISREG(info.st_mode):
+            with path.open("rb") as f:
+                return ("100755" if info.st_mode & 0o111 else "100644"), f.read()
+    except FileNotFoundError:
+        return None
+    return None
+
+
+def blob_id(data: bytes, like: str) -> str:
+    """The id git gives ``data`` as a blob, in the hash of the object id ``like`` (SHA-1 or
+    SHA-256 by its length)."""
+    h = hashlib.new("sha256" if len(like) == 64 else "sha1", b"blob %d\0" % len(data))
+    h.update(data)
+    return h.hexdigest()
+
+
 def _quoted(path: str) -> bytes:
     """A path as ``git fast-import`` reads it: C-quoted, so any byte is safe."""
     raw = path.encode("utf-8", "surrogateescape")
@@ -474,7 +498,6 @@ def _import(
     """The snapshot commit: ``base`` with the changed files as they are on disk and the left
     out ones removed; ``parent`` its second parent when it is another commit (the thread's
     chain). Returns it and the index entries that make segue's index hold its tree."""
-    digest = "sha256" if len(base) == 64 else "sha1"
     zero = "0" * len(base)
     top = ws.git.work_tree
     when = int(datetime.now(UTC).timestamp())
@@ -488,33 +511,24 @@ def _import(
     if parent is not None and parent != base:
         parts.append(b"merge %s\n" % parent.encode())
     entries: list[bytes] = []
+    left_out = set(gone)
     for path in [*take, *gone]:
         full = top / path
         name = path.encode("utf-8", "surrogateescape")
-        data: bytes | None = None
-        mode = b"100644"
-        if path not in gone:
+        entry = None
+        if path not in left_out:
             try:
-                info = full.lstat()
-                if stat.S_ISLNK(info.st_mode):
-                    data, mode = os.fsencode(os.readlink(full)), b"120000"
-                elif stat.S_ISREG(info.st_mode):
-                    with full.open("rb") as f:
-                        data = f.read()
-                    mode = b"100755" if info.st_mode & 0o111 else b"100644"
-            except FileNotFoundError:
-                data = None  # gone since it was listed
+                entry = file_entry(full)  # None: gone since it was listed
             except OSError as exc:
                 raise CheckpointError(f"{full}: cannot read it: {exc.strerror}") from None
-        if data is None:
+        if entry is None:
             parts.append(b"D %s\n" % _quoted(path))
             entries.append(b"0 %s\t%s\0" % (zero.encode(), name))
             continue
+        mode, data = entry[0].encode(), entry[1]
         parts.append(b"M %s inline %s\ndata %d\n" % (mode, _quoted(path), len(data)))
         parts += [data, b"\n"]
-        blob = hashlib.new(digest, b"blob %d\0" % len(data))
-        blob.update(data)
-        entries.append(b"%s %s\t%s\0" % (mode, blob.hexdigest().encode(), name))
+        entries.append(b"%s %s\t%s\0" % (mode, blob_id(data, base).encode(), name))
     parts.append(b"\nget-mark :1\ndone\n")
     done = ws.git.run(
         ["fast-import", "--quiet", "--done", "--force", "--cat-blob-fd=1"],
