@@ -38,6 +38,7 @@ from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
+from segue.fleet.moves import DEFAULT_QUIET, BatchMoves, batch_moves
 from segue.model.conversation import Provider
 from segue.model.errors import SegueError
 from segue.model.times import iso_z
@@ -61,7 +62,6 @@ __all__ = [
 
 DEFAULT_INTERVAL_S = 30.0
 SIGNAL_POLL_S = 1.0  # how often the loop looks at the hooks' signals between passes
-DEFAULT_QUIET = timedelta(minutes=15)
 
 
 class Mode(StrEnum):
@@ -91,6 +91,13 @@ class WatchEvent:
     reset_at: datetime | None = None
     sessions: tuple[str, ...] = ()
     returns_batch: str | None = None  # a return: the batch it brought back
+
+    def line(self) -> str:
+        """``15:56:02 moved codex: Switched 3 agents to Claude Code: … (batch 01a2…)``."""
+        at = self.at.astimezone().strftime("%H:%M:%S")
+        who = f" {self.provider.value}" if self.provider else ""
+        batch = f" (batch {self.batch_id})" if self.batch_id else ""
+        return f"{at} {self.kind}{who}: {self.detail}{batch}"
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -122,7 +129,7 @@ class _History:
 
     def outstanding(self) -> list[WatchEvent]:
         """The batches watch moved whose return the user has not declined (whether every agent
-        is back is the store's to say: :class:`_Batches`)."""
+        is back is the store's to say: :class:`BatchMoves`)."""
         declined = {
             e.returns_batch
             for e in self.events
@@ -140,7 +147,7 @@ def _open(env: Mapping[str, str]) -> Store:
 
 def _looked_back(
     env: Mapping[str, str], now: datetime, quiet: timedelta
-) -> tuple[_History, _Batches]:
+) -> tuple[_History, BatchMoves]:
     """What earlier passes recorded, and where sessions went (:func:`_batches`); a store that
     does not exist yet is not made (a pass that finds nothing writes nothing)."""
     from segue.store import open_store
@@ -149,11 +156,11 @@ def _looked_back(
     try:
         store = open_store(env=env, read_only=True)
     except StoreAbsent:
-        return _History(), _Batches()
+        return _History(), BatchMoves()
     except SegueError:
         store = _open(env)  # a store an older segue made: upgraded, as any recording command does
     with store:
-        return _load(store), _batches(store, now, quiet)
+        return _load(store), batch_moves(store, now, quiet)
 
 
 def _load(store: Store) -> _History:
@@ -216,73 +223,6 @@ def _record(store: Store, events: Sequence[WatchEvent]) -> None:
     ]
     with store.writing("cannot record what watch did") as connection:
         connection.execute(watch_events.insert(), rows)
-
-
-BATCHES_LOOKED_AT = 200
-
-
-@dataclass(slots=True)
-class _Batches:
-    """What the store's batches say about where sessions went."""
-
-    avoid: dict[str, str] = field(default_factory=dict)  # session → why it must not move now
-    targets: dict[str, set[str]] = field(default_factory=dict)  # batch → the sessions it made
-    back: dict[str, set[str]] = field(default_factory=dict)  # batch → its sessions brought back
-    moved_on: dict[str, set[str]] = field(default_factory=dict)  # … or moved on by a later one
-
-
-def _batches(store: Store, now: datetime, quiet: timedelta) -> _Batches:
-    """Where sessions went: those not to move now (moved, either side, within the quiet
-    period; or moved off and not back yet: their work goes on in the session they were moved
-    to), and per batch the sessions it made, those a return brought back (by ``segue watch`` or
-    by hand: a return batch names the batch it brings back) and those a later batch moved on."""
-    import re
-
-    minutes = int(quiet.total_seconds() // 60)
-    found = [store.get_batch(s.id) for s in store.list_batches(limit=BATCHES_LOOKED_AT)]
-    found.sort(key=lambda b: (b.header.created_at, b.id))
-    view = _Batches()
-    returns: dict[str, str] = {}  # return batch → the batch it brings back
-    for batch in found:
-        reason = (batch.header.selection or {}).get("reason")
-        match = re.fullmatch(r"back from batch (\S+)", str(reason or ""))
-        if match:
-            returns[batch.id] = match.group(1)
-    for n, batch in enumerate(found):
-        moved = {
-            a.result.session: str(a.result.target_session)
-            for a in batch.agents
-            if a.result.target_session
-        }
-        view.targets[batch.id] = set(moved.values())
-        if batch.id in returns:
-            view.back.setdefault(returns[batch.id], set()).update(moved)
-        later = {
-            a.result.session
-            for b in found[n + 1 :]
-            if returns.get(b.id) != batch.id
-            for a in b.agents
-            if a.result.target_session
-        }
-        view.moved_on[batch.id] = set(moved.values()) & later
-        recent = now - batch.header.created_at <= quiet
-        for source, target in moved.items():
-            if recent:
-                for session in (source, target):
-                    view.avoid.setdefault(session, f"moved less than {minutes} min ago")
-    for batch in found:
-        if batch.id in returns:
-            continue
-        for agent in batch.agents:
-            result = agent.result
-            made = str(result.target_session) if result.target_session else None
-            if made is None or made in view.back.get(batch.id, set()):
-                continue
-            view.avoid.setdefault(
-                result.session,
-                f"moved to {result.target_provider} in batch {batch.id} (not back yet)",
-            )
-    return view
 
 
 def watch_batches(store: Store) -> dict[str, str]:

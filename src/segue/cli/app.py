@@ -510,6 +510,9 @@ def _register_threads() -> None:
     from segue.cli.watch import watch_command
 
     app.command("watch")(watch_command)
+    from segue.cli.tui import tui_command
+
+    app.command("tui")(tui_command)
 
 
 _register_threads()

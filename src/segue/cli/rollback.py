@@ -18,8 +18,6 @@ if TYPE_CHECKING:
 
 __all__ = ["fork_command", "rollback_command"]
 
-SHOWN = 20
-
 
 def plan_to_json(plan: RollbackPlan) -> dict[str, Any]:
     return {
@@ -72,46 +70,15 @@ def done_to_json(done: RollbackDone) -> dict[str, Any]:
     }
 
 
-def _files(console: Console, title: str, actions: Any) -> None:
-    items = list(actions)
-    if not items:
-        return
-    console.print(title, markup=False)
-    for a in items[:SHOWN]:
-        console.print(f"  {a.action:<9} {a.path}", markup=False)
-    if len(items) > SHOWN:
-        console.print(f"  … and {len(items) - SHOWN} more", markup=False)
+def _print(console: Console, lines: list[tuple[str, str]]) -> None:
+    for text, style in lines:
+        console.print(text, style=style or None, markup=False)
 
 
 def _print_plan(console: Console, plan: RollbackPlan) -> None:
-    what = "undo the last rollback of" if plan.undo else f"roll back to run {plan.to_run}:"
-    console.print(f"thread {plan.thread_id}: {what}", markup=False)
-    if plan.files and plan.folder:
-        c = plan.target
-        at = "" if c is None else f" (checkpoint {c.commit_id[:12]}, {c.kind.value})"
-        console.print(f"files in {plan.folder}{at}", markup=False)
-        if not plan.actions and not plan.undo:
-            console.print("  nothing changes on disk", markup=False)
-        _files(console, "  on disk:", plan.actions)
-        for s in plan.left[:SHOWN]:
-            console.print(f"  left      {s.path} ({s.reason})", markup=False)
-        if plan.uncovered:
-            n = len(plan.uncovered)
-            console.print(
-                f"  {n} change{'s' if n != 1 else ''} since the last checkpoint, kept in the "
-                "safety snapshot (segue rollback --undo puts them back):",
-                style="yellow",
-                markup=False,
-            )
-            for a in plan.uncovered[:SHOWN]:
-                console.print(f"    {a.path}", style="yellow", markup=False)
-    if plan.context:
-        runs = ", ".join(map(str, plan.runs)) or "none"
-        console.print(f"thread: runs rolled back: {runs}", markup=False)
-        if plan.handoffs:
-            console.print(f"  handoffs superseded: {len(plan.handoffs)}", markup=False)
-        for pt_id, provider, what in plan.provider_threads:
-            console.print(f"  {provider.value} {pt_id[:13]}: {what}", markup=False)
+    from segue.rewind.rollback_text import plan_lines
+
+    _print(console, plan_lines(plan))
 
 
 def rollback_command(
@@ -184,42 +151,12 @@ def _confirm(yes: bool, question: str, as_json: bool) -> None:
 
 
 def _report(console: Console, done: RollbackDone, as_json: bool) -> None:
+    from segue.rewind.rollback_text import done_lines
+
     if as_json:
         print_json(done_to_json(done))
     else:
-        plan = done.plan
-        what = "undone" if plan.undo else f"rolled back to run {plan.to_run}"
-        console.print(
-            f"thread {plan.thread_id}: {what} (rollback {done.rollback_id})", markup=False
-        )
-        if plan.undo and plan.runs and not any("went on after" in n for n in done.notes):
-            back = ", ".join(map(str, plan.runs))
-            console.print(f"runs back on the thread's line: {back}", markup=False)
-        _files(console, "files:", done.done)
-        for s in done.failed:
-            console.print(f"  failed    {s.path}: {s.reason}", style="red", markup=False)
-        for c in done.copies:
-            if c.session_id:
-                console.print(
-                    f"{c.provider.value}: a new session at run {plan.to_run}: {c.session_id}",
-                    markup=False,
-                )
-                console.print(f"  {c.resume_command}", style="dim", markup=False)
-            else:
-                console.print(
-                    f"{c.provider.value}: no session at run {plan.to_run} ({c.problem}); the "
-                    "next run there starts one",
-                    style="yellow",
-                    markup=False,
-                )
-        if done.safety is not None:
-            console.print(
-                f"safety snapshot {done.safety.commit_id[:12]} ({done.safety.ref})",
-                style="dim",
-                markup=False,
-            )
-        for note in done.notes:
-            console.print(f"note: {note}", style="yellow", markup=False)
+        _print(console, done_lines(done))
     if done.failed:
         raise SystemExit(1)
 

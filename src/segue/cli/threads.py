@@ -3,19 +3,16 @@ module only talks to the user (errors go through the one handler in :mod:`segue.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from segue.cli.options import JsonOption, command_group, print_json
-from segue.model.errors import StoreError
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from segue.store import Store
     from segue.threads import ThreadGraph
 
 thread_app = command_group(
@@ -95,69 +92,26 @@ def show_command(
 ) -> None:
     """Sync a thread with its sessions, then show its runs and what each provider thread
     holds (natively, and by handoffs)."""
-    from segue.switch.journal import open_recording
-    from segue.switch.locks import thread_lock
-    from segue.threads import graph_to_json, sync
+    from segue.rewind.thread_view import show_thread
+    from segue.threads import graph_to_json
 
-    if not thread.strip():
-        raise StoreError("give a thread id or prefix, or a session it holds (got an empty one)")
-    store, recorded = open_recording()
-    with store:
-        from segue.threads.repository import ThreadStore
-
-        threads = ThreadStore(store)
-        try:
-            thread_id = threads.resolve(thread)
-        except StoreError:
-            held = _holding(store, thread)
-            if held is None:
-                raise StoreError(
-                    f"no thread {thread}, and no thread holds a session {thread} "
-                    "(segue thread adopt SESSION makes one)"
-                ) from None
-            thread_id = held
-        with thread_lock(thread_id, os.environ):
-            result = sync(store, thread_id)
-            if result.new_runs:  # runs typed in a CLI without segue's hooks: the folder now
-                from segue.threads.checkpoints import CheckpointKind, take_checkpoint
-
-                taken = take_checkpoint(
-                    store, result.graph, os.environ, CheckpointKind.APPROXIMATE, missing_only=True
-                )
-                if taken.checkpoint is not None and taken.note:
-                    result.notes.append(taken.note)
-        result.notes[:0] = recorded
-        forks = threads.forks_of(thread_id)
+    view = show_thread(thread)
     if as_json:
-        document = graph_to_json(result.graph)
-        document["forks"] = [{"thread": f, "run": n, "title": t} for f, n, t in forks]
-        print_json({**document, "notes": result.notes})
+        document = graph_to_json(view.graph)
+        document["forks"] = [{"thread": f, "run": n, "title": t} for f, n, t in view.forks]
+        print_json({**document, "notes": view.notes})
         return
     console = _console()
-    _print_graph(console, result.graph)
+    _print_graph(console, view.graph)
     from segue.threads.documents import lineage_lines
 
-    lines = lineage_lines(result.graph, forks)
+    lines = lineage_lines(view.graph, view.forks)
     if lines:
         console.print("", markup=False)
         for line in lines:
             console.print(line, markup=False)
-    for note in result.notes:
+    for note in view.notes:
         console.print(f"note: {note}", markup=False)
-
-
-def _holding(store: Store, ref: str) -> str | None:
-    """The thread holding the session ``ref`` names (an id, a prefix, or a path)."""
-    from segue.model.errors import SessionError
-    from segue.providers.sessions import find_session
-    from segue.switch.thread import holding_thread
-    from segue.threads.repository import ThreadStore
-
-    try:
-        provider, path = find_session(ref)
-    except SessionError:
-        return ThreadStore(store).thread_holding(ref)
-    return holding_thread(store, provider, path)
 
 
 def _rows(console: Console, header: tuple[str, ...], rows: Sequence[tuple[str, ...]]) -> None:

@@ -8,7 +8,7 @@ import shutil
 import signal
 import subprocess
 import sys
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import orjson
 import typer
@@ -16,7 +16,10 @@ import typer
 from segue.cli.options import JsonOption
 from segue.model.errors import SegueError
 
-__all__ = ["watch_command"]
+if TYPE_CHECKING:
+    from segue.watch import WatchPolicy
+
+__all__ = ["watch_command", "watch_policy"]
 
 
 def _notify(text: str) -> None:
@@ -77,6 +80,38 @@ def _ask(text: str) -> bool:
     return key.lower() == "y"
 
 
+def watch_policy(
+    auto: bool,
+    ask: bool,
+    returns: str,
+    quiet: float,
+    under: str | None,
+    offline: bool,
+    no_relaunch: bool,
+) -> WatchPolicy:
+    """The policy the watch options give (``segue watch`` and ``segue tui``)."""
+    from datetime import timedelta
+
+    from segue.watch import Mode, WatchPolicy
+
+    if auto and ask:
+        raise SegueError("--auto and --ask exclude each other")
+    try:
+        back = Mode(returns)
+    except ValueError:
+        raise SegueError(f"--return {returns!r}: expected auto, ask or never") from None
+    if quiet < 0 or quiet != quiet:
+        raise SegueError(f"--quiet {quiet}: give a number of seconds, 0 or more")
+    return WatchPolicy(
+        move=Mode.AUTO if auto else Mode.ASK,
+        returns=back,
+        quiet=timedelta(seconds=quiet),
+        under=under,
+        remote=not offline,
+        relaunch=not no_relaunch,
+    )
+
+
 def watch_command(
     auto: Annotated[bool, typer.Option("--auto", help="Move without asking.")] = False,
     ask: Annotated[bool, typer.Option("--ask", help="Ask once per move (the default).")] = False,
@@ -104,18 +139,10 @@ def watch_command(
 ) -> None:
     """Watch the usage windows: move the parked agents off a provider the moment it runs out,
     and bring them back when its window resets."""
-    from datetime import timedelta
+    from segue.watch import WatchEvent, systemd_unit, watch
 
-    from segue.watch import Mode, WatchEvent, WatchPolicy, systemd_unit, watch
-
-    if auto and ask:
-        raise SegueError("--auto and --ask exclude each other")
-    try:
-        back = Mode(returns)
-    except ValueError:
-        raise SegueError(f"--return {returns!r}: expected auto, ask or never") from None
-    if quiet < 0 or quiet != quiet:
-        raise SegueError(f"--quiet {quiet}: give a number of seconds, 0 or more")
+    policy = watch_policy(auto, ask, returns, quiet, under, offline, no_relaunch)
+    back = policy.returns
     if print_unit:  # every option given, so the service watches as this command would
         argv = [sys.executable, "-m", "segue", "watch", "--auto" if auto else "--ask"]
         argv += ["--return", back.value, "--interval", f"{interval:g}", "--quiet", f"{quiet:g}"]
@@ -126,23 +153,12 @@ def watch_command(
         ]
         sys.stdout.write(systemd_unit(argv, os.environ))
         return
-    policy = WatchPolicy(
-        move=Mode.AUTO if auto else Mode.ASK,
-        returns=back,
-        quiet=timedelta(seconds=quiet),
-        under=under,
-        remote=not offline,
-        relaunch=not no_relaunch,
-    )
 
     def emit(event: WatchEvent) -> None:
         if as_json:
             sys.stdout.buffer.write(orjson.dumps(event.to_json()) + b"\n")
         else:
-            at = event.at.astimezone().strftime("%H:%M:%S")
-            who = f" {event.provider.value}" if event.provider else ""
-            batch = f" (batch {event.batch_id})" if event.batch_id else ""
-            sys.stdout.write(f"{at} {event.kind}{who}: {event.detail}{batch}\n")
+            sys.stdout.write(event.line() + "\n")
         sys.stdout.flush()
 
     seen: list[WatchEvent] = []

@@ -334,7 +334,7 @@ def _select(
         for row in listing.sessions:
             path = Path(row.path)
             live = by_path.get(path)
-            if selection is Selection.DEFAULT and live is None and not _parked(row, now):
+            if selection is Selection.DEFAULT and live is None and not is_parked(row, now):
                 continue
             found[path] = _candidate(row, live)
         if selection is Selection.DEFAULT:
@@ -350,7 +350,7 @@ def _select(
     return candidates
 
 
-def _parked(row: SessionInfo, now: datetime) -> bool:
+def is_parked(row: SessionInfo, now: datetime) -> bool:
     """A session whose last word is a limit that has not reset (a limit that names no reset
     time parks it for :data:`RECENT_LIMIT`)."""
     if row.state is not SessionState.LIMIT:

@@ -34,6 +34,8 @@ __all__ = [
 class Listing:
     sessions: list[SessionInfo] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)  # files that could not be listed, and why
+    broken: list[tuple[Provider, Path, str]] = field(default_factory=list)  # session files of
+    # them that could not be read: provider, path, why (also in problems)
 
 
 def _entries(provider: Provider | None) -> tuple[ProviderEntry, ...]:
@@ -131,9 +133,12 @@ def list_sessions(
             else e.session_files_for(want, _env(env), problems)
         )
         for path in files:
+            before = len(problems)
             row = _peek(e, path, problems)
             if row is not None and (want is None or _same_dir(row.cwd, want)):
                 rows.append(row)
+            elif row is None and len(problems) > before:
+                listing.broken.append((e.provider, path, problems[-1]))
     listing.sessions = _latest_file_per_session(rows)
     listing.sessions.sort(key=lambda s: s.updated or "", reverse=True)
     return listing

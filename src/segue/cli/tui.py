@@ -1,0 +1,51 @@
+"""``segue tui``: the options, then :func:`segue.tui.run_tui` (Textual is loaded only here)."""
+
+from __future__ import annotations
+
+import sys
+from typing import Annotated
+
+import typer
+
+from segue.model.errors import SegueError
+
+__all__ = ["tui_command"]
+
+
+def tui_command(
+    under: Annotated[
+        str | None, typer.Option("--under", help="Only agents working below this directory.")
+    ] = None,
+    offline: Annotated[
+        bool, typer.Option("--offline", help="Only the session files; ask no usage service.")
+    ] = False,
+    watching: Annotated[
+        bool, typer.Option("--watch", help="Start with the watch loop on (w toggles it).")
+    ] = False,
+    auto: Annotated[bool, typer.Option("--auto", help="Watch: move without asking.")] = False,
+    ask: Annotated[bool, typer.Option("--ask", help="Watch: ask once per move (default).")] = False,
+    returns: Annotated[
+        str, typer.Option("--return", help="Watch: bring moved agents back: auto, ask, never.")
+    ] = "ask",
+    interval: Annotated[
+        float, typer.Option("--interval", help="Watch: seconds between passes.")
+    ] = 30.0,
+    quiet: Annotated[
+        float, typer.Option("--quiet", help="Watch: seconds within which no session moves twice.")
+    ] = 900.0,
+    no_relaunch: Annotated[
+        bool, typer.Option("--no-relaunch", help="Do not restart the switched agents' panes.")
+    ] = False,
+) -> None:
+    """The whole fleet on one screen: usage, agents, switch, return, threads and the watch
+    loop. ? shows every key."""
+    from segue.cli.watch import watch_policy
+
+    policy = watch_policy(auto, ask, returns, quiet, under, offline, no_relaunch)
+    if not interval > 0:
+        raise SegueError(f"--interval {interval}: give a number of seconds above 0")
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        raise SegueError("segue tui needs a terminal (for scripts: segue agents, segue switch)")
+    from segue.tui import run_tui
+
+    run_tui(policy=policy, interval=interval, remote=not offline, start_watching=watching)

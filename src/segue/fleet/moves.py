@@ -1,0 +1,161 @@
+"""Where the recorded batches moved sessions: which sessions are away (moved off and not
+back), which were brought back or moved on, and so which batches can come back. What
+``segue watch`` decides its moves and returns by, and what ``segue tui`` shows."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING
+
+from segue.model.conversation import Provider
+
+if TYPE_CHECKING:
+    from segue.store import Store
+
+__all__ = [
+    "BATCHES_LOOKED_AT",
+    "DEFAULT_QUIET",
+    "BatchMoves",
+    "Returnable",
+    "batch_moves",
+    "returnable_batches",
+    "sessions_away",
+]
+
+DEFAULT_QUIET = timedelta(minutes=15)  # no session moves twice within it
+BATCHES_LOOKED_AT = 200
+
+
+@dataclass(slots=True)
+class BatchMoves:
+    """What the store's batches say about where sessions went."""
+
+    avoid: dict[str, str] = field(default_factory=dict)  # session → why it must not move now
+    targets: dict[str, set[str]] = field(default_factory=dict)  # batch → the sessions it made
+    back: dict[str, set[str]] = field(default_factory=dict)  # batch → its sessions brought back
+    moved_on: dict[str, set[str]] = field(default_factory=dict)  # … or moved on by a later one
+    returns: set[str] = field(default_factory=set)  # the batches that brought others back
+    away: dict[str, str] = field(default_factory=dict)  # session moved off, not back: where
+
+
+def batch_moves(store: Store, now: datetime, quiet: timedelta) -> BatchMoves:
+    """Where sessions went: those not to move now (moved, either side, within the quiet
+    period; or moved off and not back yet: their work goes on in the session they were moved
+    to), and per batch the sessions it made, those a return brought back (by ``segue watch`` or
+    by hand: a return batch names the batch it brings back) and those a later batch moved on."""
+    import re
+
+    minutes = int(quiet.total_seconds() // 60)
+    found = [store.get_batch(s.id) for s in store.list_batches(limit=BATCHES_LOOKED_AT)]
+    found.sort(key=lambda b: (b.header.created_at, b.id))
+    view = BatchMoves()
+    returns: dict[str, str] = {}  # return batch → the batch it brings back
+    for batch in found:
+        reason = (batch.header.selection or {}).get("reason")
+        match = re.fullmatch(r"back from batch (\S+)", str(reason or ""))
+        if match:
+            returns[batch.id] = match.group(1)
+    for n, batch in enumerate(found):
+        moved = {
+            a.result.session: str(a.result.target_session)
+            for a in batch.agents
+            if a.result.target_session
+        }
+        view.targets[batch.id] = set(moved.values())
+        if batch.id in returns:
+            view.back.setdefault(returns[batch.id], set()).update(moved)
+        later = {
+            a.result.session
+            for b in found[n + 1 :]
+            if returns.get(b.id) != batch.id
+            for a in b.agents
+            if a.result.target_session
+        }
+        view.moved_on[batch.id] = set(moved.values()) & later
+        if batch.id in returns:
+            view.returns.add(batch.id)
+        recent = now - batch.header.created_at <= quiet
+        for source, target in moved.items():
+            if recent:
+                for session in (source, target):
+                    view.avoid.setdefault(session, f"moved less than {minutes} min ago")
+    for batch in found:
+        if batch.id in returns:
+            continue
+        for agent in batch.agents:
+            result = agent.result
+            made = str(result.target_session) if result.target_session else None
+            if made is None or made in view.back.get(batch.id, set()):
+                continue
+            where = f"moved to {result.target_provider} in batch {batch.id} (not back yet)"
+            view.avoid.setdefault(result.session, where)
+            view.away.setdefault(result.session, where)
+    return view
+
+
+@dataclass(frozen=True, slots=True)
+class Returnable:
+    """A recorded batch whose agents can come back: those it moved that are neither back nor
+    moved on by a later batch."""
+
+    batch_id: str
+    created_at: datetime
+    moved_off: Provider | None
+    moved_to: Provider | None
+    outstanding: tuple[str, ...]  # the sessions it made, still where it put them
+    settled: tuple[str, ...]  # … and those back already, or moved on
+
+
+def returnable_batches(
+    env: Mapping[str, str] | None = None, *, now: datetime | None = None
+) -> list[Returnable]:
+    """The batches that can come back, newest first (what ``segue switch --return BATCH``
+    takes back; ``segue watch`` brings them back by itself after the reset). Reads the store
+    without creating it."""
+    from segue.store import open_store
+    from segue.store.engine import StoreAbsent
+
+    env = dict(os.environ) if env is None else dict(env)
+    now = now or datetime.now(UTC)
+    try:
+        store = open_store(env=env, read_only=True)
+    except StoreAbsent:
+        return []
+    with store:
+        view = batch_moves(store, now, DEFAULT_QUIET)
+        summaries = store.list_batches(limit=BATCHES_LOOKED_AT)
+    found: list[Returnable] = []
+    for s in summaries:
+        targets = view.targets.get(s.id, set())
+        settled = (view.back.get(s.id, set()) | view.moved_on.get(s.id, set())) & targets
+        if s.id in view.returns or not targets - settled:
+            continue
+        found.append(
+            Returnable(
+                s.id,
+                s.created_at,
+                s.from_provider,
+                s.to_provider,
+                tuple(sorted(targets - settled)),
+                tuple(sorted(settled)),
+            )
+        )
+    return found
+
+
+def sessions_away(env: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The sessions a batch moved off and that are not back: session id → where they went.
+    Reads the store without creating it (none: nothing is away)."""
+    from segue.store import open_store
+    from segue.store.engine import StoreAbsent
+
+    env = dict(os.environ) if env is None else dict(env)
+    try:
+        store = open_store(env=env, read_only=True)
+    except StoreAbsent:
+        return {}
+    with store:
+        return batch_moves(store, datetime.now(UTC), DEFAULT_QUIET).away

@@ -1,0 +1,199 @@
+"""``segue tui``: the app, its keys, and the watch loop it can run (``w``) with the same policy
+as ``segue watch``. Every action is a library function the commands also call; this module only
+shows them."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, ClassVar
+
+from textual import work
+from textual.app import App
+from textual.binding import Binding, BindingType
+
+from segue.tui.common import Help, Question, from_thread, one_line
+from segue.tui.fleet import FleetScreen
+from segue.watch import DEFAULT_INTERVAL_S, Mode, WatchPolicy
+
+if TYPE_CHECKING:
+    from segue.running.agents import Agent
+    from segue.watch import WatchEvent
+
+__all__ = ["SegueApp", "run_tui"]
+
+
+class SegueApp(App[None]):
+    """The fleet on one screen. ``clock`` and ``agents`` stand in for the machine's clock and
+    its agents scan (tests give fixed ones); ``plan`` makes each row's dry run."""
+
+    TITLE = "segue"
+    CSS_PATH = "segue.tcss"
+    ENABLE_COMMAND_PALETTE = False
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("q", "quit", "Quit"),
+        Binding("question_mark", "help", "Keys"),
+    ]
+
+    def __init__(
+        self,
+        *,
+        env: Mapping[str, str] | None = None,
+        policy: WatchPolicy | None = None,
+        interval: float = DEFAULT_INTERVAL_S,
+        remote: bool = True,
+        clock: Callable[[], datetime] | None = None,
+        agents: Callable[[], Sequence[Agent]] | None = None,
+        plan: bool = True,
+        start_watching: bool = False,
+    ) -> None:
+        super().__init__()
+        self.env = dict(os.environ) if env is None else dict(env)
+        self.policy = policy or WatchPolicy()
+        self.under = self.policy.under
+        self.interval = interval
+        self.remote = remote
+        self.clock = clock or (lambda: datetime.now(UTC))
+        self._agents = agents
+        self.plan = plan
+        self._start_watching = start_watching
+        self._watch_stop: threading.Event | None = None
+
+    def scan_agents(self) -> list[Agent]:
+        """The running agents, now."""
+        if self._agents is not None:
+            return list(self._agents())
+        from segue.running.agents import list_agents
+
+        return list(list_agents(self.env))
+
+    def on_mount(self) -> None:
+        self.push_screen(FleetScreen())
+        if self._start_watching:
+            self.toggle_watch()
+
+    @property
+    def fleet(self) -> FleetScreen:
+        for screen in self.screen_stack:
+            if isinstance(screen, FleetScreen):
+                return screen
+        raise LookupError("no fleet screen")
+
+    def action_help(self) -> None:
+        if isinstance(self.screen, Help):
+            return
+        keys: list[tuple[str, str]] = []
+        for binding in [*type(self.screen).BINDINGS, *type(self).BINDINGS]:
+            if isinstance(binding, Binding) and binding.description:
+                said = binding.tooltip or binding.description
+                keys.append((self.get_key_display(binding), said))
+        keys += [
+            ("tab", "The next field or button"),
+            ("mouse", "Click a key in the footer to do it; click a row, then again to open it"),
+        ]
+        self.push_screen(Help(keys))
+
+    # -- the watch loop ---------------------------------------------------------------------
+
+    @property
+    def watching(self) -> bool:
+        return self._watch_stop is not None
+
+    def toggle_watch(self) -> None:
+        if self._watch_stop is not None:
+            self._watch_stop.set()
+            self._watch_stop = None
+            self.notify("Watch stops after the pass it is in.")
+            self._watch_line("watch: stopped")
+            self.fleet.watch_shown(False)
+            return
+        stop = threading.Event()
+        self._watch_stop = stop
+        policy = self.policy
+        how = "moves on its own" if policy.move is Mode.AUTO else "asks before each move"
+        self._watch_line(f"watch: on, every {self.interval:g} s; {how}, returns {policy.returns}")
+        self.fleet.watch_shown(True)
+        self._watch(stop)
+
+    @work(thread=True, group="watch", exit_on_error=False)
+    def _watch(self, stop: threading.Event) -> None:
+        from segue.watch import watch
+
+        asks = self.policy.move is Mode.ASK or self.policy.returns is Mode.ASK
+
+        def ask(text: str) -> bool:
+            return self._ask(text, stop)
+
+        try:
+            watch(
+                self.policy,
+                interval=self.interval,
+                env=self.env,
+                ask=ask if asks else None,
+                emit=lambda event: from_thread(self, self._watch_event, event),
+                stop=stop,
+            )
+        except Exception as exc:
+            from_thread(self, self._watch_failed, stop, exc)
+
+    def _ask(self, text: str, stop: threading.Event) -> bool:
+        """A watch question (from its thread): a sheet with the preview and one key."""
+        answered = threading.Event()
+        answer = [False]
+
+        def given(yes: bool | None) -> None:
+            answer[0] = bool(yes)
+            answered.set()
+
+        def show() -> None:
+            self.bell()
+            self.push_screen(Question("segue watch", text), given)
+
+        from_thread(self, show)
+        while not answered.wait(0.5):
+            if stop.is_set() or not self.is_running:
+                return False
+        return answer[0]
+
+    def _watch_line(self, line: str) -> None:
+        with contextlib.suppress(LookupError):
+            self.fleet.watch_line(line)
+
+    def _watch_event(self, event: WatchEvent) -> None:
+        self._watch_line(event.line())
+        if event.kind in ("moved", "returned"):
+            self.fleet.reload()
+
+    def _watch_failed(self, stop: threading.Event, exc: BaseException) -> None:
+        if self._watch_stop is stop:
+            self._watch_stop = None
+        self._watch_line(f"watch: ended: {one_line(exc)}")
+        self.notify(one_line(exc), severity="error", timeout=8)
+        self.fleet.watch_shown(False)
+
+    def action_quit(self) -> None:  # type: ignore[override]
+        if self._watch_stop is not None:
+            self._watch_stop.set()
+        self.exit()
+
+
+def run_tui(
+    *,
+    env: Mapping[str, str] | None = None,
+    policy: WatchPolicy | None = None,
+    interval: float = DEFAULT_INTERVAL_S,
+    remote: bool = True,
+    start_watching: bool = False,
+) -> None:
+    """``segue tui``: until ``q``. The session listing is kept between reloads (a file unchanged
+    since, by size, time and inode, is not read again)."""
+    from segue.providers.sessions import remembered_peeks
+
+    app = SegueApp(
+        env=env, policy=policy, interval=interval, remote=remote, start_watching=start_watching
+    )
+    with remembered_peeks():
+        app.run()

@@ -1,0 +1,290 @@
+"""The switch sheet: a fleet switch (or a return) as ``segue switch --from …`` makes it. The plan
+with each agent's dry run, the direction, the arrival compaction and the relaunch, one
+confirmation (the confirm button has the focus: ``enter`` confirms, ``escape`` cancels), then
+live progress per agent and the tally. A failure is its row; the batch goes on."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping, Sequence
+from datetime import UTC, datetime
+from typing import Any, ClassVar
+
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical
+from textual.screen import ModalScreen
+from textual.widgets import (
+    Button,
+    Checkbox,
+    DataTable,
+    Label,
+    RadioButton,
+    RadioSet,
+    Select,
+    Static,
+)
+
+from segue.fleet.batch import ArrivalCompact, Candidate, FleetPlan, FleetResult, Outcome, run_fleet
+from segue.model.conversation import Provider
+from segue.model.units import format_bytes
+from segue.providers import entry
+from segue.tui.common import countdown, from_thread, one_line
+
+__all__ = ["BatchSheet", "arrival_default"]
+
+Planner = Callable[[Provider, Provider], FleetPlan]
+
+COMPACTION = [
+    ("auto (by size)", ArrivalCompact.AUTO.value),
+    ("on", ArrivalCompact.ON.value),
+    ("off", ArrivalCompact.OFF.value),
+]
+
+
+def arrival_default(plan: FleetPlan) -> tuple[ArrivalCompact, str]:
+    """The arrival compaction a plan's sizes call for, and why: on when every agent arrives
+    above half the target's window, off when none does, else auto (each as its size says)."""
+    planned = [c.preview for c in plan.to_switch if c.preview is not None]
+    if not planned:
+        return ArrivalCompact.AUTO, ""
+    big = sum(1 for p in planned if p.plan.measure_after.tokens > p.plan.target.context_window // 2)
+    why = f"{big} of {len(planned)} above half of {entry(plan.target).label}'s window"
+    if big == len(planned):
+        return ArrivalCompact.ON, why
+    if big == 0:
+        return ArrivalCompact.OFF, why
+    return ArrivalCompact.AUTO, why
+
+
+def _who(c: Candidate) -> str:
+    return str(c.pane or (f"pid {c.pid}" if c.pid else c.session_id[:13]))
+
+
+class BatchSheet(ModalScreen[bool]):
+    """Dismissed with True once a batch ran (the fleet then reloads)."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Cancel")]
+
+    def __init__(
+        self,
+        title: str,
+        directions: Sequence[tuple[Provider, Provider]],
+        planner: Planner,
+        env: Mapping[str, str],
+        *,
+        start: int = 0,
+        verb: str = "Switch",
+        describe: Callable[[Candidate], str | None] | None = None,
+        elsewhere: Callable[[Provider], int] | None = None,
+    ) -> None:
+        super().__init__()
+        self._title, self._directions, self._planner = title, list(directions), planner
+        self._env = dict(env)
+        self._index = start
+        self._verb = verb
+        self._describe = describe  # a word on each agent before its plan
+        self._elsewhere = elsewhere  # how many chosen agents a direction leaves out
+        self._plan: FleetPlan | None = None
+        self._phase = "planning"  # planning → planned → running → done
+        self._confirmed = False  # confirmed before the plan was made: run it when it is
+        self._touched = False  # the user chose a compaction: no default overrides it
+        self._rows: dict[int, int] = {}  # id(candidate) → its row
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="sheet", id="batch"):
+            yield Label(self._title, classes="sheet-title")
+            if len(self._directions) > 1:
+                with RadioSet(id="direction"):
+                    for n, (source, target) in enumerate(self._directions):
+                        name = f"{entry(source).label} → {entry(target).label}"
+                        yield RadioButton(name, value=n == self._index)
+            with Horizontal(classes="options"):
+                yield Label("Compact on arrival ")
+                yield Select(
+                    COMPACTION, value=ArrivalCompact.AUTO.value, allow_blank=False, id="compact"
+                )
+                yield Checkbox("Relaunch in panes", value=True, id="relaunch")
+            yield Static("planning…", id="head")
+            table: DataTable[Any] = DataTable(cursor_type="row", id="planned")
+            table.add_columns("AGENT", "PROJECT", "STATE", "SIZE", "PLAN")
+            yield table
+            yield Static("", id="tally")
+            with Horizontal(classes="buttons"):
+                yield Button(self._verb, variant="primary", id="confirm")
+                yield Button("Cancel", id="cancel")
+
+    def on_mount(self) -> None:
+        self.query_one("#confirm", Button).focus()
+        self._make_plan()
+
+    # -- planning ---------------------------------------------------------------------------
+
+    @work(thread=True, exclusive=True, group="plan", exit_on_error=False)
+    def _make_plan(self) -> None:
+        source, target = self._directions[self._index]
+        try:
+            plan = self._planner(source, target)
+        except Exception as exc:
+            from_thread(self.app, self._plan_failed, exc)
+            return
+        from_thread(self.app, self._show_plan, plan)
+
+    def _plan_failed(self, exc: BaseException) -> None:
+        self._phase = "failed"
+        self.query_one("#head", Static).update(Text(one_line(exc), style="red"))
+        self.query_one("#confirm", Button).disabled = True
+        self.query_one("#cancel", Button).focus()
+
+    def _show_plan(self, plan: FleetPlan) -> None:
+        self._plan, self._phase = plan, "planned"
+        scope = f"; under {plan.under}" if plan.under else ""
+        head = (
+            f"{entry(plan.source).label} → {entry(plan.target).label} ({plan.reason}{scope}; "
+            f"{len(plan.to_switch)} of {len(plan.candidates)} to switch)"
+        )
+        said = Text(head, style="bold")
+        if self._elsewhere is not None:
+            left = self._elsewhere(plan.source)
+            if left:
+                said.append(
+                    f"\n{left} selected on another provider stay where they are (choose their "
+                    "direction above to switch them)",
+                    style="yellow",
+                )
+        self.query_one("#head", Static).update(said)
+        table = self.query_one("#planned", DataTable)
+        table.clear()
+        self._rows = {}
+        clock = getattr(self.app, "clock", None)
+        now = clock() if callable(clock) else datetime.now(UTC)
+        for n, c in enumerate(plan.candidates):
+            state = c.state + (f" · {countdown(c.reset_at, now)}" if c.reset_at else "")
+            if c.skip:
+                planned = Text(f"skipped: {c.skip}", style="dim")
+            elif c.error:
+                planned = Text(f"cannot switch: {c.error}", style="red")
+            else:
+                word = None if self._describe is None else self._describe(c)
+                planned = Text(f"{word} · " if word else "", style="cyan")
+                planned.append(c.loss_line or "")
+            project = os.path.basename((c.cwd or "?").rstrip("/")) or "?"
+            table.add_row(_who(c), project, state, format_bytes(c.size), planned, key=str(n))
+            self._rows[id(c)] = n
+        self.query_one("#tally", Static).update(plan.tally_line())
+        mode, why = arrival_default(plan)
+        if not self._touched:
+            self.query_one("#compact", Select).value = mode.value
+        if why:
+            self.query_one("#tally", Static).update(f"{plan.tally_line()}\n{why}")
+        self.query_one("#relaunch", Checkbox).value = any(c.pane for c in plan.to_switch)
+        if self._confirmed:
+            self._start()
+
+    def on_radio_set_changed(self, event: RadioSet.Changed) -> None:
+        if self._phase in ("running", "done") or event.index == self._index:
+            return
+        self._index = event.index
+        self._phase = "planning"
+        self.query_one("#head", Static).update("planning…")
+        self.query_one("#planned", DataTable).clear()
+        self.query_one("#confirm", Button).disabled = False
+        self._make_plan()
+
+    def on_select_changed(self, event: Select.Changed) -> None:
+        if event.select.has_focus:
+            self._touched = True
+
+    # -- running ----------------------------------------------------------------------------
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        if event.button.id == "cancel":
+            self.action_cancel()
+        elif self._phase == "planning":
+            self._confirmed = True
+            self.query_one("#head", Static).update("planning… (it goes ahead once planned)")
+        elif self._phase == "planned":
+            self._start()
+        elif self._phase == "done":
+            self.dismiss(True)
+
+    def _start(self) -> None:
+        plan = self._plan
+        assert plan is not None
+        self._confirmed = False
+        if not plan.to_switch:
+            self.app.notify("Nothing to switch.", severity="warning")
+            return
+        self._phase = "running"
+        for selector in ("#confirm", "#cancel", "#compact", "#relaunch"):
+            self.query_one(selector).disabled = True
+        for radio in self.query(RadioSet):
+            radio.disabled = True
+        relaunch = self.query_one("#relaunch", Checkbox).value
+        compact = ArrivalCompact(str(self.query_one("#compact", Select).value))
+        self.query_one("#tally", Static).update(f"{self._verb}ing {len(plan.to_switch)}…")
+        self._run(plan, relaunch, compact)
+
+    @work(thread=True, exclusive=True, group="run", exit_on_error=False)
+    def _run(self, plan: FleetPlan, relaunch: bool, compact: ArrivalCompact) -> None:
+        try:
+            result = run_fleet(
+                plan,
+                env=self._env,
+                relaunch=relaunch,
+                arrival_compact=compact,
+                progress=lambda o: from_thread(self.app, self._show_outcome, o),
+            )
+        except Exception as exc:
+            from_thread(self.app, self._run_failed, exc)
+            return
+        from_thread(self.app, self._finished, result)
+
+    def _cell(self, outcome: Outcome) -> Text:
+        if outcome.switch is not None:
+            line = outcome.switch.plan.loss_line
+            text = Text("✓ ", style="green")
+            text.append(line)
+            for note in outcome.notes:
+                text.append(f"; {note}", style="dim")
+            return text
+        if outcome.error:
+            return Text(f"✗ failed: {outcome.error}", style="red")
+        return Text(f"skipped: {outcome.candidate.skip}", style="dim")
+
+    def _show_outcome(self, outcome: Outcome) -> None:
+        n = self._rows.get(id(outcome.candidate))
+        if n is not None:
+            table = self.query_one("#planned", DataTable)
+            table.update_cell(str(n), table.ordered_columns[4].key, self._cell(outcome))
+
+    def _run_failed(self, exc: BaseException) -> None:
+        self._phase = "done"
+        self.query_one("#tally", Static).update(Text(one_line(exc), style="red"))
+        self._closable()
+
+    def _finished(self, result: FleetResult) -> None:
+        self._phase = "done"
+        for outcome in result.outcomes:
+            self._show_outcome(outcome)
+        lines = Text(result.tally_line(), style="bold")
+        for note in result.notes:
+            lines.append(f"\nnote: {note}", style="yellow")
+        if result.batch_id:
+            lines.append(f"\nbatch {result.batch_id} (r brings it back)", style="dim")
+        self.query_one("#tally", Static).update(lines)
+        self._closable()
+
+    def _closable(self) -> None:
+        button = self.query_one("#confirm", Button)
+        button.label, button.disabled = "Close", False
+        self.query_one("#cancel", Button).display = False
+        button.focus()
+
+    def action_cancel(self) -> None:
+        if self._phase == "running":
+            self.app.notify("The batch is running; it finishes first.", severity="warning")
+            return
+        self.dismiss(self._phase == "done")

@@ -1,0 +1,215 @@
+"""What the screens share: the words and colours of a row and of a usage window, the small
+question sheets, the key help, and the guard that turns any failure into one notification."""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+from collections.abc import Callable, Sequence
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Button, DataTable, Input, Label, Static
+
+from segue.model.errors import SegueError
+from segue.model.times import local_clock
+
+if TYPE_CHECKING:
+    from textual.app import App
+
+    from segue.running.usage import ProviderUsage
+
+GLYPHS = {
+    "working": ("●", "cyan"),
+    "waiting": ("◐", "magenta"),
+    "idle": ("○", "green"),
+    "parked": ("■", "red"),
+    "error": ("✗", "bold red"),
+}
+
+T = TypeVar("T")
+
+
+def one_line(exc: BaseException) -> str:
+    """A failure as the one line a user sees."""
+    if isinstance(exc, SegueError):
+        return " ".join(str(exc).split())
+    return f"internal error ({type(exc).__name__}: {exc}); please report it"
+
+
+def guarded(method: Callable[..., T]) -> Callable[..., T | None]:
+    """An action or handler whose failure is a notification, never a traceback."""
+
+    @functools.wraps(method)
+    def wrapper(self: Any, *args: Any, **kwargs: Any) -> T | None:
+        try:
+            return method(self, *args, **kwargs)
+        except Exception as exc:
+            self.app.notify(one_line(exc), severity="error", timeout=8)
+            return None
+
+    return wrapper
+
+
+def from_thread(app: App[Any], callback: Callable[..., Any], *args: Any) -> None:
+    """Run ``callback`` on the app's loop from a worker thread (nothing once the app is gone)."""
+    with contextlib.suppress(RuntimeError):
+        app.call_from_thread(callback, *args)
+
+
+def glyph(state: str) -> Text:
+    mark, style = GLYPHS.get(state, ("?", ""))
+    return Text(mark, style=style)
+
+
+def countdown(moment: datetime, now: datetime) -> str:
+    """``1h 02m 03s`` to ``moment``; ``now`` once it passed."""
+    seconds = int((moment - now).total_seconds())
+    if seconds <= 0:
+        return "now"
+    days, seconds = divmod(seconds, 86400)
+    hours, seconds = divmod(seconds, 3600)
+    minutes, seconds = divmod(seconds, 60)
+    if days:
+        return f"{days}d {hours:02d}h"
+    if hours:
+        return f"{hours}h {minutes:02d}m {seconds:02d}s"
+    return f"{minutes}m {seconds:02d}s"
+
+
+def percent_style(used: float | None) -> str:
+    if used is None:
+        return "dim"
+    return "green" if used < 50 else "yellow" if used < 80 else "bold red"
+
+
+def banner(usage: ProviderUsage, label: str, now: datetime) -> Text:
+    """A provider's usage in three lines: the verdict with the blocking window and a countdown to
+    its reset, each window's used share in its colour, and the model switch a family limit
+    suggests."""
+    from segue.running.usage import window_label
+
+    text = Text(f"{label}  ", style="bold")
+    blocking = usage.blocking
+    if usage.exhausted:
+        text.append("exhausted", style="bold white on red")
+        if blocking is not None:
+            text.append(f"  {window_label(blocking)} limit")
+            if blocking.resets_at is not None:
+                text.append(f", resets in {countdown(blocking.resets_at, now)}", style="bold")
+                text.append(f" ({local_clock(blocking.resets_at, now)})", style="dim")
+            else:
+                text.append(", reset time unknown", style="dim")
+    else:
+        text.append("available", style="bold green")
+        if blocking is not None and blocking.used_percent is not None:
+            text.append(f"  fullest: {window_label(blocking)}")
+            if blocking.resets_at is not None:
+                text.append(f", resets in {countdown(blocking.resets_at, now)}", style="dim")
+    text.append("\n")
+    if not usage.windows:
+        text.append("no usage reported", style="dim")
+    for n, window in enumerate(usage.windows):
+        if n:
+            text.append("  ")
+        used = window.used_percent
+        text.append(f"{window_label(window)} ")
+        text.append("?" if used is None else f"{used:.0f}%", style=percent_style(used))
+    if usage.suggestion:
+        text.append("\n")
+        text.append(f"family limit: switch model: {usage.suggestion}", style="yellow")
+    return text
+
+
+class Question(ModalScreen[bool]):
+    """A yes-or-no question with its details; the answer button focused (``enter``), and
+    ``escape`` is no."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "no", "No")]
+
+    def __init__(self, title: str, details: str, yes: str = "Go ahead") -> None:
+        super().__init__()
+        self._title, self._details, self._yes = title, details, yes
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="sheet"):
+            yield Label(self._title, classes="sheet-title")
+            yield Static(Text(self._details), classes="details")
+            with Horizontal(classes="buttons"):
+                yield Button(self._yes, variant="primary", id="yes")
+                yield Button("Cancel", id="no")
+
+    def on_mount(self) -> None:
+        self.query_one("#yes", Button).focus()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        self.dismiss(event.button.id == "yes")
+
+    def action_no(self) -> None:
+        self.dismiss(False)
+
+
+class AskText(ModalScreen[str | None]):
+    """One line of input (a run number, a folder); ``escape`` gives None."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Cancel")]
+
+    def __init__(self, title: str, placeholder: str = "", value: str = "") -> None:
+        super().__init__()
+        self._title, self._placeholder, self._value = title, placeholder, value
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="sheet"):
+            yield Label(self._title, classes="sheet-title")
+            yield Input(value=self._value, placeholder=self._placeholder, id="answer")
+            with Horizontal(classes="buttons"):
+                yield Button("OK", variant="primary", id="ok")
+                yield Button("Cancel", id="cancel")
+
+    def on_mount(self) -> None:
+        self.query_one(Input).focus()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        self.dismiss(event.value)
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        self.dismiss(self.query_one(Input).value if event.button.id == "ok" else None)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+class Help(ModalScreen[None]):
+    """Every key of the screen below it and of the app."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "close", "Close"),
+        Binding("q", "close", "Close"),
+        Binding("question_mark", "close", "Close"),
+    ]
+
+    def __init__(self, keys: Sequence[tuple[str, str]]) -> None:
+        super().__init__()
+        self._keys = keys
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="sheet"):
+            yield Label("Keys", classes="sheet-title")
+            table: DataTable[str] = DataTable(show_cursor=False, id="keys")
+            table.add_columns("KEY", "DOES")
+            for key, does in self._keys:
+                table.add_row(key, does)
+            yield table
+            with Horizontal(classes="buttons"):
+                yield Button("Close", variant="primary", id="close")
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        self.dismiss(None)
+
+    def action_close(self) -> None:
+        self.dismiss(None)

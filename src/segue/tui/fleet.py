@@ -1,0 +1,415 @@
+"""The fleet screen (home): a usage banner per provider with a live countdown, and the agents
+table (running agents and parked sessions, each with what a switch would do), filtered with
+``/``, selected with ``space`` and ``a``, switched with ``s``."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical
+from textual.fuzzy import Matcher
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Input, RichLog, Static
+from textual.worker import get_current_worker
+
+from segue.fleet.view import FleetRow, FleetView, load_fleet, plan_rows
+from segue.model.conversation import Provider
+from segue.model.units import format_bytes
+from segue.providers import default_target, entry
+from segue.tui.common import banner, countdown, from_thread, glyph, guarded, one_line
+
+if TYPE_CHECKING:
+    from segue.tui.app import SegueApp
+
+__all__ = ["FleetScreen"]
+
+COLUMNS = ("", "", "PROVIDER", "PROJECT", "SESSION", "STATE", "SIZE", "PLAN")
+
+
+PROJECT_CHARS = 24
+
+
+def _clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _plan_cell(row: FleetRow) -> Text:
+    if row.problem:
+        return Text(row.problem, style="red")
+    if row.away:
+        return Text(row.away, style="cyan")
+    if row.plan_note:
+        return Text(row.plan_note, style="dim")
+    if row.label is None:
+        return Text("…", style="dim")
+    style = {"native": "green", "raw": "yellow", "shrunk": "magenta"}.get(row.label, "")
+    text = Text(row.label, style=style)
+    loss = row.loss_line or ""
+    if loss.startswith(row.label):
+        loss = loss[len(row.label) :].lstrip(" :—-")
+    if loss:
+        text.append(f" {loss}", style="dim")
+    return text
+
+
+def _state_cell(row: FleetRow, now: Any) -> str:
+    if row.reset_at is not None and row.state == "parked":
+        return f"parked · {countdown(row.reset_at, now)}"
+    return row.state
+
+
+def _haystack(row: FleetRow) -> str:
+    parts = (
+        row.provider.value,
+        entry(row.provider).label,
+        row.project,
+        row.cwd or "",
+        row.session_id,
+        row.state,
+        row.pane or "",
+        row.title,
+        row.label or "",
+    )
+    return " ".join(parts)
+
+
+class FleetScreen(Screen[None]):
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("slash", "filter", "Filter", tooltip="Filter the rows (fuzzy)"),
+        Binding("space", "toggle_row", "Select", tooltip="Select the row, or unselect it"),
+        Binding("a", "select_all", "All", tooltip="Select every row shown (again: none)"),
+        Binding("s", "switch", "Switch", tooltip="Switch the selection (else the row)"),
+        Binding("r", "returns", "Return", tooltip="Bring a moved batch back"),
+        Binding("enter", "open", "Open the row's thread", show=False),
+        Binding("w", "toggle_watch", "Watch", tooltip="Start or stop the watch loop"),
+        Binding("ctrl+r", "reload", "Reload", tooltip="Read usage, agents, sessions again"),
+        Binding("escape", "clear", "Clear the filter, then the selection", show=False),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.view: FleetView | None = None
+        self.selected: set[str] = set()
+        self.query_text = ""
+        self._shown: list[FleetRow] = []
+
+    @property
+    def segue(self) -> SegueApp:
+        from segue.tui.app import SegueApp
+
+        assert isinstance(self.app, SegueApp)
+        return self.app
+
+    def compose(self) -> ComposeResult:
+        yield Static("segue — the fleet", id="title")
+        yield Horizontal(id="banners")
+        with Horizontal(id="body"):
+            with Vertical(id="main"):
+                table: DataTable[Any] = DataTable(
+                    cursor_type="row", zebra_stripes=True, id="agents"
+                )
+                for n, name in enumerate(COLUMNS):
+                    table.add_column(name, key=f"c{n}")
+                yield table
+                yield Input(placeholder="filter (fuzzy): provider, project, state…", id="filter")
+                yield Static("reading the usage, the agents and the sessions…", id="status")
+            yield RichLog(id="watchlog", wrap=True, markup=False, max_lines=500)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#filter", Input).display = False
+        self.query_one("#watchlog", RichLog).display = False
+        self.query_one("#agents", DataTable).focus()
+        self.set_interval(1.0, self._tick)
+        self.reload()
+
+    # -- loading ----------------------------------------------------------------------------
+
+    @work(thread=True, exclusive=True, group="load", exit_on_error=False)
+    def reload(self) -> None:
+        app = self.segue
+        try:
+            view = load_fleet(
+                app.env,
+                now=app.clock(),
+                remote=app.remote,
+                under=app.under,
+                agents=app.scan_agents(),
+            )
+        except Exception as exc:
+            from_thread(app, self._failed, exc)
+            return
+        from_thread(app, self._show, view)
+        if not app.plan:
+            return
+        try:
+            worker = get_current_worker()
+            plan_rows(
+                view,
+                app.env,
+                done=lambda row: from_thread(app, self._planned, row),
+                stop=lambda: worker.is_cancelled,
+            )
+        except Exception as exc:
+            from_thread(app, self._failed, exc)
+            return
+        from_thread(app, self._status)
+
+    def action_reload(self) -> None:
+        self.reload()
+
+    def _failed(self, exc: BaseException) -> None:
+        self.app.notify(one_line(exc), severity="error", timeout=8)
+        self._status()
+
+    def _show(self, view: FleetView) -> None:
+        self.view = view
+        keys = {r.key for r in view.rows}
+        self.selected &= keys
+        self._banners()
+        self._fill()
+        for problem in view.problems:
+            self.app.notify(f"skipped {problem}", severity="warning", timeout=6)
+
+    def _planned(self, row: FleetRow) -> None:
+        table = self.query_one("#agents", DataTable)
+        if row in self._shown:
+            with contextlib.suppress(KeyError):
+                table.update_cell(row.key, "c7", _plan_cell(row), update_width=True)
+
+    def _banners(self) -> None:
+        holder = self.query_one("#banners", Horizontal)
+        view = self.view
+        if view is None:
+            return
+        now = self.segue.clock()
+        have = list(holder.query(Static))
+        if len(have) != len(view.usages):
+            holder.remove_children()
+            have = [Static(classes="banner") for _ in view.usages]
+            holder.mount_all(have)
+        for widget, usage in zip(have, view.usages, strict=True):
+            widget.update(banner(usage, entry(usage.provider).label, now))
+            widget.set_class(usage.exhausted, "exhausted")
+
+    def _fill(self) -> None:
+        table = self.query_one("#agents", DataTable)
+        view = self.view
+        cursor = self._cursor_key()
+        table.clear()
+        rows = [] if view is None else view.rows
+        if self.query_text:
+            matcher = Matcher(self.query_text)
+            scored = [(matcher.match(_haystack(r)), n, r) for n, r in enumerate(rows)]
+            rows = [r for score, _, r in sorted(scored, key=lambda s: (-s[0], s[1])) if score > 0]
+        self._shown = rows
+        now = self.segue.clock()
+        for row in rows:
+            table.add_row(
+                Text("✔", style="bold green") if row.key in self.selected else " ",
+                glyph(row.state),
+                entry(row.provider).label,
+                _clip(row.project, PROJECT_CHARS),
+                row.pane or row.session_id[:13],
+                _state_cell(row, now),
+                format_bytes(row.size) if row.size else "",
+                _plan_cell(row),
+                key=row.key,
+            )
+        if cursor is not None and cursor in {r.key for r in rows}:
+            table.move_cursor(row=table.get_row_index(cursor))
+        self._status()
+
+    def _status(self) -> None:
+        view = self.view
+        if view is None:
+            return
+        parked = sum(1 for r in view.rows if r.state == "parked")
+        live = sum(1 for r in view.rows if r.agent is not None)
+        words = [f"{len(view.rows)} rows: {live} running, {parked} parked"]
+        if self.query_text:
+            words.append(f"{len(self._shown)} match “{self.query_text}”")
+        if self.selected:
+            words.append(f"{len(self.selected)} selected")
+        if self.segue.plan and any(
+            r.label is None and r.plan_note is None and r.problem is None for r in view.rows
+        ):
+            words.append("planning each switch…")
+        if self.segue.watching:
+            words.append("watching")
+        self.query_one("#status", Static).update(" · ".join(words))
+
+    def _tick(self) -> None:
+        """The countdowns, every second."""
+        if self.view is None:
+            return
+        self._banners()
+        now = self.segue.clock()
+        table = self.query_one("#agents", DataTable)
+        for row in self._shown:
+            if row.reset_at is not None and row.state == "parked":
+                with contextlib.suppress(KeyError):
+                    table.update_cell(row.key, "c5", _state_cell(row, now))
+
+    # -- filter and selection ---------------------------------------------------------------
+
+    def action_filter(self) -> None:
+        box = self.query_one("#filter", Input)
+        box.display = True
+        box.focus()
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        if event.input.id == "filter":
+            self.query_text = event.value.strip()
+            self._fill()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        if event.input.id == "filter":
+            self.query_one("#agents", DataTable).focus()
+
+    def action_clear(self) -> None:
+        box = self.query_one("#filter", Input)
+        if box.has_focus or self.query_text:
+            box.value = ""
+            box.display = False
+            self.query_text = ""
+            self._fill()
+            self.query_one("#agents", DataTable).focus()
+        elif self.selected:
+            self.selected.clear()
+            self._fill()
+
+    def _cursor_key(self) -> str | None:
+        table = self.query_one("#agents", DataTable)
+        if not table.row_count:
+            return None
+        try:
+            key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key
+        except Exception:  # no cursor row
+            return None
+        return None if key.value is None else str(key.value)
+
+    def _mark(self, keys: Iterable[str]) -> None:
+        table = self.query_one("#agents", DataTable)
+        for key in keys:
+            mark = Text("✔", style="bold green") if key in self.selected else " "
+            with contextlib.suppress(KeyError):
+                table.update_cell(key, "c0", mark)
+        self._status()
+
+    def action_toggle_row(self) -> None:
+        key = self._cursor_key()
+        if key is None:
+            return
+        self.selected.symmetric_difference_update({key})
+        self._mark([key])
+        table = self.query_one("#agents", DataTable)
+        table.action_cursor_down()
+
+    def action_select_all(self) -> None:
+        shown = {r.key for r in self._shown}
+        if shown and shown <= self.selected:
+            self.selected -= shown
+        else:
+            self.selected |= shown
+        self._mark(shown)
+
+    def chosen(self) -> list[FleetRow]:
+        """The selection, else the row under the cursor."""
+        rows = [] if self.view is None else self.view.rows
+        if self.selected:
+            return [r for r in rows if r.key in self.selected]
+        key = self._cursor_key()
+        return [r for r in rows if r.key == key]
+
+    # -- actions ----------------------------------------------------------------------------
+
+    @guarded
+    def action_switch(self) -> None:
+        from segue.fleet.batch import plan_fleet
+        from segue.fleet.moves import sessions_away
+        from segue.tui.batch import BatchSheet
+
+        rows = [r for r in self.chosen() if r.path is not None and r.state != "error"]
+        if not rows:
+            self.app.notify("Select agents first (space, or a for all).", severity="warning")
+            return
+        app = self.segue
+        exhausted = [] if self.view is None else self.view.exhausted
+        providers = sorted({r.provider for r in rows}, key=lambda p: p.value)
+        on_exhausted = [p for p in providers if p in exhausted]
+        first = (
+            on_exhausted[0]
+            if len(on_exhausted) == 1
+            else max(providers, key=lambda p: sum(1 for r in rows if r.provider is p))
+        )
+        directions = [(p, default_target(p)) for p in providers]
+        start = directions.index((first, default_target(first)))
+
+        def planner(source: Provider, target: Provider) -> Any:
+            on_source = [str(r.path) for r in rows if r.provider is source]
+            return plan_fleet(
+                source,
+                target,
+                sessions=on_source,
+                env=app.env,
+                agents=app.scan_agents(),
+                under=app.under,
+                exclude=sessions_away(app.env),  # moved already: the return brings it back
+            )
+
+        n = len(rows)
+        sheet = BatchSheet(
+            f"Switch {n} agent{'s' if n != 1 else ''}",
+            directions,
+            planner,
+            app.env,
+            start=start,
+            elsewhere=lambda source: sum(1 for r in rows if r.provider is not source),
+        )
+        self.app.push_screen(sheet, self._after_batch)
+
+    def _after_batch(self, ran: bool | None) -> None:
+        if ran:
+            self.selected.clear()
+            self.reload()
+
+    @guarded
+    def action_returns(self) -> None:
+        from segue.tui.returns import ReturnScreen
+
+        self.app.push_screen(ReturnScreen(), self._after_batch)
+
+    @guarded
+    def action_open(self) -> None:
+        from segue.tui.thread import ThreadScreen
+
+        key = self._cursor_key()
+        rows = [] if self.view is None else [r for r in self.view.rows if r.key == key]
+        if not rows or rows[0].path is None:
+            self.app.notify("No session file to open.", severity="warning")
+            return
+        self.app.push_screen(ThreadScreen(str(rows[0].path)))
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        if event.data_table.id == "agents":
+            self.action_open()
+
+    def action_toggle_watch(self) -> None:
+        self.segue.toggle_watch()
+
+    def watch_line(self, line: str) -> None:
+        log = self.query_one("#watchlog", RichLog)
+        log.display = True
+        log.write(line)
+
+    def watch_shown(self, on: bool) -> None:
+        log = self.query_one("#watchlog", RichLog)
+        log.display = on or bool(log.lines)
+        self._status()

@@ -1,0 +1,156 @@
+"""The return screen (``r``): the batches that can come back, and for the one chosen what each
+agent did on the other side; its return is the switch sheet, as ``segue switch --return``."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widgets import DataTable, Footer, Label, Static
+
+from segue.model.conversation import Provider
+from segue.providers import entry
+from segue.tui.common import from_thread, guarded, one_line
+
+if TYPE_CHECKING:
+    from segue.fleet.batch import Candidate, FleetPlan
+    from segue.fleet.moves import Returnable
+    from segue.tui.app import SegueApp
+
+__all__ = ["ReturnScreen"]
+
+
+def _label(provider: Provider | None) -> str:
+    return "?" if provider is None else entry(provider).label
+
+
+def _done_there(candidate: Candidate) -> str | None:
+    """What the agent did on the other side: the runs its return carries back."""
+    thread = None if candidate.preview is None else candidate.preview.thread
+    if thread is not None and thread.strategy == "no_handoff":
+        return "nothing new there"
+    if thread is None or thread.covers is None:
+        return None
+    first, last = thread.covers
+    return f"run {first} there" if first == last else f"runs {first}–{last} there"
+
+
+class ReturnScreen(ModalScreen[bool]):
+    """Dismissed with True once a return ran."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "close", "Back"),
+        Binding("enter", "bring_back", "Bring back"),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._found: list[Returnable] = []
+        self._ran = False
+
+    @property
+    def segue(self) -> SegueApp:
+        from segue.tui.app import SegueApp
+
+        assert isinstance(self.app, SegueApp)
+        return self.app
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="sheet", id="returns"):
+            yield Label("Batches that can come back", classes="sheet-title")
+            table: DataTable[Any] = DataTable(cursor_type="row", id="batches")
+            table.add_columns("BATCH", "MOVED", "FROM → TO", "OUT", "BACK")
+            yield table
+            yield Static("reading the batches…", id="note")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#batches", DataTable).focus()
+        self._load()
+
+    @work(thread=True, exclusive=True, group="returns", exit_on_error=False)
+    def _load(self) -> None:
+        from segue.fleet.moves import returnable_batches
+
+        app = self.segue
+        try:
+            found = returnable_batches(app.env, now=app.clock())
+        except Exception as exc:
+            from_thread(app, self._show_failure, exc)
+            return
+        from_thread(app, self._show, found)
+
+    def _show_failure(self, exc: BaseException) -> None:
+        self.query_one("#note", Static).update(Text(one_line(exc), style="red"))
+
+    def _show(self, found: list[Returnable]) -> None:
+        from segue.model.times import ago
+
+        self._found = found
+        table = self.query_one("#batches", DataTable)
+        table.clear()
+        now = self.segue.clock()
+        for n, r in enumerate(found):
+            table.add_row(
+                r.batch_id[:13],
+                ago(r.created_at, now),
+                f"{_label(r.moved_off)} → {_label(r.moved_to)}",
+                str(len(r.outstanding)),
+                str(len(r.settled)),
+                key=str(n),
+            )
+        note = (
+            "enter: see what each agent did there and bring them back"
+            if found
+            else "No batch to bring back: every moved agent is back, or none was moved."
+        )
+        self.query_one("#note", Static).update(note)
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        self.action_bring_back()
+
+    @guarded
+    def action_bring_back(self) -> None:
+        from segue.fleet.batch import return_plan
+        from segue.tui.batch import BatchSheet
+
+        table = self.query_one("#batches", DataTable)
+        if not self._found or not table.row_count:
+            return
+        chosen = self._found[table.cursor_row]
+        app = self.segue
+        settled = {s: "back already, or moved on by a later batch" for s in chosen.settled}
+        back_to = chosen.moved_off
+
+        def planner(source: Provider, target: Provider) -> FleetPlan:
+            return return_plan(
+                chosen.batch_id, target=target, env=app.env, dry_run=True, exclude=settled
+            )
+
+        moved_to = chosen.moved_to
+        if moved_to is None or back_to is None:
+            self.app.notify(f"batch {chosen.batch_id} names no providers", severity="error")
+            return
+        n = len(chosen.outstanding)
+        sheet = BatchSheet(
+            f"Bring back {n} agent{'s' if n != 1 else ''} of batch {chosen.batch_id[:13]}",
+            [(moved_to, back_to)],
+            planner,
+            app.env,
+            verb="Bring back",
+            describe=_done_there,
+        )
+        self.app.push_screen(sheet, self._after)
+
+    def _after(self, ran: bool | None) -> None:
+        if ran:
+            self._ran = True
+            self._load()
+
+    def action_close(self) -> None:
+        self.dismiss(self._ran)
