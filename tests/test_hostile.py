@@ -105,6 +105,13 @@ def test_a_fifo_named_like_a_rollout_is_a_reported_skip(tmp_path: Path) -> None:
     assert any(str(fifo) in p and "FIFO" in p for p in doc["problems"])
     shown = cli(tmp_path / "home", "show", str(fifo), timeout=60)
     assert shown.returncode == 1 and "FIFO" in shown.stderr and str(fifo) in shown.stderr
+    # the usage and the fleet read past it: one note, the others still read
+    usage = cli(tmp_path / "home", "usage", "--offline", timeout=60)
+    no_traceback(usage)
+    assert usage.returncode == 0 and "FIFO" in usage.stdout, usage.stdout + usage.stderr
+    fleet = cli(tmp_path / "home", "switch", "--from", "codex", "--dry-run", timeout=60)
+    no_traceback(fleet)
+    assert fleet.returncode == 0, fleet.stderr
 
 
 def test_a_fifo_as_a_subagent_transcript_does_not_hang_show_or_switch(tmp_path: Path) -> None:

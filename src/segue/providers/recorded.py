@@ -23,6 +23,7 @@ from segue.model.conversation import (
     LimitSignal,
     LimitWindow,
 )
+from segue.model.errors import SegueError
 from segue.model.times import parse_iso
 
 __all__ = ["NEWEST_FILES", "SESSION_SOURCE", "newest_files", "recorded_usage"]
@@ -55,7 +56,7 @@ def recorded_usage(
     for path in newest_files(files):
         try:
             tail = read_tail(path)
-        except (OSError, ValueError) as exc:
+        except (OSError, ValueError, SegueError) as exc:  # a FIFO, a link to nowhere: skipped
             notes.append(f"{path}: not read for usage ({exc})")
             continue
         file_windows = [_relabel(w) for w in tail.meta.limits]

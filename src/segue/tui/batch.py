@@ -224,7 +224,8 @@ class BatchSheet(ModalScreen[bool]):
             radio.disabled = True
         relaunch = self.query_one("#relaunch", Checkbox).value
         compact = ArrivalCompact(str(self.query_one("#compact", Select).value))
-        self.query_one("#tally", Static).update(f"{self._verb}ing {len(plan.to_switch)}…")
+        n = len(plan.to_switch)
+        self.query_one("#tally", Static).update(f"{n} agent{'s' if n != 1 else ''} on the way…")
         self._run(plan, relaunch, compact)
 
     @work(thread=True, exclusive=True, group="run", exit_on_error=False)

@@ -1,0 +1,370 @@
+"""``segue tui`` driven by Textual's pilot over the recorded sessions of both CLIs: the fleet
+screen, the filter, the selection, the switch sheet (nothing happens before its confirmation),
+the return, the thread view, the watch panel, the keys, and failures as one notification."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import time
+from collections.abc import Awaitable, Callable, Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from textual.pilot import Pilot
+from textual.widgets import DataTable, RichLog, Static
+
+from segue.store import open_store
+from segue.tui.app import SegueApp
+from segue.tui.batch import BatchSheet
+from segue.tui.common import Help, Question
+from segue.tui.fleet import FleetScreen
+from segue.tui.returns import ReturnScreen
+from segue.tui.thread import ThreadScreen
+from segue.watch import Mode, WatchPolicy
+from segue_testbed.fixtures import all_fixtures
+
+FIXTURES = all_fixtures()
+# A moment when the recorded limits had not reset yet (Claude's rate_limited resets 22:51 that
+# day; the Codex ones in 2030), as in tests/test_fleet.py.
+NOW = datetime(2026, 11, 29, 21, 0, tzinfo=UTC)
+SIZE = (120, 36)
+
+
+@pytest.fixture(autouse=True)
+def utc(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Local times shown in UTC, whatever zone the machine is in."""
+    monkeypatch.setenv("TZ", "UTC")
+    time.tzset()
+    yield
+    monkeypatch.undo()
+    time.tzset()
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> dict[str, str]:
+    """Every recorded session of both providers in one scratch home."""
+    root = tmp_path / "home"
+    for fixture in FIXTURES:
+        shutil.copytree(fixture.home, root, dirs_exist_ok=True)
+        Path(fixture.spec["cwd"]).mkdir(parents=True, exist_ok=True)
+    return {
+        "HOME": str(root),
+        "SEGUE_STATE_DIR": str(tmp_path / "state"),
+        "SEGUE_DATA_DIR": str(tmp_path / "data"),
+        "PATH": "/usr/bin:/bin",
+    }
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = NOW
+
+    def __call__(self) -> datetime:
+        return self.now
+
+
+def make_app(env: dict[str, str], clock: Callable[[], datetime] | None = None) -> SegueApp:
+    policy = WatchPolicy(move=Mode.ASK, returns=Mode.NEVER, remote=False, relaunch=False)
+    return SegueApp(
+        env=env, policy=policy, remote=False, clock=clock or (lambda: NOW), agents=lambda: []
+    )
+
+
+async def until(pilot: Pilot[Any], ready: Callable[[], bool], what: str, wait: float = 60) -> None:
+    deadline = time.monotonic() + wait
+    while not ready():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        await pilot.pause(0.05)
+
+
+def fleet(app: SegueApp) -> FleetScreen:
+    return app.fleet
+
+
+def text(app: SegueApp, selector: str) -> str:
+    return str(app.screen.query_one(selector, Static).render())
+
+
+def rows(table: DataTable[Any]) -> list[list[str]]:
+    return [[str(cell) for cell in table.get_row_at(n)] for n in range(table.row_count)]
+
+
+def planned(app: SegueApp) -> bool:
+    screen = fleet(app)
+    view = screen.view
+    return view is not None and all(
+        r.label is not None or r.plan_note is not None or r.problem is not None for r in view.rows
+    )
+
+
+async def loaded(pilot: Pilot[Any]) -> None:
+    app = pilot.app
+    assert isinstance(app, SegueApp)
+    await until(pilot, lambda: planned(app), "the fleet and its plans")
+    await pilot.pause(0.1)
+
+
+def run(app: SegueApp, body: Callable[[Pilot[Any]], Awaitable[None]]) -> None:
+    async def go() -> None:
+        async with app.run_test(size=SIZE) as pilot:
+            await loaded(pilot)
+            await body(pilot)
+
+    asyncio.run(go())
+
+
+def sessions_of(env: dict[str, str], provider: str) -> set[Path]:
+    folder = Path(env["HOME"]) / (".claude/projects" if provider == "claude" else ".codex")
+    pattern = "*.jsonl"
+    return {p for p in folder.rglob(pattern)}
+
+
+def test_the_fleet_screen_shows_usage_and_every_stuck_agent_with_its_plan(
+    home: dict[str, str],
+) -> None:
+    clock = Clock()
+    app = make_app(home, clock)
+
+    async def body(pilot: Pilot[Any]) -> None:
+        banners = [str(w.render()) for w in app.screen.query(".banner").results(Static)]
+        assert any(b.startswith("Codex") and "exhausted" in b for b in banners), banners
+        claude = next(b for b in banners if b.startswith("Claude Code"))
+        assert "resets in 1h 51m" in claude and "22:51 UTC" in claude, claude
+        table = app.screen.query_one("#agents", DataTable)
+        shown = rows(table)
+        parked = [r for r in shown if "parked" in r[5]]
+        assert {r[3] for r in parked} == {
+            "claude-api_key_rate_lim…",
+            "claude-rate_limited",
+            "codex-stuck_agent",
+            "codex-usage_limited",
+        }
+        assert all(r[7].startswith("native") for r in parked), shown
+        assert "4 parked" in text(app, "#status")
+        # the countdown is live: a minute later, the row and the banner say so
+        clock.now = NOW + timedelta(minutes=1)
+        await pilot.pause(1.3)
+        later = rows(table)
+        assert any("1h 50m" in r[5] for r in later), later
+
+    run(app, body)
+
+
+def test_filter_select_and_the_switch_sheet_change_nothing_until_confirmed(
+    home: dict[str, str],
+) -> None:
+    app = make_app(home)
+    before = sessions_of(home, "codex")
+
+    async def body(pilot: Pilot[Any]) -> None:
+        table = app.screen.query_one("#agents", DataTable)
+        await pilot.press("slash", *"clauderate")
+        await pilot.pause(0.2)
+        assert [r[3] for r in rows(table)][:1] == ["claude-rate_limited"]
+        await pilot.press("escape")  # the filter goes
+        await pilot.pause(0.1)
+        assert table.row_count == 4
+        await pilot.press("space")
+        assert len(fleet(app).selected) == 1
+        await pilot.press("slash", *"claude", "enter", "a")
+        await pilot.pause(0.1)
+        assert {r.provider.value for r in fleet(app).chosen()} == {"claude"}
+        assert "2 selected" in text(app, "#status") or "3 selected" in text(app, "#status")
+        await pilot.press("escape", "escape")  # the filter, then the selection
+        await pilot.pause(0.1)
+        assert not fleet(app).selected
+        await pilot.press("slash", *"claude", "enter", "a", "s")
+        await until(pilot, lambda: isinstance(app.screen, BatchSheet), "the switch sheet")
+        sheet = app.screen
+        assert app.focused is not None and app.focused.id == "confirm"
+        await until(pilot, lambda: "to switch" in text(app, "#head"), "the plan")
+        assert "Claude Code → Codex" in text(app, "#head")
+        assert "Would switch 2 agents to Codex: 2 native" in text(app, "#tally")
+        await pilot.press("escape")  # cancelled
+        await pilot.pause(0.2)
+        assert app.screen is not sheet and isinstance(app.screen, FleetScreen)
+        assert sessions_of(home, "codex") == before
+        assert not (Path(home["SEGUE_DATA_DIR"]) / "segue.db").exists()
+
+    run(app, body)
+
+
+def test_a_confirmed_switch_shows_progress_and_the_tally_then_comes_back(
+    home: dict[str, str],
+) -> None:
+    app = make_app(home)
+    before = sessions_of(home, "codex")
+
+    async def body(pilot: Pilot[Any]) -> None:
+        await pilot.press("slash", *"claude", "enter", "a", "s")
+        await until(pilot, lambda: isinstance(app.screen, BatchSheet), "the switch sheet")
+        await pilot.press("enter")  # confirmed before the plan is made: it goes ahead after
+        await until(pilot, lambda: "Switched" in text(app, "#tally"), "the tally", 120)
+        assert "Switched 2 agents to Codex: 2 native" in text(app, "#tally")
+        done = rows(app.screen.query_one("#planned", DataTable))
+        assert all(r[4].startswith("✓ native") for r in done), done
+        assert app.focused is not None and app.focused.id == "confirm"  # now: Close
+        await pilot.pause(0.3)  # a button takes no second press within 0.2 s
+        await pilot.press("enter")
+        await until(pilot, lambda: isinstance(app.screen, FleetScreen), "the fleet")
+        await loaded(pilot)
+        table = app.screen.query_one("#agents", DataTable)
+        moved = [r for r in rows(table) if r[2] == "Claude Code"]
+        assert all(r[7].startswith("moved to codex in batch") for r in moved), moved
+        written = sessions_of(home, "codex") - before
+        assert len(written) == 2
+
+        # the return: the batch, what each did there, and back
+        await pilot.press("r")
+        await until(pilot, lambda: isinstance(app.screen, ReturnScreen), "the return screen")
+        batches = app.screen.query_one("#batches", DataTable)
+        await until(pilot, lambda: batches.row_count == 1, "the batch")
+        assert rows(batches)[0][2:4] == ["Claude Code → Codex", "2"]
+        await pilot.press("enter")
+        await until(pilot, lambda: isinstance(app.screen, BatchSheet), "the return sheet")
+        await until(pilot, lambda: "to switch" in text(app, "#head"), "the return plan")
+        plan = rows(app.screen.query_one("#planned", DataTable))
+        assert all(r[4].startswith("nothing new there · native") for r in plan), plan
+        await pilot.press("enter")
+        await until(pilot, lambda: "Switched" in text(app, "#tally"), "the return's tally", 120)
+        await pilot.pause(0.3)
+        await pilot.press("enter")
+        await until(pilot, lambda: isinstance(app.screen, ReturnScreen), "the return screen")
+        await until(pilot, lambda: batches.row_count == 0, "no batch left to return")
+        await pilot.press("escape")
+        await until(pilot, lambda: isinstance(app.screen, FleetScreen), "the fleet")
+        await loaded(pilot)
+        again = [r for r in rows(table) if r[2] == "Claude Code"]
+        assert not any(r[7].startswith("moved") for r in again), again
+
+    run(app, body)
+    with open_store(env=home) as store:
+        listed = store.list_batches()
+    assert len(listed) == 2 and {str(s.to_provider) for s in listed} == {"codex", "claude"}
+
+
+def test_the_thread_view_adopts_the_session_and_shows_its_runs(home: dict[str, str]) -> None:
+    app = make_app(home)
+
+    async def body(pilot: Pilot[Any]) -> None:
+        await pilot.press("slash", *"clauderate", "enter")
+        await pilot.pause(0.1)
+        await pilot.press("enter")
+        await until(pilot, lambda: isinstance(app.screen, ThreadScreen), "the thread view")
+        screen = app.screen
+        assert isinstance(screen, ThreadScreen)
+        await until(pilot, lambda: screen.view is not None, "the thread")
+        runs = rows(screen.query_one("#runs", DataTable))
+        assert [(r[0], r[1], r[4]) for r in runs][-1][1:] == ("claude", "failed")
+        cover = rows(screen.query_one("#coverage", DataTable))
+        assert cover[0][:2] == ["L1", "claude"]
+        await pilot.press("b")  # a rollback asks for the run, then previews
+        await pilot.pause(0.2)
+        await pilot.press("escape")
+        await pilot.pause(0.1)
+        assert isinstance(app.screen, ThreadScreen)
+        await pilot.press("b", "enter")
+        # no checkpoint of this folder: one line, no traceback, nothing changed
+        await until(pilot, lambda: bool(app._notifications), "the refusal")
+        said = [n.message for n in app._notifications]
+        assert any("no snapshot of this folder" in m for m in said), said
+        await pilot.press("escape")
+        await until(pilot, lambda: isinstance(app.screen, FleetScreen), "back on the fleet")
+
+    run(app, body)
+
+
+def test_a_broken_session_is_a_row_with_its_problem(home: dict[str, str]) -> None:
+    folder = Path(home["HOME"]) / ".claude" / "projects" / "-tmp-broken"
+    folder.mkdir(parents=True)
+    os.mkfifo(folder / "0b7e2d3c-1111-4222-8333-944445555666.jsonl")  # never a hang
+    (folder / "0b7e2d3c-1111-4222-8333-944445555667.jsonl").symlink_to(folder / "gone")
+    app = make_app(home)
+
+    async def body(pilot: Pilot[Any]) -> None:
+        table = app.screen.query_one("#agents", DataTable)
+        broken = [r for r in rows(table) if r[1] == "✗"]
+        assert [r[4] for r in broken] == ["0b7e2d3c-1111"] * 2, rows(table)
+        said = sorted(r[7] for r in broken)
+        assert "is a FIFO, not a regular session file" in said[0], said
+        assert "No such file" in said[1], said
+        assert table.row_count == 6  # and the others are still there
+
+    run(app, body)
+
+
+def test_watch_runs_in_the_panel_and_asks_before_a_move(home: dict[str, str]) -> None:
+    app = make_app(home)
+    before = sessions_of(home, "claude")
+
+    async def body(pilot: Pilot[Any]) -> None:
+        await pilot.press("w")
+        await until(pilot, lambda: isinstance(app.screen, Question), "watch's question", 120)
+        assert "Would switch" in text(app, ".details")
+        assert app.focused is not None and app.focused.id == "yes"
+        await pilot.press("escape")  # declined
+        log = app.fleet.query_one("#watchlog", RichLog)
+        await until(
+            pilot, lambda: any("move_declined" in str(line) for line in log.lines), "the log"
+        )
+        assert "watching" in text(app, "#status")
+        await pilot.press("w")
+        await until(pilot, lambda: not app.watching, "watch to stop")
+        assert any("watch: stopped" in str(line) for line in log.lines)
+
+    run(app, body)
+    assert sessions_of(home, "claude") == before
+
+
+def test_help_lists_every_key_and_quit_ends(home: dict[str, str]) -> None:
+    app = make_app(home)
+
+    async def body(pilot: Pilot[Any]) -> None:
+        await pilot.press("question_mark")
+        await until(pilot, lambda: isinstance(app.screen, Help), "the keys")
+        keys = rows(app.screen.query_one("#keys", DataTable))
+        assert {"/", "space", "a", "s", "r", "w", "q", "?"} <= {k for k, _ in keys}
+        await pilot.press("escape")
+        await until(pilot, lambda: isinstance(app.screen, FleetScreen), "the fleet")
+        await pilot.press("q")
+        await pilot.pause(0.2)
+        assert not app.is_running
+
+    run(app, body)
+
+
+def test_a_store_that_cannot_be_read_is_a_line_never_a_traceback(home: dict[str, str]) -> None:
+    store = Path(home["SEGUE_DATA_DIR"]) / "segue.db"
+    store.parent.mkdir(parents=True)
+    store.write_bytes(b"this is not a database\n" * 64)
+    app = make_app(home)
+
+    async def body(pilot: Pilot[Any]) -> None:
+        assert fleet(app).view is not None and fleet(app).view.rows  # type: ignore[union-attr]
+        await pilot.press("r")
+        await pilot.pause(0.5)
+        await until(
+            pilot,
+            lambda: isinstance(app.screen, ReturnScreen) and "segue" in text(app, "#note"),
+            "the return screen's line",
+        )
+        note = text(app, "#note")
+        assert "\n" not in note.strip() and "Traceback" not in note, note
+
+    run(app, body)
+    assert store.read_bytes().startswith(b"this is not a database")
+
+
+def test_segue_tui_without_a_terminal_says_so(home: dict[str, str]) -> None:
+    from tests.segue_cli import segue
+
+    done = segue(["tui"], {**home, "PATH": os.environ["PATH"]})
+    assert done.returncode == 1 and "needs a terminal" in done.stderr, done.stderr
+    assert "Traceback" not in done.stderr
+    bad = segue(["tui", "--return", "sometimes"], {**home, "PATH": os.environ["PATH"]})
+    assert bad.returncode != 0 and "--return 'sometimes'" in bad.stderr, bad.stderr
