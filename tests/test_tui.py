@@ -137,20 +137,20 @@ def test_the_fleet_screen_shows_usage_and_every_stuck_agent_with_its_plan(
         assert "resets in 1h 51m" in claude and "22:51 UTC" in claude, claude
         table = app.screen.query_one("#agents", DataTable)
         shown = rows(table)
-        parked = [r for r in shown if "parked" in r[5]]
+        parked = [r for r in shown if "parked" in r[4]]
         assert {r[3] for r in parked} == {
-            "claude-api_key_rate_lim…",
+            "claude-api_key_rate…",
             "claude-rate_limited",
             "codex-stuck_agent",
             "codex-usage_limited",
         }
-        assert all(r[7].startswith("native") for r in parked), shown
+        assert all(r[5].startswith("native") for r in parked), shown
         assert "4 parked" in text(app, "#status")
         # the countdown is live: a minute later, the row and the banner say so
         clock.now = NOW + timedelta(minutes=1)
         await pilot.pause(1.3)
         later = rows(table)
-        assert any("1h 50m" in r[5] for r in later), later
+        assert any("1h 50m" in r[4] for r in later), later
 
     run(app, body)
 
@@ -207,7 +207,7 @@ def test_a_confirmed_switch_shows_progress_and_the_tally_then_comes_back(
         await until(pilot, lambda: "Switched" in text(app, "#tally"), "the tally", 120)
         assert "Switched 2 agents to Codex: 2 native" in text(app, "#tally")
         done = rows(app.screen.query_one("#planned", DataTable))
-        assert all(r[4].startswith("✓ native") for r in done), done
+        assert all(r[2].startswith("✓ native") for r in done), done
         assert app.focused is not None and app.focused.id == "confirm"  # now: Close
         await pilot.pause(0.3)  # a button takes no second press within 0.2 s
         await pilot.press("enter")
@@ -215,7 +215,7 @@ def test_a_confirmed_switch_shows_progress_and_the_tally_then_comes_back(
         await loaded(pilot)
         table = app.screen.query_one("#agents", DataTable)
         moved = [r for r in rows(table) if r[2] == "Claude Code"]
-        assert all(r[7].startswith("moved to codex in batch") for r in moved), moved
+        assert all(r[5].startswith("moved to codex in batch") for r in moved), moved
         written = sessions_of(home, "codex") - before
         assert len(written) == 2
 
@@ -229,7 +229,7 @@ def test_a_confirmed_switch_shows_progress_and_the_tally_then_comes_back(
         await until(pilot, lambda: isinstance(app.screen, BatchSheet), "the return sheet")
         await until(pilot, lambda: "to switch" in text(app, "#head"), "the return plan")
         plan = rows(app.screen.query_one("#planned", DataTable))
-        assert all(r[4].startswith("nothing new there · native") for r in plan), plan
+        assert all(r[2].startswith("nothing new there · native") for r in plan), plan
         await pilot.press("enter")
         await until(pilot, lambda: "Switched" in text(app, "#tally"), "the return's tally", 120)
         await pilot.pause(0.3)
@@ -240,7 +240,7 @@ def test_a_confirmed_switch_shows_progress_and_the_tally_then_comes_back(
         await until(pilot, lambda: isinstance(app.screen, FleetScreen), "the fleet")
         await loaded(pilot)
         again = [r for r in rows(table) if r[2] == "Claude Code"]
-        assert not any(r[7].startswith("moved") for r in again), again
+        assert not any(r[5].startswith("moved") for r in again), again
 
     run(app, body)
     with open_store(env=home) as store:
@@ -289,8 +289,8 @@ def test_a_broken_session_is_a_row_with_its_problem(home: dict[str, str]) -> Non
     async def body(pilot: Pilot[Any]) -> None:
         table = app.screen.query_one("#agents", DataTable)
         broken = [r for r in rows(table) if r[1] == "✗"]
-        assert [r[4] for r in broken] == ["0b7e2d3c-1111"] * 2, rows(table)
-        said = sorted(r[7] for r in broken)
+        assert [r[7] for r in broken] == ["0b7e2d3c-1111"] * 2, rows(table)
+        said = sorted(r[5] for r in broken)
         assert "is a FIFO, not a regular session file" in said[0], said
         assert "No such file" in said[1], said
         assert table.row_count == 6  # and the others are still there

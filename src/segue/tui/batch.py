@@ -36,6 +36,7 @@ from segue.tui.common import countdown, from_thread, one_line
 __all__ = ["BatchSheet", "arrival_default"]
 
 Planner = Callable[[Provider, Provider], FleetPlan]
+PROJECT_CHARS = 20
 
 COMPACTION = [
     ("auto (by size)", ArrivalCompact.AUTO.value),
@@ -109,7 +110,7 @@ class BatchSheet(ModalScreen[bool]):
                 yield Checkbox("Relaunch in panes", value=True, id="relaunch")
             yield Static("planning…", id="head")
             table: DataTable[Any] = DataTable(cursor_type="row", id="planned")
-            table.add_columns("AGENT", "PROJECT", "STATE", "SIZE", "PLAN")
+            table.add_columns("AGENT", "PROJECT", "PLAN", "STATE", "SIZE")
             yield table
             yield Static("", id="tally")
             with Horizontal(classes="buttons"):
@@ -171,7 +172,9 @@ class BatchSheet(ModalScreen[bool]):
                 planned = Text(f"{word} · " if word else "", style="cyan")
                 planned.append(c.loss_line or "")
             project = os.path.basename((c.cwd or "?").rstrip("/")) or "?"
-            table.add_row(_who(c), project, state, format_bytes(c.size), planned, key=str(n))
+            if len(project) > PROJECT_CHARS:
+                project = project[: PROJECT_CHARS - 1] + "…"
+            table.add_row(_who(c), project, planned, state, format_bytes(c.size), key=str(n))
             self._rows[id(c)] = n
         self.query_one("#tally", Static).update(plan.tally_line())
         mode, why = arrival_default(plan)
@@ -259,7 +262,7 @@ class BatchSheet(ModalScreen[bool]):
         n = self._rows.get(id(outcome.candidate))
         if n is not None:
             table = self.query_one("#planned", DataTable)
-            table.update_cell(str(n), table.ordered_columns[4].key, self._cell(outcome))
+            table.update_cell(str(n), table.ordered_columns[2].key, self._cell(outcome))
 
     def _run_failed(self, exc: BaseException) -> None:
         self._phase = "done"

@@ -29,10 +29,19 @@ if TYPE_CHECKING:
 
 __all__ = ["FleetScreen"]
 
-COLUMNS = ("", "", "PROVIDER", "PROJECT", "SESSION", "STATE", "SIZE", "PLAN")
+COLUMNS = {  # key: heading (the plan before the size and the session, so it shows at 80 wide)
+    "sel": "",
+    "glyph": "",
+    "provider": "PROVIDER",
+    "project": "PROJECT",
+    "state": "STATE",
+    "plan": "PLAN",
+    "size": "SIZE",
+    "session": "SESSION",
+}
 
 
-PROJECT_CHARS = 24
+PROJECT_CHARS = 20
 
 
 def _clip(text: str, limit: int) -> str:
@@ -114,8 +123,8 @@ class FleetScreen(Screen[None]):
                 table: DataTable[Any] = DataTable(
                     cursor_type="row", zebra_stripes=True, id="agents"
                 )
-                for n, name in enumerate(COLUMNS):
-                    table.add_column(name, key=f"c{n}")
+                for key, name in COLUMNS.items():
+                    table.add_column(name, key=key)
                 yield table
                 yield Input(placeholder="filter (fuzzy): provider, project, state…", id="filter")
                 yield Static("reading the usage, the agents and the sessions…", id="status")
@@ -181,7 +190,7 @@ class FleetScreen(Screen[None]):
         table = self.query_one("#agents", DataTable)
         if row in self._shown:
             with contextlib.suppress(KeyError):
-                table.update_cell(row.key, "c7", _plan_cell(row), update_width=True)
+                table.update_cell(row.key, "plan", _plan_cell(row), update_width=True)
 
     def _banners(self) -> None:
         holder = self.query_one("#banners", Horizontal)
@@ -216,10 +225,10 @@ class FleetScreen(Screen[None]):
                 glyph(row.state),
                 entry(row.provider).label,
                 _clip(row.project, PROJECT_CHARS),
-                row.pane or row.session_id[:13],
                 _state_cell(row, now),
-                format_bytes(row.size) if row.size else "",
                 _plan_cell(row),
+                format_bytes(row.size) if row.size else "",
+                row.pane or row.session_id[:13],
                 key=row.key,
             )
         if cursor is not None and cursor in {r.key for r in rows}:
@@ -255,7 +264,7 @@ class FleetScreen(Screen[None]):
         for row in self._shown:
             if row.reset_at is not None and row.state == "parked":
                 with contextlib.suppress(KeyError):
-                    table.update_cell(row.key, "c5", _state_cell(row, now))
+                    table.update_cell(row.key, "state", _state_cell(row, now))
 
     # -- filter and selection ---------------------------------------------------------------
 
@@ -300,7 +309,7 @@ class FleetScreen(Screen[None]):
         for key in keys:
             mark = Text("✔", style="bold green") if key in self.selected else " "
             with contextlib.suppress(KeyError):
-                table.update_cell(key, "c0", mark)
+                table.update_cell(key, "sel", mark)
         self._status()
 
     def action_toggle_row(self) -> None:
