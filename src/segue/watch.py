@@ -616,7 +616,7 @@ def watch(
         return info.st_size, info.st_mtime_ns
 
     passes = 0
-    with _stop_on_signals(stop), _only_watch(env, once=once), remembered_peeks():
+    with _stop_on_signals(stop), _only_watch(env, once=once), remembered_peeks(env, persist=True):
         last = stamp()
         while not stop.is_set():
             try:

@@ -145,24 +145,98 @@ def list_sessions(
 
 
 _REMEMBERED: dict[str, tuple[tuple[int, int, int], SessionInfo]] | None = None
+_LOOKED_AT: set[str] = set()  # the paths listed within the outermost remembered_peeks()
+
+CACHE_FILE = "listing-cache.json"  # in segue's state folder
+_CACHE_FORMAT = 1
+_CACHE_LIMIT = 256 << 20
 
 
 @contextmanager
-def remembered_peeks() -> Iterator[None]:
+def remembered_peeks(env: Env | None = None, *, persist: bool = False) -> Iterator[None]:
     """Within it, a listing reads only the files that changed since it last read them (their
-    size, time or inode): what a long-lived process (``segue watch``) lists again and again."""
+    size, time or inode): what a long-lived process (``segue watch``, ``segue tui``) lists
+    again and again. ``persist``: what the last such process listed is kept in segue's state
+    folder (``listing-cache.json``) and read back at the start, so that its first listing reads
+    only what changed since; a cache that cannot be read or written is left alone."""
     global _REMEMBERED
     outer = _REMEMBERED
-    _REMEMBERED = {} if outer is None else outer
+    if outer is None:
+        _LOOKED_AT.clear()
+        _REMEMBERED = _read_cache(_env(env)) if persist else {}
     try:
         yield
     finally:
+        if outer is None and persist and _REMEMBERED is not None and _LOOKED_AT:
+            _write_cache(_env(env), _REMEMBERED)
         _REMEMBERED = outer
+
+
+def _cache_key() -> str:
+    from segue.support.version import __version__
+
+    return f"{__version__}/{_CACHE_FORMAT}"
+
+
+def _read_cache(env: Env) -> dict[str, tuple[tuple[int, int, int], SessionInfo]]:
+    from datetime import datetime
+
+    from segue.model.session_info import SessionState
+    from segue.providers import known
+    from segue.support.state_dir import read_private_json, state_dir
+
+    found: dict[str, tuple[tuple[int, int, int], SessionInfo]] = {}
+    document = read_private_json(state_dir(env) / CACHE_FILE, _CACHE_LIMIT)
+    if not isinstance(document, dict) or document.get("key") != _cache_key():
+        return found  # none, another segue's, or not one at all
+    for row in document.get("rows") or ():
+        try:
+            path, size, mtime, inode, provider, *info, state, reset = row
+            if not _well_typed(info):
+                continue
+            reset_at = None if reset is None else datetime.fromisoformat(reset)
+            found[str(path)] = (
+                (int(size), int(mtime), int(inode)),
+                SessionInfo(known(provider), *info, state=SessionState(state), reset_at=reset_at),  # type: ignore[misc]
+            )
+        except (TypeError, ValueError):  # a row this segue cannot take: read the file again
+            continue
+    return found
+
+
+_MAYBE = (str, type(None))
+_TYPES: tuple[type | tuple[type, ...], ...] = (str, str, _MAYBE, _MAYBE, _MAYBE, _MAYBE, _MAYBE)
+_TYPES += (int, int)  # id, path, cwd, title, first prompt, model, updated, size, turns
+
+
+def _well_typed(info: list[object]) -> bool:
+    """Whether a cached row's fields have SessionInfo's types (a hand-edited cache is no row)."""
+    return len(info) == len(_TYPES) and all(
+        isinstance(value, kind) and not isinstance(value, bool)
+        for value, kind in zip(info, _TYPES, strict=True)
+    )
+
+
+def _write_cache(env: Env, remembered: dict[str, tuple[tuple[int, int, int], SessionInfo]]) -> None:
+    from segue.support.state_dir import state_dir, write_private_json
+
+    rows = []
+    for path in sorted(_LOOKED_AT):
+        known_row = remembered.get(path)
+        if known_row is None:
+            continue
+        (size, mtime, inode), i = known_row
+        reset = None if i.reset_at is None else i.reset_at.isoformat()
+        fields = (i.id, i.path, i.cwd, i.title, i.first_prompt, i.model, i.updated, i.size)
+        rows.append([path, size, mtime, inode, i.provider.value, *fields, i.turns, i.state.value])
+        rows[-1].append(reset)
+    write_private_json(state_dir(env) / CACHE_FILE, {"key": _cache_key(), "rows": rows})
 
 
 def _peek(e: ProviderEntry, path: Path, problems: list[str]) -> SessionInfo | None:
     remembered = _REMEMBERED
     if remembered is not None:
+        _LOOKED_AT.add(str(path))
         try:
             info = os.stat(path)
         except OSError:

@@ -29,9 +29,9 @@ def state_dir(env: Mapping[str, str] | None = None) -> Path:
     return Path(override) if override else user_folder("state", env)
 
 
-def read_private_json(path: Path) -> Any:
+def read_private_json(path: Path, limit: int = 1 << 20) -> Any:
     """The JSON value in ``path``, or None when it is missing, unreadable, not a regular file
-    (a FIFO is never waited on) or not JSON."""
+    (a FIFO is never waited on), not JSON, or longer than ``limit`` bytes."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
     except (OSError, ValueError):
@@ -41,7 +41,8 @@ def read_private_json(path: Path) -> Any:
             os.close(fd)
             return None
         with os.fdopen(fd, "rb") as f:
-            return orjson.loads(f.read(1 << 20))
+            data = f.read(limit + 1)
+        return None if len(data) > limit else orjson.loads(data)
     except (OSError, orjson.JSONDecodeError):
         return None
 

@@ -49,6 +49,7 @@ class SegueApp(App[None]):
         agents: Callable[[], Sequence[Agent]] | None = None,
         plan: bool = True,
         start_watching: bool = False,
+        keep_listing: bool = False,
     ) -> None:
         super().__init__()
         self.env = dict(os.environ) if env is None else dict(env)
@@ -61,6 +62,29 @@ class SegueApp(App[None]):
         self.plan = plan
         self._start_watching = start_watching
         self._watch_stop: threading.Event | None = None
+        self._keep_listing = keep_listing
+        self._listing = contextlib.ExitStack()
+        self._listing_lock = threading.Lock()
+        self._remembering = False
+
+    def remember_listing(self) -> None:
+        """From the first load on (in its worker, after the first paint), the session listing
+        is kept between reloads; with ``keep_listing`` also from one run to the next."""
+        from segue.providers.sessions import remembered_peeks
+
+        with self._listing_lock:
+            if not self._remembering:
+                self._listing.enter_context(remembered_peeks(self.env, persist=self._keep_listing))
+                self._remembering = True
+
+    def on_unmount(self) -> None:
+        self.forget_listing()
+
+    def forget_listing(self) -> None:
+        """The end of it (the listing cache written, with ``keep_listing``)."""
+        with self._listing_lock:
+            self._listing.close()
+            self._remembering = False
 
     def scan_agents(self) -> list[Agent]:
         """The running agents, now."""
@@ -188,12 +212,18 @@ def run_tui(
     remote: bool = True,
     start_watching: bool = False,
 ) -> None:
-    """``segue tui``: until ``q``. The session listing is kept between reloads (a file unchanged
-    since, by size, time and inode, is not read again)."""
-    from segue.providers.sessions import remembered_peeks
-
+    """``segue tui``: until ``q``. The session listing is kept between reloads, and from one
+    ``segue tui`` or ``segue watch`` to the next (a file unchanged since, by size, time and
+    inode, is not read again)."""
     app = SegueApp(
-        env=env, policy=policy, interval=interval, remote=remote, start_watching=start_watching
+        env=env,
+        policy=policy,
+        interval=interval,
+        remote=remote,
+        start_watching=start_watching,
+        keep_listing=True,
     )
-    with remembered_peeks():
+    try:
         app.run()
+    finally:
+        app.forget_listing()

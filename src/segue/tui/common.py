@@ -22,6 +22,7 @@ from segue.model.times import local_clock
 if TYPE_CHECKING:
     from textual.app import App
 
+    from segue.model.conversation import Provider
     from segue.running.usage import ProviderUsage
 
 GLYPHS = {
@@ -60,6 +61,13 @@ def from_thread(app: App[Any], callback: Callable[..., Any], *args: Any) -> None
     """Run ``callback`` on the app's loop from a worker thread (nothing once the app is gone)."""
     with contextlib.suppress(RuntimeError):
         app.call_from_thread(callback, *args)
+
+
+def label(provider: Provider) -> str:
+    """The provider's name for a person (``Claude Code``)."""
+    from segue.providers import entry
+
+    return entry(provider).label
 
 
 def glyph(state: str) -> Text:

@@ -18,13 +18,20 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Input, RichLog, Static
 from textual.worker import get_current_worker
 
-from segue.fleet.view import FleetRow, FleetView, load_fleet, plan_rows
 from segue.model.conversation import Provider
 from segue.model.units import format_bytes
-from segue.providers import default_target, entry
-from segue.tui.common import banner, countdown, from_thread, glyph, guarded, one_line
+from segue.tui.common import (
+    banner,
+    countdown,
+    from_thread,
+    glyph,
+    guarded,
+    label,
+    one_line,
+)
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the switch machinery is loaded by the worker, after the first paint
+    from segue.fleet.view import FleetRow, FleetView
     from segue.tui.app import SegueApp
 
 __all__ = ["FleetScreen"]
@@ -76,7 +83,7 @@ def _state_cell(row: FleetRow, now: Any) -> str:
 def _haystack(row: FleetRow) -> str:
     parts = (
         row.provider.value,
-        entry(row.provider).label,
+        label(row.provider),
         row.project,
         row.cwd or "",
         row.session_id,
@@ -142,8 +149,11 @@ class FleetScreen(Screen[None]):
 
     @work(thread=True, exclusive=True, group="load", exit_on_error=False)
     def reload(self) -> None:
+        from segue.fleet.view import load_fleet, plan_rows
+
         app = self.segue
         try:
+            app.remember_listing()
             view = load_fleet(
                 app.env,
                 now=app.clock(),
@@ -204,7 +214,7 @@ class FleetScreen(Screen[None]):
             have = [Static(classes="banner") for _ in view.usages]
             holder.mount_all(have)
         for widget, usage in zip(have, view.usages, strict=True):
-            widget.update(banner(usage, entry(usage.provider).label, now))
+            widget.update(banner(usage, label(usage.provider), now))
             widget.set_class(usage.exhausted, "exhausted")
 
     def _fill(self) -> None:
@@ -223,7 +233,7 @@ class FleetScreen(Screen[None]):
             table.add_row(
                 Text("✔", style="bold green") if row.key in self.selected else " ",
                 glyph(row.state),
-                entry(row.provider).label,
+                label(row.provider),
                 _clip(row.project, PROJECT_CHARS),
                 _state_cell(row, now),
                 _plan_cell(row),
@@ -343,6 +353,7 @@ class FleetScreen(Screen[None]):
     def action_switch(self) -> None:
         from segue.fleet.batch import plan_fleet
         from segue.fleet.moves import sessions_away
+        from segue.providers import default_target
         from segue.tui.batch import BatchSheet
 
         rows = [r for r in self.chosen() if r.path is not None and r.state != "error"]

@@ -1,0 +1,134 @@
+"""The listing cache that ``segue tui`` and ``segue watch`` keep between runs: a session file
+unchanged since (size, time, inode) is not read again, one that changed is, and a cache that is
+broken, foreign or hand-edited is never believed."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import orjson
+import pytest
+
+from segue.providers import all_entries
+from segue.providers.sessions import CACHE_FILE, list_sessions, remembered_peeks
+from segue_testbed.fixtures import all_fixtures
+from tests.segue_cli import segue
+
+FIXTURES = all_fixtures()
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> dict[str, str]:
+    root = tmp_path / "home"
+    for fixture in FIXTURES:
+        shutil.copytree(fixture.home, root, dirs_exist_ok=True)
+    return {
+        "HOME": str(root),
+        "SEGUE_STATE_DIR": str(tmp_path / "state"),
+        "SEGUE_DATA_DIR": str(tmp_path / "data"),
+        "PATH": "/usr/bin:/bin",
+    }
+
+
+@pytest.fixture
+def peeks(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[Path]]:
+    """Every session file a listing reads."""
+    read: list[Path] = []
+    for e in all_entries():
+        bound = e.peek
+
+        def counted(path: Path, bound: Callable[[Path], object] = bound) -> object:
+            read.append(Path(path))
+            return bound(path)
+
+        monkeypatch.setattr(e, "peek", counted)
+    yield read
+
+
+def listed(env: dict[str, str]) -> dict[str, tuple[int, int]]:
+    with remembered_peeks(env, persist=True):
+        listing = list_sessions(None, None, env)
+    assert not listing.problems
+    rows = listing.sessions
+    return {r.id: (r.size, r.turns) for r in rows}
+
+
+def test_a_second_run_reads_only_what_changed(home: dict[str, str], peeks: list[Path]) -> None:
+    first = listed(home)
+    assert len(peeks) >= len(FIXTURES) and first
+    cache = Path(home["SEGUE_STATE_DIR"]) / CACHE_FILE
+    assert cache.is_file() and oct(cache.stat().st_mode & 0o777) == "0o600"
+
+    peeks.clear()
+    assert listed(home) == first
+    assert peeks == []  # nothing changed: nothing read
+
+    # a session its CLI appended to is read again, and the listing says what it holds now
+    fixture = next(f for f in FIXTURES if f.provider == "claude" and "multi" in f.name)
+    path = Path(home["HOME"]) / str(fixture.spec["transcript"]).removeprefix("home/")
+    lines = path.read_bytes().splitlines(keepends=True)
+    path.write_bytes(b"".join(lines) + lines[-1])
+    peeks.clear()
+    again = listed(home)
+    assert peeks == [path]
+    assert again[fixture.spec["session_id"]][0] == path.stat().st_size
+
+    # a session that is gone is gone from the listing (and from the cache)
+    path.unlink()
+    assert fixture.spec["session_id"] not in listed(home)
+    kept = orjson.loads(cache.read_bytes())["rows"]
+    assert str(path) not in {row[0] for row in kept}
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        b"not json at all",
+        b'{"key": "0.0.1/1", "rows": []}',  # another segue's
+        b"[1, 2, 3]",
+        b"",
+    ],
+)
+def test_a_cache_that_is_not_this_segues_is_not_believed(
+    home: dict[str, str], peeks: list[Path], content: bytes
+) -> None:
+    truth = listed(home)
+    cache = Path(home["SEGUE_STATE_DIR"]) / CACHE_FILE
+    cache.write_bytes(content)
+    peeks.clear()
+    assert listed(home) == truth
+    assert len(peeks) >= len(FIXTURES)  # every file read again
+
+
+def test_a_hand_edited_row_is_read_again_from_its_file(
+    home: dict[str, str], peeks: list[Path]
+) -> None:
+    truth = listed(home)
+    cache = Path(home["SEGUE_STATE_DIR"]) / CACHE_FILE
+    document = orjson.loads(cache.read_bytes())
+    rows = document["rows"]
+    edited = [rows[0][0], rows[1][0], rows[2][0]]
+    rows[0][12] = "a lot"  # the size, not a number
+    rows[1][5] = None  # an id that is not one
+    rows[2] = ["short"]
+    cache.write_bytes(orjson.dumps(document))
+    peeks.clear()
+    assert listed(home) == truth
+    assert sorted(str(p) for p in peeks) == sorted(edited)
+
+
+def test_watch_keeps_the_cache_and_one_it_cannot_write_is_no_error(
+    home: dict[str, str],
+) -> None:
+    args = ["watch", "--once", "--offline", "--return", "never", "--json"]
+    done = segue(args, home)
+    assert done.returncode == 0, done.stderr
+    cache = Path(home["SEGUE_STATE_DIR"]) / CACHE_FILE
+    assert cache.is_file()
+    cache.unlink()
+    cache.mkdir()  # neither read nor replaced: watch goes on all the same
+    again = segue(args, home)
+    assert again.returncode == 0 and not again.stderr, again.stderr  # the news said once
+    assert cache.is_dir()
