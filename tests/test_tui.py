@@ -70,7 +70,12 @@ class Clock:
 def make_app(env: dict[str, str], clock: Callable[[], datetime] | None = None) -> SegueApp:
     policy = WatchPolicy(move=Mode.ASK, returns=Mode.NEVER, remote=False, relaunch=False)
     return SegueApp(
-        env=env, policy=policy, remote=False, clock=clock or (lambda: NOW), agents=lambda: []
+        env=env,
+        policy=policy,
+        remote=False,
+        clock=clock or (lambda: NOW),
+        agents=lambda: [],
+        refresh_every=0,  # read again only when told (each test says when)
     )
 
 

@@ -216,11 +216,13 @@ def plan_rows(
     for row in view.rows:
         if stop is not None and stop():
             return
-        if row.away is not None:  # its work goes on over there: the return brings it back
+        if row.label is not None:  # planned already (a caller that kept the last plan)
+            pass
+        elif row.away is not None:  # its work goes on over there: the return brings it back
             row.plan_note = row.away
         elif row.path is None:
             row.plan_note = "no session file yet"
-        if row.plan_note is not None or row.state == RowState.ERROR:
+        if row.label is not None or row.plan_note is not None or row.state == RowState.ERROR:
             if done is not None:
                 done(row)
             continue

@@ -50,6 +50,7 @@ class SegueApp(App[None]):
         plan: bool = True,
         start_watching: bool = False,
         keep_listing: bool = False,
+        refresh_every: float = 10.0,
     ) -> None:
         super().__init__()
         self.env = dict(os.environ) if env is None else dict(env)
@@ -63,6 +64,7 @@ class SegueApp(App[None]):
         self._start_watching = start_watching
         self._watch_stop: threading.Event | None = None
         self._keep_listing = keep_listing
+        self.refresh_every = refresh_every  # seconds between reads of the fleet (0: never)
         self._listing = contextlib.ExitStack()
         self._listing_lock = threading.Lock()
         self._remembering = False

@@ -80,12 +80,16 @@ def _state_cell(row: FleetRow, now: Any) -> str:
     return row.state
 
 
+def _signature(row: FleetRow) -> object:
+    """What a row's dry run depends on, as far as the listing tells."""
+    return (row.size, row.state, row.reset_at, row.away, row.pid)
+
+
 def _haystack(row: FleetRow) -> str:
     parts = (
         row.provider.value,
         label(row.provider),
         row.project,
-        row.cwd or "",
         row.session_id,
         row.state,
         row.pane or "",
@@ -114,6 +118,8 @@ class FleetScreen(Screen[None]):
         self.selected: set[str] = set()
         self.query_text = ""
         self._shown: list[FleetRow] = []
+        self._plans: dict[str, tuple[object, str | None, str | None, str | None]] = {}
+        self._said: set[str] = set()  # the problems already told
 
     @property
     def segue(self) -> SegueApp:
@@ -143,7 +149,15 @@ class FleetScreen(Screen[None]):
         self.query_one("#watchlog", RichLog).display = False
         self.query_one("#agents", DataTable).focus()
         self.set_interval(1.0, self._tick)
+        if self.segue.refresh_every > 0:
+            self.set_interval(self.segue.refresh_every, self._refresh)
         self.reload()
+
+    def _refresh(self) -> None:
+        """The fleet read again, now and then (not while a reload is still at work)."""
+        busy = any(w.group == "load" and not w.is_finished for w in self.workers)
+        if not busy and self.app.screen is self:
+            self.reload()
 
     # -- loading ----------------------------------------------------------------------------
 
@@ -164,6 +178,10 @@ class FleetScreen(Screen[None]):
         except Exception as exc:
             from_thread(app, self._failed, exc)
             return
+        for row in view.rows:  # a row as it was at the last plan keeps that plan
+            known = self._plans.get(row.key)
+            if known is not None and known[0] == _signature(row):
+                row.label, row.loss_line, row.plan_note = known[1:]
         from_thread(app, self._show, view)
         if not app.plan:
             return
@@ -194,9 +212,12 @@ class FleetScreen(Screen[None]):
         self._banners()
         self._fill()
         for problem in view.problems:
-            self.app.notify(f"skipped {problem}", severity="warning", timeout=6)
+            if problem not in self._said:
+                self.app.notify(f"skipped {problem}", severity="warning", timeout=6)
+        self._said = set(view.problems)
 
     def _planned(self, row: FleetRow) -> None:
+        self._plans[row.key] = (_signature(row), row.label, row.loss_line, row.plan_note)
         table = self.query_one("#agents", DataTable)
         if row in self._shown:
             with contextlib.suppress(KeyError):

@@ -7,11 +7,18 @@ lock for a while too; thread ids are UUIDv7, so the largest is the newest. A loc
 disk by a killed Codex means nothing: only one held open counts. On node releases without
 ``process.execve`` the npm package's ``codex`` script runs the native binary as a child and
 forwards signals to it: that node process is its launcher.
+
+By default (Codex 0.169) the TUI runs its turns in a shared app-server daemon
+(``codex app-server … --managed-daemon``, one per home): the daemon holds the locks and the
+rollouts of every thread it serves, the TUI none. The daemon is a server, not an agent. A TUI
+with no lock of its own works on the thread it resumed (``codex resume <id>``, as segue relaunches
+a pane), else on the daemon's one thread in the TUI's folder (none when that is not one).
 """
 
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import psutil
@@ -22,6 +29,7 @@ from segue.providers.base import RunningSession
 __all__ = ["running_session"]
 
 _LOCKS = "thread-writer-locks"
+_DAEMON = "--managed-daemon"
 _HOME_VARS = ("HOME", "CODEX_HOME")
 
 
@@ -33,20 +41,75 @@ def is_codex(process: psutil.Process) -> bool:
 def running_session(process: psutil.Process) -> RunningSession | None:
     if not is_codex(process):
         return None
+    argv = process.cmdline()
+    if "app-server" in argv[1:]:  # the TUIs' shared daemon, or one call to it: a server
+        return None
     open_paths = [Path(f.path) for f in process.open_files()]
     threads = sorted(
         p.name.removesuffix(".lock")
         for p in open_paths
         if p.parent.name == _LOCKS and p.suffix == ".lock" and p.name.count(".") == 1
     )
-    if not threads:  # not a thread's writer: ``codex login``, a daemon, a command
-        return None
+    env = process.environ()
+    homes = {k: env[k] for k in _HOME_VARS if k in env}
+    if not threads:  # a TUI whose daemon writes for it, or not a thread's writer at all
+        return _served(process, argv, env, homes)
     thread = threads[-1]
     rollout = next(
         (p for p in open_paths if paths.session_id_from_name(p) == thread and p.is_file()), None
     )
-    env = process.environ()
-    homes = {k: env[k] for k in _HOME_VARS if k in env}
+    return RunningSession(thread, rollout, homes, launcher_pid=_launcher(process))
+
+
+_ID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.IGNORECASE)
+
+
+def _resumed(argv: list[str]) -> str | None:
+    """The thread ``codex resume [OPTIONS] <id>`` names."""
+    if "resume" not in argv[1:]:
+        return None
+    after = argv[argv.index("resume", 1) + 1 :]
+    return next((a.lower() for a in after if _ID.fullmatch(a)), None)
+
+
+def _daemon_files(env: dict[str, str]) -> list[Path]:
+    """What the shared daemons of this Codex home hold open (their locks and rollouts)."""
+    home = paths.codex_home(env)
+    found: list[Path] = []
+    for other in psutil.process_iter(["name"]):
+        try:
+            if other.info["name"] != "codex" or _DAEMON not in other.cmdline():
+                continue
+            if paths.codex_home(other.environ()) != home:
+                continue
+            found += [Path(f.path) for f in other.open_files()]
+        except (psutil.Error, OSError):
+            continue
+    return found
+
+
+def _served(
+    process: psutil.Process, argv: list[str], env: dict[str, str], homes: dict[str, str]
+) -> RunningSession | None:
+    thread = _resumed(argv)
+    held = _daemon_files(env)
+    rollouts = {
+        paths.session_id_from_name(p): p
+        for p in held
+        if p.suffix == ".jsonl" and paths.session_id_from_name(p)
+    }
+    if thread is None:
+        if not held:
+            return None  # no daemon: ``codex login``, a command, not an agent
+        here = os.path.realpath(process.cwd())
+        mine = [t for t, p in rollouts.items() if t and paths.recorded_cwd(p) == here]
+        if len(mine) != 1:
+            return None  # which of the daemon's threads is this TUI's cannot be told
+        thread = mine[0]
+    rollout = rollouts.get(thread)
+    if rollout is None or not rollout.is_file():
+        files = paths.thread_files(paths.sessions_dir(env), thread)
+        rollout = files[-1] if files else None
     return RunningSession(thread, rollout, homes, launcher_pid=_launcher(process))
 
 

@@ -1,0 +1,158 @@
+"""``segue tui`` for real, in a private tmux server: three live Claude Code TUIs, two of them
+stopped by a usage limit the stand-in gave them. Keys filter the parked agents, select them all
+and switch them; the panes relaunch on the real Codex TUI with the history, which the next
+request proves, and the table shows the agents where they now are. Before the confirmation
+nothing touches an agent."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import orjson
+import psutil
+import pytest
+
+from segue.running.agents import AgentState
+from segue_testbed.codex_cli import codex_bin
+from segue_testbed.standin import anthropic as A
+from segue_testbed.standin import openai as O
+from segue_testbed.standin.server import StandIn
+from segue_testbed.tmux_lab import TmuxLab
+from tests.segue_cli import segue
+from tests.test_agents import (
+    CODEX_READY,
+    RESET,
+    SETTLE,
+    START,
+    claude_home,
+    project,
+    start_claude,
+    wait_agents,
+)
+from tests.test_fleet_tmux import _codex_target, _end_codex_of, _settled, _sha
+
+pytestmark = pytest.mark.realcli
+
+AGENTS = {"alpha": False, "charlie": True, "delta": True}  # name: stopped by a limit?
+
+
+@pytest.fixture
+def lab() -> Iterator[TmuxLab]:
+    with TmuxLab(cols=140, rows=40) as lab:
+        yield lab
+
+
+def _keys(lab: TmuxLab, pane: str, *keys: str) -> None:
+    for key in keys:
+        lab.tmux("send-keys", "-t", pane, key)
+        time.sleep(0.25)
+
+
+def test_keys_in_segue_tui_move_the_parked_agents_to_codex_in_their_panes(
+    standin: StandIn, lab: TmuxLab, tmp_path: Path
+) -> None:
+    panes: dict[str, str] = {}
+    prompts: dict[str, str] = {}
+    cwds: dict[str, Path] = {}
+    for name, parked in AGENTS.items():
+        lane = standin.lane()
+        lane.script(
+            "anthropic",
+            A.RateLimited(subscriber=True, reset_at=RESET) if parked else A.Text(f"NOTED-{name}"),
+        )
+        cwds[name] = project(tmp_path, name)
+        env = claude_home(tmp_path / f"claude-{name}", lane, cwds[name], oauth=parked)
+        panes[name] = start_claude(lab, name, env, cwds[name])
+        prompts[name] = f"Remember that the {name} codeword is {name.upper()}-{len(name)}."
+        lab.type(panes[name], prompts[name])
+    for name, parked in AGENTS.items():
+        lab.wait_for(panes[name], "Usage limit reached" if parked else f"NOTED-{name}", SETTLE)
+    found = wait_agents(
+        lab,
+        lambda f: all(
+            panes[n] in f
+            and f[panes[n]].session_path is not None
+            and f[panes[n]].state is (AgentState.PARKED if p else AgentState.IDLE)
+            for n, p in AGENTS.items()
+        ),
+    )
+    agents = {name: found[panes[name]] for name in AGENTS}
+    sources = {name: a.session_path for name, a in agents.items() if a.session_path}
+    hashes = _settled(sources)
+
+    target_env, codex_lane = _codex_target(tmp_path / "codex", standin, list(cwds.values()))
+    env = {
+        **target_env,
+        "SEGUE_CODEX_BIN": str(codex_bin()),
+        "SEGUE_STATE_DIR": str(tmp_path / "state"),
+        "SEGUE_DATA_DIR": str(tmp_path / "data"),
+        "TMUX_TMPDIR": os.environ.get("TMUX_TMPDIR", "/tmp"),
+        "LANG": "C.UTF-8",
+    }
+    tui = lab.window(
+        "segue",
+        [sys.executable, "-m", "segue", "tui", "--offline", "--under", str(tmp_path)],
+        cwd=tmp_path,
+        env=env,
+    )
+    try:
+        lab.wait_for(tui, "3 rows: 3 running, 2 parked", START)
+        lab.wait_for(tui, lambda: "planning" not in lab.screen(tui), START)
+        _keys(lab, tui, "/")
+        lab.tmux("send-keys", "-t", tui, "-l", "parked")
+        lab.wait_for(tui, "2 match", 10)
+        _keys(lab, tui, "Enter", "a", "s")
+        lab.wait_for(tui, "Would switch 2 agents to Codex", START)
+        # the sheet is up and nothing has been done to any agent
+        for name, agent in agents.items():
+            assert psutil.pid_exists(agent.pid), name
+        assert {n: _sha(p) for n, p in sources.items()} == hashes
+
+        codex_lane.script("openai", *[O.Text("ANSWER-FROM-CODEX") for _ in range(2)])
+        _keys(lab, tui, "Enter")  # the confirm button has the focus
+        lab.wait_for(tui, "Switched 2 agents to Codex", 120)
+        assert psutil.pid_exists(agents["alpha"].pid)  # not selected: left alone
+        time.sleep(0.5)
+        _keys(lab, tui, "Enter")  # close: the fleet reloads
+        _keys(lab, tui, "Escape")  # the filter goes
+        # the table follows the agents: both on Codex now (it reads the fleet every 10 s)
+        lab.wait_for(tui, "3 rows: 3 running, 0 parked", 60)
+        lab.wait_for(tui, lambda: lab.screen(tui).count("Codex") >= 3, 30)  # rows and banner
+        # each pane is one agent: Codex's shared daemon is a server, not a fourth agent
+        listed = orjson.loads(segue(["agents", "--json"], env).stdout)["agents"]
+        socket = lab.socket  # (other tests run agents in tmux servers of their own)
+        ours = {a["pane"]["id"]: a for a in listed if a["pane"] and a["pane"]["server"] == socket}
+        assert {p: a["provider"] for p, a in ours.items()} == {
+            panes["alpha"]: "claude",
+            panes["charlie"]: "codex",
+            panes["delta"]: "codex",
+        }, listed
+        assert not any("app-server" in a["command"] for a in ours.values()), listed
+        assert len({ours[panes[n]]["session"] for n in ("charlie", "delta")}) == 2
+
+        for name in ("charlie", "delta"):
+            pane = panes[name]
+
+            def loaded(pane: str = pane, name: str = name) -> bool:
+                screen = lab.screen(pane)
+                return CODEX_READY in screen and f"{name} codeword" in screen
+
+            lab.wait_for(pane, loaded, START)
+            lab.input_ready(pane)
+            lab.type(pane, f"What is the {name} codeword?")
+            lab.wait_for(pane, "ANSWER-FROM-CODEX", SETTLE)
+            sent = [
+                orjson.dumps(r.body).decode()
+                for r in codex_lane.requests_for("openai")
+                if O.request_kind(r) == "turn"
+                and f"What is the {name} codeword?" in orjson.dumps(r.body).decode()
+            ]
+            assert sent and prompts[name] in sent[0]
+        _keys(lab, tui, "q")
+        lab.wait_for(tui, lambda: "segue — the fleet" not in lab.screen(tui), 15)
+    finally:
+        _end_codex_of(target_env["CODEX_HOME"])
