@@ -5,6 +5,7 @@ table (running agents and parked sessions, each with what a switch would do), fi
 from __future__ import annotations
 
 import contextlib
+import os
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -145,6 +146,9 @@ class FleetScreen(Screen[None]):
         yield Footer()
 
     def on_mount(self) -> None:
+        under = self.segue.under
+        if under is not None and not os.path.isdir(os.path.expanduser(under)):
+            self.app.notify(f"--under {under}: no such folder", severity="warning", timeout=8)
         self.query_one("#filter", Input).display = False
         self.query_one("#watchlog", RichLog).display = False
         self.query_one("#agents", DataTable).focus()
@@ -273,6 +277,12 @@ class FleetScreen(Screen[None]):
         parked = sum(1 for r in view.rows if r.state == "parked")
         live = sum(1 for r in view.rows if r.agent is not None)
         words = [f"{len(view.rows)} rows: {live} running, {parked} parked"]
+        if not view.rows:
+            under = self.segue.under
+            words.append(
+                "no agent is running and no session is parked"
+                + (f" below {under}" if under else "")
+            )
         if self.query_text:
             words.append(f"{len(self._shown)} match “{self.query_text}”")
         if self.selected:
