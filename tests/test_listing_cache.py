@@ -5,6 +5,7 @@ broken, foreign or hand-edited is never believed."""
 from __future__ import annotations
 
 import shutil
+import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -82,6 +83,12 @@ def test_a_second_run_reads_only_what_changed(home: dict[str, str], peeks: list[
     assert str(path) not in {row[0] for row in kept}
 
 
+def _this_key() -> str:
+    from segue.providers.sessions import _cache_key
+
+    return _cache_key()
+
+
 @pytest.mark.parametrize(
     "content",
     [
@@ -89,6 +96,9 @@ def test_a_second_run_reads_only_what_changed(home: dict[str, str], peeks: list[
         b'{"key": "0.0.1/1", "rows": []}',  # another segue's
         b"[1, 2, 3]",
         b"",
+        b'{"key": "KEY", "rows": 5}',
+        b'{"key": "KEY", "rows": true}',
+        b'{"key": "KEY", "rows": {"a": 1}}',
     ],
 )
 def test_a_cache_that_is_not_this_segues_is_not_believed(
@@ -96,7 +106,7 @@ def test_a_cache_that_is_not_this_segues_is_not_believed(
 ) -> None:
     truth = listed(home)
     cache = Path(home["SEGUE_STATE_DIR"]) / CACHE_FILE
-    cache.write_bytes(content)
+    cache.write_bytes(content.replace(b"KEY", _this_key().encode()))
     peeks.clear()
     assert listed(home) == truth
     assert len(peeks) >= len(FIXTURES)  # every file read again
@@ -109,26 +119,41 @@ def test_a_hand_edited_row_is_read_again_from_its_file(
     cache = Path(home["SEGUE_STATE_DIR"]) / CACHE_FILE
     document = orjson.loads(cache.read_bytes())
     rows = document["rows"]
-    edited = [rows[0][0], rows[1][0], rows[2][0]]
+    edited = [rows[0][0], rows[1][0], rows[2][0], rows[3][0]]
     rows[0][12] = "a lot"  # the size, not a number
     rows[1][5] = None  # an id that is not one
     rows[2] = ["short"]
+    rows[3][-1] = "2026-12-01T00:00:00"  # a reset time with no zone
     cache.write_bytes(orjson.dumps(document))
     peeks.clear()
     assert listed(home) == truth
     assert sorted(str(p) for p in peeks) == sorted(edited)
 
 
+def _one_loop(env: dict[str, str]) -> int:
+    """``segue watch``'s loop, stopped after its first pass."""
+    from segue.watch import Mode, WatchPolicy, watch
+
+    stop = threading.Event()
+    timer = threading.Timer(1.0, stop.set)  # (a pass with nothing new emits nothing)
+    timer.start()
+    policy = WatchPolicy(move=Mode.ASK, returns=Mode.NEVER, remote=False, relaunch=False)
+    try:
+        return watch(policy, interval=0.05, env=env, emit=lambda event: stop.set(), stop=stop)
+    finally:
+        timer.cancel()
+
+
 def test_watch_keeps_the_cache_and_one_it_cannot_write_is_no_error(
     home: dict[str, str],
 ) -> None:
-    args = ["watch", "--once", "--offline", "--return", "never", "--json"]
-    done = segue(args, home)
-    assert done.returncode == 0, done.stderr
     cache = Path(home["SEGUE_STATE_DIR"]) / CACHE_FILE
-    assert cache.is_file()
+    once = segue(["watch", "--once", "--offline", "--return", "never", "--json"], home)
+    assert once.returncode == 0, once.stderr
+    assert not cache.exists()  # one pass keeps nothing for a next one
+    assert _one_loop(home) >= 1
+    assert cache.is_file()  # the loop does
     cache.unlink()
-    cache.mkdir()  # neither read nor replaced: watch goes on all the same
-    again = segue(args, home)
-    assert again.returncode == 0 and not again.stderr, again.stderr  # the news said once
+    cache.mkdir()  # neither read nor replaced: the loop goes on all the same
+    assert _one_loop(home) >= 1
     assert cache.is_dir()

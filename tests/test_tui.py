@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 from textual.pilot import Pilot
-from textual.widgets import DataTable, RichLog, Static
+from textual.widgets import DataTable, RadioButton, RichLog, Static
 
 from segue.store import open_store
 from segue.tui.app import SegueApp
@@ -67,9 +67,12 @@ class Clock:
         return self.now
 
 
-def make_app(env: dict[str, str], clock: Callable[[], datetime] | None = None) -> SegueApp:
+def make_app(
+    env: dict[str, str], clock: Callable[[], datetime] | None = None, **options: Any
+) -> SegueApp:
     policy = WatchPolicy(move=Mode.ASK, returns=Mode.NEVER, remote=False, relaunch=False)
     return SegueApp(
+        **options,
         env=env,
         policy=policy,
         remote=False,
@@ -263,6 +266,9 @@ def test_the_thread_view_adopts_the_session_and_shows_its_runs(home: dict[str, s
         await until(pilot, lambda: isinstance(app.screen, ThreadScreen), "the thread view")
         screen = app.screen
         assert isinstance(screen, ThreadScreen)
+        # as segue thread show: a session no thread holds is said so, and t adopts it
+        await until(pilot, lambda: "segue thread adopt" in text(app, "#head"), "the refusal")
+        await pilot.press("t")
         await until(pilot, lambda: screen.view is not None, "the thread")
         runs = rows(screen.query_one("#runs", DataTable))
         assert [(r[0], r[1], r[4]) for r in runs][-1][1:] == ("claude", "failed")
@@ -311,8 +317,9 @@ def test_watch_runs_in_the_panel_and_asks_before_a_move(home: dict[str, str]) ->
         await pilot.press("w")
         await until(pilot, lambda: isinstance(app.screen, Question), "watch's question", 120)
         assert "Would switch" in text(app, ".details")
-        assert app.focused is not None and app.focused.id == "yes"
-        await pilot.press("escape")  # declined
+        # it came up unasked: an enter meant for another screen never says yes
+        assert app.focused is not None and app.focused.id == "no"
+        await pilot.press("enter")  # declined
         log = app.fleet.query_one("#watchlog", RichLog)
         await until(
             pilot, lambda: any("move_declined" in str(line) for line in log.lines), "the log"
@@ -373,3 +380,60 @@ def test_segue_tui_without_a_terminal_says_so(home: dict[str, str]) -> None:
     assert "Traceback" not in done.stderr
     bad = segue(["tui", "--return", "sometimes"], {**home, "PATH": os.environ["PATH"]})
     assert bad.returncode != 0 and "--return 'sometimes'" in bad.stderr, bad.stderr
+
+
+def test_segue_tui_watch_starts_the_loop_once_the_screen_is_up(home: dict[str, str]) -> None:
+    app = make_app(home, start_watching=True)
+
+    async def body(pilot: Pilot[Any]) -> None:
+        await until(pilot, lambda: isinstance(app.screen, Question), "watch's question", 120)
+        await pilot.press("n")
+        log = app.fleet.query_one("#watchlog", RichLog)
+        await until(pilot, lambda: any("move_declined" in str(x) for x in log.lines), "the log")
+        assert log.lines[0].text.startswith("watch: on")
+        await pilot.press("w", "w")  # off and on again while its pass may still run
+        await until(pilot, lambda: app.watching, "the loop again")
+        await pilot.pause(1.0)
+        said = [n.message for n in app._notifications]
+        assert not any("already running" in m for m in said), said
+
+    run(app, body)
+
+
+def test_a_plan_for_a_direction_no_longer_chosen_never_runs(home: dict[str, str]) -> None:
+    from segue.fleet import batch
+
+    app = make_app(home)
+    slow = batch.plan_fleet
+
+    def plan_slowly(*args: Any, **kwargs: Any) -> Any:
+        time.sleep(1.0)
+        return slow(*args, **kwargs)
+
+    async def body(pilot: Pilot[Any]) -> None:
+        batch.plan_fleet = plan_slowly
+        try:
+            await pilot.press("a", "s")  # agents of both providers: two directions
+            await until(pilot, lambda: isinstance(app.screen, BatchSheet), "the sheet")
+            await pilot.press("enter")  # yes, while the first direction is being planned
+            other = [b for b in app.screen.query(RadioButton) if not b.value]
+            other[0].value = True  # the other direction chosen
+            await pilot.pause(3.0)
+            # the yes was for the direction shown then: nothing ran, the new plan is shown
+            assert "Switched" not in text(app, "#tally")
+            assert "to switch" in text(app, "#head")
+        finally:
+            batch.plan_fleet = slow
+
+    run(app, body)
+    assert not (Path(home["SEGUE_DATA_DIR"]) / "segue.db").exists()
+
+
+@pytest.mark.parametrize("args", [["--quiet", "inf"], ["--quiet", "1e20"], ["--interval", "inf"]])
+def test_spans_no_clock_takes_are_one_line(home: dict[str, str], args: list[str]) -> None:
+    from tests.segue_cli import segue
+
+    done = segue(["tui", *args], {**home, "PATH": os.environ["PATH"]})
+    assert done.returncode == 1 and "give a number of seconds" in done.stderr, done.stderr
+    watched = segue(["watch", "--once", *args], {**home, "PATH": os.environ["PATH"]})
+    assert watched.returncode == 1 and "give a number of seconds" in watched.stderr

@@ -128,6 +128,8 @@ def test_thread_view(snap_compare: Compare, home: dict[str, str]) -> None:
         await until(pilot, lambda: isinstance(pilot.app.screen, ThreadScreen), "the thread")
         screen = pilot.app.screen
         assert isinstance(screen, ThreadScreen)
+        await until(pilot, lambda: "adopt" in text(pilot.app, "#head"), "no thread yet")  # type: ignore[arg-type]
+        await pilot.press("t")
         await until(pilot, lambda: screen.view is not None, "its runs")
         await pilot.pause(0.2)
 

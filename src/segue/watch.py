@@ -599,7 +599,7 @@ def watch(
     SIGTERM (or ``stop``); each event goes to ``emit``. Returns how many passes ran."""
     env = dict(os.environ) if env is None else dict(env)
     stop = stop or threading.Event()
-    if interval <= 0:
+    if not 0 < interval < float("inf"):  # (nan too)
         raise SegueError(f"--interval {interval}: give a number of seconds above 0")
     import time
 
@@ -616,7 +616,9 @@ def watch(
         return info.st_size, info.st_mtime_ns
 
     passes = 0
-    with _stop_on_signals(stop), _only_watch(env, once=once), remembered_peeks(env, persist=True):
+    # the loop keeps the listing for its next start (listing-cache.json); one pass keeps nothing
+    keep = remembered_peeks(env, persist=not once)
+    with _stop_on_signals(stop), _only_watch(env, once=once), keep:
         last = stamp()
         while not stop.is_set():
             try:

@@ -39,10 +39,10 @@ def tui_command(
 ) -> None:
     """The whole fleet on one screen: usage, agents, switch, return, threads and the watch
     loop. ? shows every key."""
-    from segue.cli.watch import watch_policy
+    from segue.cli.watch import MAX_SECONDS, watch_policy
 
     policy = watch_policy(auto, ask, returns, quiet, under, offline, no_relaunch)
-    if not interval > 0:
+    if not 0 < interval <= MAX_SECONDS:  # (nan too)
         raise SegueError(f"--interval {interval}: give a number of seconds above 0")
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         raise SegueError("segue tui needs a terminal (for scripts: segue agents, segue switch)")

@@ -21,6 +21,8 @@ if TYPE_CHECKING:
 
 __all__ = ["watch_command", "watch_policy"]
 
+MAX_SECONDS = 10 * 365 * 86400.0  # ten years: beyond it, a time span no clock takes
+
 
 def _notify(text: str) -> None:
     """The question where the user may be: a bell, every tmux client, the desktop."""
@@ -100,8 +102,8 @@ def watch_policy(
         back = Mode(returns)
     except ValueError:
         raise SegueError(f"--return {returns!r}: expected auto, ask or never") from None
-    if quiet < 0 or quiet != quiet:
-        raise SegueError(f"--quiet {quiet}: give a number of seconds, 0 or more")
+    if not 0 <= quiet <= MAX_SECONDS:  # (nan too)
+        raise SegueError(f"--quiet {quiet}: give a number of seconds, 0 to {MAX_SECONDS:g}")
     return WatchPolicy(
         move=Mode.AUTO if auto else Mode.ASK,
         returns=back,

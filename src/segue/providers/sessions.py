@@ -164,12 +164,14 @@ def remembered_peeks(env: Env | None = None, *, persist: bool = False) -> Iterat
     if outer is None:
         _LOOKED_AT.clear()
         _REMEMBERED = _read_cache(_env(env)) if persist else {}
+    mine = _REMEMBERED
     try:
         yield
     finally:
-        if outer is None and persist and _REMEMBERED is not None and _LOOKED_AT:
-            _write_cache(_env(env), _REMEMBERED)
-        _REMEMBERED = outer
+        if outer is None and persist and mine is not None and _LOOKED_AT:
+            _write_cache(_env(env), mine)
+        if _REMEMBERED is mine:  # (an inner one that ends after its outer one leaves it ended)
+            _REMEMBERED = outer
 
 
 def _cache_key() -> str:
@@ -189,17 +191,22 @@ def _read_cache(env: Env) -> dict[str, tuple[tuple[int, int, int], SessionInfo]]
     document = read_private_json(state_dir(env) / CACHE_FILE, _CACHE_LIMIT)
     if not isinstance(document, dict) or document.get("key") != _cache_key():
         return found  # none, another segue's, or not one at all
-    for row in document.get("rows") or ():
+    rows = document.get("rows")
+    if not isinstance(rows, list):
+        return found
+    for row in rows:
         try:
             path, size, mtime, inode, provider, *info, state, reset = row
-            if not _well_typed(info):
+            if not _well_typed(info) or not all(type(n) is int for n in (size, mtime, inode)):
                 continue
             reset_at = None if reset is None else datetime.fromisoformat(reset)
+            if reset_at is not None and reset_at.utcoffset() is None:
+                continue  # a time with no zone: not one this segue wrote
             found[str(path)] = (
-                (int(size), int(mtime), int(inode)),
+                (size, mtime, inode),
                 SessionInfo(known(provider), *info, state=SessionState(state), reset_at=reset_at),  # type: ignore[misc]
             )
-        except (TypeError, ValueError):  # a row this segue cannot take: read the file again
+        except (TypeError, ValueError, AttributeError):  # a row this segue cannot take
             continue
     return found
 

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sys
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, ClassVar
 
@@ -61,13 +62,17 @@ class SegueApp(App[None]):
         self.clock = clock or (lambda: datetime.now(UTC))
         self._agents = agents
         self.plan = plan
-        self._start_watching = start_watching
+        self.start_watching = start_watching  # the fleet screen starts it once it is up
         self._watch_stop: threading.Event | None = None
         self._keep_listing = keep_listing
         self.refresh_every = refresh_every  # seconds between reads of the fleet (0: never)
         self._listing = contextlib.ExitStack()
         self._listing_lock = threading.Lock()
         self._remembering = False
+        self._writers: set[threading.Thread] = set()
+        self._writers_lock = threading.Lock()
+        self._watch_gate = threading.Lock()  # one watch loop at a time, this app's own included
+        self._watch_thread: threading.Thread | None = None
 
     def remember_listing(self) -> None:
         """From the first load on (in its worker, after the first paint), the session listing
@@ -80,6 +85,8 @@ class SegueApp(App[None]):
                 self._remembering = True
 
     def on_unmount(self) -> None:
+        if self._watch_stop is not None:  # however the app ends, the loop ends with it
+            self._watch_stop.set()
         self.forget_listing()
 
     def forget_listing(self) -> None:
@@ -97,9 +104,24 @@ class SegueApp(App[None]):
         return list(list_agents(self.env))
 
     def on_mount(self) -> None:
-        self.push_screen(FleetScreen())
-        if self._start_watching:
-            self.toggle_watch()
+        self.push_screen(FleetScreen())  # it starts the watch once it is up (start_watching)
+
+    @contextlib.contextmanager
+    def writing(self) -> Iterator[None]:
+        """Around work that writes (a batch, a rollback, a fork, the watch loop): the app does
+        not end under it, and segue tui waits for it before the process ends."""
+        me = threading.current_thread()
+        with self._writers_lock:
+            self._writers.add(me)
+        try:
+            yield
+        finally:
+            with self._writers_lock:
+                self._writers.discard(me)
+
+    def writers(self) -> list[threading.Thread]:
+        with self._writers_lock:
+            return [t for t in self._writers if t.is_alive()]
 
     @property
     def fleet(self) -> FleetScreen:
@@ -153,17 +175,25 @@ class SegueApp(App[None]):
         def ask(text: str) -> bool:
             return self._ask(text, stop)
 
+        while not self._watch_gate.acquire(timeout=0.2):  # a loop stopped a moment ago ends
+            if stop.is_set():  # its pass first
+                return
         try:
-            watch(
-                self.policy,
-                interval=self.interval,
-                env=self.env,
-                ask=ask if asks else None,
-                emit=lambda event: from_thread(self, self._watch_event, event),
-                stop=stop,
-            )
+            self.remember_listing()  # the app's listing is the outer one, not the loop's
+            self._watch_thread = threading.current_thread()
+            with self.writing():
+                watch(
+                    self.policy,
+                    interval=self.interval,
+                    env=self.env,
+                    ask=ask if asks else None,
+                    emit=lambda event: from_thread(self, self._watch_event, event),
+                    stop=stop,
+                )
         except Exception as exc:
             from_thread(self, self._watch_failed, stop, exc)
+        finally:
+            self._watch_gate.release()
 
     def _ask(self, text: str, stop: threading.Event) -> bool:
         """A watch question (from its thread): a sheet with the preview and one key."""
@@ -176,7 +206,8 @@ class SegueApp(App[None]):
 
         def show() -> None:
             self.bell()
-            self.push_screen(Question("segue watch", text), given)
+            # it may come up over anything: a key meant for another screen never says yes
+            self.push_screen(Question("segue watch", text, focus_yes=False), given)
 
         from_thread(self, show)
         while not answered.wait(0.5):
@@ -201,8 +232,12 @@ class SegueApp(App[None]):
         self.fleet.watch_shown(False)
 
     def action_quit(self) -> None:  # type: ignore[override]
+        busy = [t for t in self.writers() if t is not self._watch_thread]
+        if busy:
+            self.notify("A switch, rollback or fork is running; q again once it ends.")
+            return
         if self._watch_stop is not None:
-            self._watch_stop.set()
+            self._watch_stop.set()  # the loop ends after the pass it is in (segue tui waits)
         self.exit()
 
 
@@ -225,7 +260,20 @@ def run_tui(
         start_watching=start_watching,
         keep_listing=True,
     )
-    try:
-        app.run()
+    import asyncio
+
+    loop = asyncio.new_event_loop()  # run on a loop of ours: asyncio.run would wait at the
+    try:  # end for every worker thread, a listing or a store wait included
+        app.run(loop=loop)
     finally:
         app.forget_listing()
+    for thread in app.writers():  # a watch pass that was moving agents: let it finish
+        sys.stderr.write("segue tui: waiting for the watch's pass to finish…\n")
+        thread.join()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    code = app.return_code or 0
+    if any(t.is_alive() and not t.daemon for t in threading.enumerate()[1:]):
+        os._exit(code)  # only readers are left (a listing, a store wait): no need to wait
+    if code:
+        raise SystemExit(code)

@@ -5,6 +5,7 @@ live progress per agent and the tally. A failure is its row; the batch goes on."
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
@@ -93,6 +94,7 @@ class BatchSheet(ModalScreen[bool]):
         self._confirmed = False  # confirmed before the plan was made: run it when it is
         self._touched = False  # the user chose a compaction: no default overrides it
         self._rows: dict[int, int] = {}  # id(candidate) → its row
+        self._generation = 0  # the plan asked for last: an older one that arrives is dropped
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="sheet", id="batch"):
@@ -125,21 +127,26 @@ class BatchSheet(ModalScreen[bool]):
 
     @work(thread=True, exclusive=True, group="plan", exit_on_error=False)
     def _make_plan(self) -> None:
+        generation = self._generation
         source, target = self._directions[self._index]
         try:
             plan = self._planner(source, target)
         except Exception as exc:
-            from_thread(self.app, self._plan_failed, exc)
+            from_thread(self.app, self._plan_failed, exc, generation)
             return
-        from_thread(self.app, self._show_plan, plan)
+        from_thread(self.app, self._show_plan, plan, generation)
 
-    def _plan_failed(self, exc: BaseException) -> None:
+    def _plan_failed(self, exc: BaseException, generation: int) -> None:
+        if generation != self._generation or self._phase != "planning":
+            return
         self._phase = "failed"
         self.query_one("#head", Static).update(Text(one_line(exc), style="red"))
         self.query_one("#confirm", Button).disabled = True
         self.query_one("#cancel", Button).focus()
 
-    def _show_plan(self, plan: FleetPlan) -> None:
+    def _show_plan(self, plan: FleetPlan, generation: int) -> None:
+        if generation != self._generation or self._phase != "planning":
+            return  # a plan for a direction no longer chosen, or after the batch began
         self._plan, self._phase = plan, "planned"
         scope = f"; under {plan.under}" if plan.under else ""
         head = (
@@ -190,6 +197,9 @@ class BatchSheet(ModalScreen[bool]):
         if self._phase in ("running", "done") or event.index == self._index:
             return
         self._index = event.index
+        self._generation += 1
+        self._confirmed = False  # a yes was for the direction shown then, not this one
+        self._plan = None
         self._phase = "planning"
         self.query_one("#head", Static).update("planning…")
         self.query_one("#planned", DataTable).clear()
@@ -233,18 +243,23 @@ class BatchSheet(ModalScreen[bool]):
 
     @work(thread=True, exclusive=True, group="run", exit_on_error=False)
     def _run(self, plan: FleetPlan, relaunch: bool, compact: ArrivalCompact) -> None:
+        writing = getattr(self.app, "writing", None)
         try:
-            result = run_fleet(
-                plan,
-                env=self._env,
-                relaunch=relaunch,
-                arrival_compact=compact,
-                progress=lambda o: from_thread(self.app, self._show_outcome, o),
-            )
+            with writing() if callable(writing) else contextlib.nullcontext():
+                result = self._carry_out(plan, relaunch, compact)
         except Exception as exc:
             from_thread(self.app, self._run_failed, exc)
             return
         from_thread(self.app, self._finished, result)
+
+    def _carry_out(self, plan: FleetPlan, relaunch: bool, compact: ArrivalCompact) -> FleetResult:
+        return run_fleet(
+            plan,
+            env=self._env,
+            relaunch=relaunch,
+            arrival_compact=compact,
+            progress=lambda o: from_thread(self.app, self._show_outcome, o),
+        )
 
     def _cell(self, outcome: Outcome) -> Text:
         if outcome.switch is not None:

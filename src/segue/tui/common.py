@@ -135,14 +135,22 @@ def banner(usage: ProviderUsage, label: str, now: datetime) -> Text:
 
 
 class Question(ModalScreen[bool]):
-    """A yes-or-no question with its details; the answer button focused (``enter``), and
+    """A yes-or-no question with its details: ``y`` or the answer button (focused, so ``enter``
+    says yes, unless ``focus_yes`` is off: a question that comes up unasked), ``n`` or
     ``escape`` is no."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "no", "No")]
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "no", "No"),
+        Binding("n", "no", "No", show=False),
+        Binding("y", "yes", "Yes", show=False),
+    ]
 
-    def __init__(self, title: str, details: str, yes: str = "Go ahead") -> None:
+    def __init__(
+        self, title: str, details: str, yes: str = "Go ahead", *, focus_yes: bool = True
+    ) -> None:
         super().__init__()
         self._title, self._details, self._yes = title, details, yes
+        self._focus_yes = focus_yes
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="sheet"):
@@ -153,10 +161,13 @@ class Question(ModalScreen[bool]):
                 yield Button("Cancel", id="no")
 
     def on_mount(self) -> None:
-        self.query_one("#yes", Button).focus()
+        self.query_one("#yes" if self._focus_yes else "#no", Button).focus()
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         self.dismiss(event.button.id == "yes")
+
+    def action_yes(self) -> None:
+        self.dismiss(True)
 
     def action_no(self) -> None:
         self.dismiss(False)

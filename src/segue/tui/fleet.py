@@ -156,6 +156,8 @@ class FleetScreen(Screen[None]):
         if self.segue.refresh_every > 0:
             self.set_interval(self.segue.refresh_every, self._refresh)
         self.reload()
+        if self.segue.start_watching and not self.segue.watching:
+            self.segue.toggle_watch()
 
     def _refresh(self) -> None:
         """The fleet read again, now and then (not while a reload is still at work)."""

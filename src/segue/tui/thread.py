@@ -44,6 +44,7 @@ class ThreadScreen(Screen[None]):
         Binding("escape", "back", "Back"),
         Binding("b", "rollback", "Rollback", tooltip="Roll back to a run (preview first)"),
         Binding("f", "fork", "Fork", tooltip="Fork the thread at a run"),
+        Binding("t", "adopt", "Make it a thread", tooltip="Make the session an app thread"),
         Binding("ctrl+r", "reload", "Reload"),
     ]
 
@@ -87,20 +88,26 @@ class ThreadScreen(Screen[None]):
         self._load()
 
     @work(thread=True, exclusive=True, group="thread", exit_on_error=False)
-    def _load(self) -> None:
+    def _load(self, adopting: bool = False) -> None:
         from segue.rewind.thread_view import show_thread
 
         app = self.segue
         try:
-            # a session no thread holds yet becomes one (in segue's store only)
-            view = show_thread(self.ref, app.env, adopting=True)
+            view = show_thread(self.ref, app.env, adopting=adopting)
         except Exception as exc:
             from_thread(app, self._failed, exc)
             return
         from_thread(app, self._show, view)
 
     def _failed(self, exc: BaseException) -> None:
-        self.query_one("#head", Static).update(Text(one_line(exc), style="red"))
+        text = Text(one_line(exc), style="red")
+        if "segue thread adopt" in str(exc):  # as segue thread show says, and t does it
+            text.append("\nt makes this session an app thread (segue thread adopt).", style="")
+        self.query_one("#head", Static).update(text)
+
+    def action_adopt(self) -> None:
+        if self.view is None:
+            self._load(adopting=True)
 
     def _show(self, view: ThreadView) -> None:
         from segue.threads import coverage_lines
@@ -223,7 +230,8 @@ class ThreadScreen(Screen[None]):
         app = self.segue
         assert self.view is not None
         try:
-            done = rollback(self.view.graph.thread.id, run, confirmed=True, env=app.env)
+            with app.writing():
+                done = rollback(self.view.graph.thread.id, run, confirmed=True, env=app.env)
         except Exception as exc:
             from_thread(app, self._notify_failure, exc)
             return
@@ -249,7 +257,8 @@ class ThreadScreen(Screen[None]):
         app = self.segue
         assert self.view is not None
         try:
-            forked = fork_thread(self.view.graph.thread.id, run, env=app.env)
+            with app.writing():
+                forked = fork_thread(self.view.graph.thread.id, run, env=app.env)
         except Exception as exc:
             from_thread(app, self._notify_failure, exc)
             return

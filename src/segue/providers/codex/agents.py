@@ -12,13 +12,17 @@ By default (Codex 0.169) the TUI runs its turns in a shared app-server daemon
 (``codex app-server … --managed-daemon``, one per home): the daemon holds the locks and the
 rollouts of every thread it serves, the TUI none. The daemon is a server, not an agent. A TUI
 with no lock of its own works on the thread it resumed (``codex resume <id>``, as segue relaunches
-a pane), else on the daemon's one thread in the TUI's folder (none when that is not one).
+a pane) while the daemon holds that thread, else on the daemon's one thread in the TUI's folder
+that no other TUI resumed (none when that is not one thread: not told, rather than told wrong).
+One look at the processes serves a whole agents scan.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import psutil
@@ -62,51 +66,110 @@ def running_session(process: psutil.Process) -> RunningSession | None:
 
 
 _ID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.IGNORECASE)
+# Codex's subcommands that are not its TUI (0.169): their processes are never an agent
+_NOT_THE_TUI = frozenset(
+    [
+        "exec",
+        "e",
+        "login",
+        "logout",
+        "mcp",
+        "mcp-server",
+        "app-server",
+        "completion",
+        "sandbox",
+        "debug",
+        "apply",
+        "a",
+        "cloud",
+        "responses-api-proxy",
+        "stdio-to-uds",
+        "generate-ts",
+        "features",
+        "help",
+    ]
+)
+_SCAN_TTL_S = 2.0  # one look at the daemons serves every Codex process of one agents scan
+
+
+def _subcommand(argv: list[str]) -> str | None:
+    """The first word after the options (``resume``, ``exec``, …; a prompt is one too)."""
+    return next((a for a in argv[1:] if not a.startswith("-")), None)
 
 
 def _resumed(argv: list[str]) -> str | None:
     """The thread ``codex resume [OPTIONS] <id>`` names."""
-    if "resume" not in argv[1:]:
+    if _subcommand(argv) != "resume":
         return None
     after = argv[argv.index("resume", 1) + 1 :]
     return next((a.lower() for a in after if _ID.fullmatch(a)), None)
 
 
-def _daemon_files(env: dict[str, str]) -> list[Path]:
-    """What the shared daemons of this Codex home hold open (their locks and rollouts)."""
-    home = paths.codex_home(env)
-    found: list[Path] = []
+@dataclass(frozen=True, slots=True)
+class _Served:
+    """What the shared daemons of one Codex home serve, and which threads TUIs resumed."""
+
+    locks: frozenset[str]  # the threads whose locks the daemons hold
+    rollouts: dict[str, Path]  # thread → the rollout a daemon has open
+    resumed: frozenset[str]  # threads a lockless TUI of this home names (codex resume <id>)
+
+
+_seen: dict[Path, tuple[float, _Served]] = {}
+
+
+def _served_by_daemons(home: Path) -> _Served:
+    """One scan of the processes (at most every few seconds) for a Codex home."""
+    known = _seen.get(home)
+    if known is not None and time.monotonic() - known[0] < _SCAN_TTL_S:
+        return known[1]
+    locks: set[str] = set()
+    rollouts: dict[str, Path] = {}
+    resumed: set[str] = set()
     for other in psutil.process_iter(["name"]):
         try:
-            if other.info["name"] != "codex" or _DAEMON not in other.cmdline():
+            if other.info["name"] != "codex":
                 continue
+            argv = other.cmdline()
             if paths.codex_home(other.environ()) != home:
                 continue
-            found += [Path(f.path) for f in other.open_files()]
+            if _DAEMON in argv:
+                for f in other.open_files():
+                    p = Path(f.path)
+                    if p.parent.name == _LOCKS and p.suffix == ".lock":
+                        locks.add(p.name.removesuffix(".lock"))
+                    elif p.suffix == ".jsonl" and (tid := paths.session_id_from_name(p)):
+                        rollouts[tid] = p
+            elif (tid := _resumed(argv)) is not None:
+                resumed.add(tid)
         except (psutil.Error, OSError):
             continue
-    return found
+    served = _Served(frozenset(locks), rollouts, frozenset(resumed))
+    _seen[home] = (time.monotonic(), served)
+    return served
 
 
 def _served(
     process: psutil.Process, argv: list[str], env: dict[str, str], homes: dict[str, str]
 ) -> RunningSession | None:
+    if _subcommand(argv) in _NOT_THE_TUI:
+        return None  # ``codex login``, ``codex exec``, a server: not an agent
+    served = _served_by_daemons(paths.codex_home(env))
+    if not served.locks:
+        return None  # no daemon writes for it: not a thread's writer
     thread = _resumed(argv)
-    held = _daemon_files(env)
-    rollouts = {
-        paths.session_id_from_name(p): p
-        for p in held
-        if p.suffix == ".jsonl" and paths.session_id_from_name(p)
-    }
-    if thread is None:
-        if not held:
-            return None  # no daemon: ``codex login``, a command, not an agent
+    if thread is None or thread not in served.locks:
+        # a fresh TUI (or one that went on with /new): the daemon's one thread in its folder
+        # that no other TUI resumed; none when that is not one thread
         here = os.path.realpath(process.cwd())
-        mine = [t for t, p in rollouts.items() if t and paths.recorded_cwd(p) == here]
+        mine = [
+            t
+            for t, p in served.rollouts.items()
+            if t in served.locks and t not in served.resumed and paths.recorded_cwd(p) == here
+        ]
         if len(mine) != 1:
-            return None  # which of the daemon's threads is this TUI's cannot be told
+            return None
         thread = mine[0]
-    rollout = rollouts.get(thread)
+    rollout = served.rollouts.get(thread)
     if rollout is None or not rollout.is_file():
         files = paths.thread_files(paths.sessions_dir(env), thread)
         rollout = files[-1] if files else None
