@@ -12,13 +12,14 @@ import hashlib
 import os
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import orjson
 import psutil
 import pytest
 
-from segue.running.agents import AgentState
+from segue.running.agents import Agent, AgentState
 from segue_testbed.codex_cli import CodexHome, codex_bin
 from segue_testbed.standin import anthropic as A
 from segue_testbed.standin import openai as O
@@ -98,39 +99,79 @@ def _end_codex_of(home: str) -> None:
             continue
 
 
-def test_a_fleet_parked_on_claude_moves_to_codex_in_its_panes(
-    standin: StandIn, lab: TmuxLab, tmp_path: Path
-) -> None:
+@dataclass
+class Fleet:
+    panes: dict[str, str]  # name → tmux pane
+    prompts: dict[str, str]  # name → the prompt each typed
+    cwds: dict[str, Path]
+    agents: dict[str, Agent]
+    sources: dict[str, Path]  # name → its session file
+
+
+def start_fleet(standin: StandIn, lab: TmuxLab, tmp_path: Path, parked: dict[str, bool]) -> Fleet:
+    """A live Claude Code TUI per name in ``lab``, each in a project of its own, that typed one
+    prompt; those ``parked`` names were answered with a usage limit, the others with a reply."""
     panes: dict[str, str] = {}
     prompts: dict[str, str] = {}
     cwds: dict[str, Path] = {}
-    for name, parked in AGENTS.items():
+    for name, limited in parked.items():
         lane = standin.lane()
         lane.script(
             "anthropic",
-            A.RateLimited(subscriber=True, reset_at=RESET) if parked else A.Text(f"NOTED-{name}"),
+            A.RateLimited(subscriber=True, reset_at=RESET) if limited else A.Text(f"NOTED-{name}"),
         )
         cwds[name] = project(tmp_path, name)
-        env = claude_home(tmp_path / f"claude-{name}", lane, cwds[name], oauth=parked)
+        env = claude_home(tmp_path / f"claude-{name}", lane, cwds[name], oauth=limited)
         panes[name] = start_claude(lab, name, env, cwds[name])
         prompts[name] = f"Remember that the {name} codeword is {name.upper()}-{len(name)}."
         lab.type(panes[name], prompts[name])
-    for name, parked in AGENTS.items():
-        lab.wait_for(panes[name], "Usage limit reached" if parked else f"NOTED-{name}", SETTLE)
+    for name, limited in parked.items():
+        lab.wait_for(panes[name], "Usage limit reached" if limited else f"NOTED-{name}", SETTLE)
     found = wait_agents(
         lab,
         lambda f: all(
             panes[n] in f
             and f[panes[n]].session_path is not None
             and f[panes[n]].state is (AgentState.PARKED if p else AgentState.IDLE)
-            for n, p in AGENTS.items()
+            for n, p in parked.items()
         ),
     )
-    agents = {name: found[panes[name]] for name in AGENTS}
+    agents = {name: found[panes[name]] for name in parked}
     sources: dict[str, Path] = {}
     for name, agent in agents.items():
         assert agent.session_path is not None
         sources[name] = agent.session_path
+    return Fleet(panes, prompts, cwds, agents, sources)
+
+
+def ask_on_codex(lab: TmuxLab, fleet: Fleet, name: str, codex_lane: Lane) -> None:
+    """In the agent's pane, now the Codex TUI on its new session: a question whose request
+    must carry the prompt the agent typed on Claude Code."""
+    pane = fleet.panes[name]
+
+    def loaded() -> bool:
+        screen = lab.screen(pane)
+        return CODEX_READY in screen and f"{name} codeword" in screen
+
+    lab.wait_for(pane, loaded, START)
+    lab.input_ready(pane)
+    lab.type(pane, f"What is the {name} codeword?")
+    lab.wait_for(pane, "ANSWER-FROM-CODEX", SETTLE)
+    sent = [
+        orjson.dumps(r.body).decode()
+        for r in codex_lane.requests_for("openai")
+        if O.request_kind(r) == "turn"
+        and f"What is the {name} codeword?" in orjson.dumps(r.body).decode()
+    ]
+    assert sent and fleet.prompts[name] in sent[0]
+
+
+def test_a_fleet_parked_on_claude_moves_to_codex_in_its_panes(
+    standin: StandIn, lab: TmuxLab, tmp_path: Path
+) -> None:
+    fleet = start_fleet(standin, lab, tmp_path, AGENTS)
+    panes, cwds, agents = fleet.panes, fleet.cwds, fleet.agents
+    sources = fleet.sources
     hashes = _settled(sources)
     originals = {name: p.read_bytes() for name, p in sources.items()}
 
@@ -181,22 +222,6 @@ def test_a_fleet_parked_on_claude_moves_to_codex_in_its_panes(
 
         # each pane runs Codex on its new session; typing there sends the carried history
         for name in AGENTS:
-            pane = panes[name]
-
-            def loaded(pane: str = pane, name: str = name) -> bool:
-                screen = lab.screen(pane)
-                return CODEX_READY in screen and f"{name} codeword" in screen
-
-            lab.wait_for(pane, loaded, START)
-            lab.input_ready(pane)
-            lab.type(pane, f"What is the {name} codeword?")
-            lab.wait_for(pane, "ANSWER-FROM-CODEX", SETTLE)
-            sent = [
-                orjson.dumps(r.body).decode()
-                for r in codex_lane.requests_for("openai")
-                if O.request_kind(r) == "turn"
-                and f"What is the {name} codeword?" in orjson.dumps(r.body).decode()
-            ]
-            assert sent and prompts[name] in sent[0]
+            ask_on_codex(lab, fleet, name, codex_lane)
     finally:
         _end_codex_of(target_env["CODEX_HOME"])

@@ -4,7 +4,6 @@ broken, foreign or hand-edited is never believed."""
 
 from __future__ import annotations
 
-import shutil
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -16,21 +15,11 @@ from segue.providers import all_entries
 from segue.providers.sessions import CACHE_FILE, list_sessions, remembered_peeks
 from segue_testbed.fixtures import all_fixtures
 from tests.segue_cli import segue
+from tests.test_fleet import home
+
+__all__ = ["home"]  # every recorded session of both providers in one scratch home
 
 FIXTURES = all_fixtures()
-
-
-@pytest.fixture
-def home(tmp_path: Path) -> dict[str, str]:
-    root = tmp_path / "home"
-    for fixture in FIXTURES:
-        shutil.copytree(fixture.home, root, dirs_exist_ok=True)
-    return {
-        "HOME": str(root),
-        "SEGUE_STATE_DIR": str(tmp_path / "state"),
-        "SEGUE_DATA_DIR": str(tmp_path / "data"),
-        "PATH": "/usr/bin:/bin",
-    }
 
 
 @pytest.fixture

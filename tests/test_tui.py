@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import shutil
 import time
 from collections.abc import Awaitable, Callable, Iterator
 from datetime import UTC, datetime, timedelta
@@ -26,6 +25,9 @@ from segue.tui.returns import ReturnScreen
 from segue.tui.thread import ThreadScreen
 from segue.watch import Mode, WatchPolicy
 from segue_testbed.fixtures import all_fixtures
+from tests.test_fleet import home
+
+__all__ = ["home"]  # every recorded session of both providers in one scratch home
 
 FIXTURES = all_fixtures()
 # A moment when the recorded limits had not reset yet (Claude's rate_limited resets 22:51 that
@@ -42,21 +44,6 @@ def utc(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     yield
     monkeypatch.undo()
     time.tzset()
-
-
-@pytest.fixture
-def home(tmp_path: Path) -> dict[str, str]:
-    """Every recorded session of both providers in one scratch home."""
-    root = tmp_path / "home"
-    for fixture in FIXTURES:
-        shutil.copytree(fixture.home, root, dirs_exist_ok=True)
-        Path(fixture.spec["cwd"]).mkdir(parents=True, exist_ok=True)
-    return {
-        "HOME": str(root),
-        "SEGUE_STATE_DIR": str(tmp_path / "state"),
-        "SEGUE_DATA_DIR": str(tmp_path / "data"),
-        "PATH": "/usr/bin:/bin",
-    }
 
 
 class Clock:

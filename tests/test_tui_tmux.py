@@ -16,24 +16,22 @@ import orjson
 import psutil
 import pytest
 
-from segue.running.agents import AgentState
 from segue_testbed.codex_cli import codex_bin
-from segue_testbed.standin import anthropic as A
 from segue_testbed.standin import openai as O
 from segue_testbed.standin.server import StandIn
 from segue_testbed.tmux_lab import TmuxLab
 from tests.segue_cli import segue
 from tests.test_agents import (
-    CODEX_READY,
-    RESET,
-    SETTLE,
     START,
-    claude_home,
-    project,
-    start_claude,
-    wait_agents,
 )
-from tests.test_fleet_tmux import _codex_target, _end_codex_of, _settled, _sha
+from tests.test_fleet_tmux import (
+    _codex_target,
+    _end_codex_of,
+    _settled,
+    _sha,
+    ask_on_codex,
+    start_fleet,
+)
 
 pytestmark = pytest.mark.realcli
 
@@ -55,33 +53,9 @@ def _keys(lab: TmuxLab, pane: str, *keys: str) -> None:
 def test_keys_in_segue_tui_move_the_parked_agents_to_codex_in_their_panes(
     standin: StandIn, lab: TmuxLab, tmp_path: Path
 ) -> None:
-    panes: dict[str, str] = {}
-    prompts: dict[str, str] = {}
-    cwds: dict[str, Path] = {}
-    for name, parked in AGENTS.items():
-        lane = standin.lane()
-        lane.script(
-            "anthropic",
-            A.RateLimited(subscriber=True, reset_at=RESET) if parked else A.Text(f"NOTED-{name}"),
-        )
-        cwds[name] = project(tmp_path, name)
-        env = claude_home(tmp_path / f"claude-{name}", lane, cwds[name], oauth=parked)
-        panes[name] = start_claude(lab, name, env, cwds[name])
-        prompts[name] = f"Remember that the {name} codeword is {name.upper()}-{len(name)}."
-        lab.type(panes[name], prompts[name])
-    for name, parked in AGENTS.items():
-        lab.wait_for(panes[name], "Usage limit reached" if parked else f"NOTED-{name}", SETTLE)
-    found = wait_agents(
-        lab,
-        lambda f: all(
-            panes[n] in f
-            and f[panes[n]].session_path is not None
-            and f[panes[n]].state is (AgentState.PARKED if p else AgentState.IDLE)
-            for n, p in AGENTS.items()
-        ),
-    )
-    agents = {name: found[panes[name]] for name in AGENTS}
-    sources = {name: a.session_path for name, a in agents.items() if a.session_path}
+    fleet = start_fleet(standin, lab, tmp_path, AGENTS)
+    panes, cwds, agents = fleet.panes, fleet.cwds, fleet.agents
+    sources = fleet.sources
     hashes = _settled(sources)
 
     target_env, codex_lane = _codex_target(tmp_path / "codex", standin, list(cwds.values()))
@@ -135,23 +109,7 @@ def test_keys_in_segue_tui_move_the_parked_agents_to_codex_in_their_panes(
         assert len({ours[panes[n]]["session"] for n in ("charlie", "delta")}) == 2
 
         for name in ("charlie", "delta"):
-            pane = panes[name]
-
-            def loaded(pane: str = pane, name: str = name) -> bool:
-                screen = lab.screen(pane)
-                return CODEX_READY in screen and f"{name} codeword" in screen
-
-            lab.wait_for(pane, loaded, START)
-            lab.input_ready(pane)
-            lab.type(pane, f"What is the {name} codeword?")
-            lab.wait_for(pane, "ANSWER-FROM-CODEX", SETTLE)
-            sent = [
-                orjson.dumps(r.body).decode()
-                for r in codex_lane.requests_for("openai")
-                if O.request_kind(r) == "turn"
-                and f"What is the {name} codeword?" in orjson.dumps(r.body).decode()
-            ]
-            assert sent and prompts[name] in sent[0]
+            ask_on_codex(lab, fleet, name, codex_lane)
         _keys(lab, tui, "q")
         lab.wait_for(tui, lambda: "segue — the fleet" not in lab.screen(tui), 15)
     finally:

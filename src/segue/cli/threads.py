@@ -19,18 +19,11 @@ thread_app = command_group(
     "thread", "App threads: one conversation across Claude Code and Codex, with its runs."
 )
 
-PROMPT_CHARS = 60
-
 
 def _console() -> Console:
     from rich.console import Console
 
     return Console(highlight=False, soft_wrap=True)
-
-
-def _short(text: str) -> str:
-    line = " ".join(text.split())
-    return line if len(line) <= PROMPT_CHARS else line[: PROMPT_CHARS - 1] + "…"
 
 
 @thread_app.command("adopt")
@@ -56,6 +49,7 @@ def list_command(as_json: JsonOption = False) -> None:
     """App threads, newest first."""
     from segue.switch.journal import open_recording
     from segue.threads import summary_to_json
+    from segue.threads.documents import short
 
     store, _ = open_recording()
     with store:
@@ -75,7 +69,7 @@ def list_command(as_json: JsonOption = False) -> None:
             str(s.runs),
             ",".join(s.providers),
             s.created_at.strftime("%Y-%m-%d %H:%M"),
-            _short(s.title or ""),
+            short(s.title or ""),
         )
         for s in summaries
     ]
@@ -124,31 +118,20 @@ def _rows(console: Console, header: tuple[str, ...], rows: Sequence[tuple[str, .
 
 def _print_graph(console: Console, graph: ThreadGraph) -> None:
     from segue.threads import coverage_lines
-    from segue.threads.documents import provider_thread_names, span
+    from segue.threads.documents import (
+        PROVIDER_THREAD_COLUMNS,
+        RUN_COLUMNS,
+        provider_thread_rows,
+        run_rows,
+    )
 
     t = graph.thread
     console.print(f"thread {t.id}  {t.title or ''}", markup=False)
     if t.cwd:
         console.print(f"  cwd  {t.cwd}", markup=False)
-    names = provider_thread_names(graph)
-    run_rows = [
-        (
-            str(r.ordinal),
-            r.provider,
-            names.get(r.provider_thread_id, "?"),
-            (r.handoff_id or "-")[:13],
-            r.status.value,
-            _short(r.prompt),
-        )
-        for r in graph.runs
-    ]
-    _rows(console, ("RUN", "PROVIDER", "THREAD", "HANDOFF", "STATUS", "PROMPT"), run_rows)
+    _rows(console, RUN_COLUMNS, run_rows(graph))
     console.print("", markup=False)
-    pt_rows = [
-        (names[pt.id], pt.provider, pt.status.value, span(pt.native_runs), pt.native_id)
-        for pt in graph.provider_threads
-    ]
-    _rows(console, ("THREAD", "PROVIDER", "STATUS", "NATIVE RUNS", "NATIVE ID"), pt_rows)
+    _rows(console, PROVIDER_THREAD_COLUMNS, provider_thread_rows(graph))
     console.print("", markup=False)
     for line in coverage_lines(graph):
         console.print(line, markup=False)

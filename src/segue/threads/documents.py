@@ -14,11 +14,16 @@ if TYPE_CHECKING:
     from segue.threads.checkpoints import Checkpoint
 
 __all__ = [
+    "PROVIDER_THREAD_COLUMNS",
+    "RUN_COLUMNS",
     "checkpoint_to_json",
     "coverage_lines",
     "graph_to_json",
     "lineage_lines",
     "provider_thread_names",
+    "provider_thread_rows",
+    "run_rows",
+    "short",
     "span",
     "summary_to_json",
 ]
@@ -212,3 +217,38 @@ def lineage_lines(graph: ThreadGraph, forks: list[tuple[str, int | None, str | N
         at = f" at run {run}" if run else ""
         lines.append(f"fork {fork_id}{at}  {title or ''}".rstrip())
     return lines
+
+
+RUN_COLUMNS = ("RUN", "PROVIDER", "THREAD", "HANDOFF", "STATUS", "PROMPT")
+PROVIDER_THREAD_COLUMNS = ("THREAD", "PROVIDER", "STATUS", "NATIVE RUNS", "NATIVE ID")
+
+
+def short(text: str, limit: int = 60) -> str:
+    """``text`` on one line, cut to ``limit`` characters with an ellipsis."""
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def run_rows(graph: ThreadGraph) -> list[tuple[str, ...]]:
+    """The runs table as ``segue thread show`` and ``segue tui`` show it (RUN_COLUMNS)."""
+    names = provider_thread_names(graph)
+    return [
+        (
+            str(r.ordinal),
+            r.provider,
+            names.get(r.provider_thread_id, "?"),
+            (r.handoff_id or "-")[:13],
+            r.status.value,
+            short(r.prompt),
+        )
+        for r in graph.runs
+    ]
+
+
+def provider_thread_rows(graph: ThreadGraph) -> list[tuple[str, ...]]:
+    """Each provider thread's row (PROVIDER_THREAD_COLUMNS)."""
+    names = provider_thread_names(graph)
+    return [
+        (names[pt.id], pt.provider, pt.status.value, span(pt.native_runs), pt.native_id)
+        for pt in graph.provider_threads
+    ]

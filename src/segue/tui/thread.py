@@ -15,6 +15,7 @@ from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
+from segue.threads.documents import PROVIDER_THREAD_COLUMNS, RUN_COLUMNS, short
 from segue.tui.common import AskText, Question, from_thread, one_line
 
 if TYPE_CHECKING:
@@ -23,13 +24,6 @@ if TYPE_CHECKING:
     from segue.tui.app import SegueApp
 
 __all__ = ["ThreadScreen"]
-
-PROMPT_CHARS = 60
-
-
-def _short(text: str, limit: int = PROMPT_CHARS) -> str:
-    line = " ".join(text.split())
-    return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
 def _lines(lines: list[tuple[str, str]]) -> Text:
@@ -66,11 +60,11 @@ class ThreadScreen(Screen[None]):
             yield Static("reading the thread…", id="head")
             yield Static("Runs", classes="section")
             runs: DataTable[Any] = DataTable(cursor_type="row", id="runs")
-            runs.add_columns("RUN", "PROVIDER", "THREAD", "HANDOFF", "STATUS", "PROMPT")
+            runs.add_columns(*RUN_COLUMNS)
             yield runs
             yield Static("Coverage", classes="section")
             cover: DataTable[Any] = DataTable(show_cursor=False, id="coverage")
-            cover.add_columns("THREAD", "PROVIDER", "STATUS", "NATIVE RUNS", "NATIVE ID")
+            cover.add_columns(*PROVIDER_THREAD_COLUMNS)
             yield cover
             yield Static("", id="handoffs")
             yield Static("Checkpoints", classes="section")
@@ -112,7 +106,7 @@ class ThreadScreen(Screen[None]):
     def _show(self, view: ThreadView) -> None:
         from segue.threads import coverage_lines
         from segue.threads.checkpoints import diff_line
-        from segue.threads.documents import lineage_lines, provider_thread_names, span
+        from segue.threads.documents import lineage_lines, provider_thread_rows, run_rows
 
         self.view = view
         graph = view.graph
@@ -124,24 +118,14 @@ class ThreadScreen(Screen[None]):
         for note in view.notes:
             head.append(f"\nnote: {note}", style="yellow")
         self.query_one("#head", Static).update(head)
-        names = provider_thread_names(graph)
         runs = self.query_one("#runs", DataTable)
         runs.clear()
-        for r in graph.runs:
-            runs.add_row(
-                str(r.ordinal),
-                r.provider,
-                names.get(r.provider_thread_id, "?"),
-                (r.handoff_id or "-")[:13],
-                r.status.value,
-                _short(r.prompt),
-            )
+        for row in run_rows(graph):
+            runs.add_row(*row)
         cover = self.query_one("#coverage", DataTable)
         cover.clear()
-        for pt in graph.provider_threads:
-            cover.add_row(
-                names[pt.id], pt.provider, pt.status.value, span(pt.native_runs), pt.native_id
-            )
+        for row in provider_thread_rows(graph):
+            cover.add_row(*row)
         self.query_one("#handoffs", Static).update("\n".join(coverage_lines(graph)))
         marks = self.query_one("#checkpoints", DataTable)
         marks.clear()
@@ -152,7 +136,7 @@ class ThreadScreen(Screen[None]):
                 c.created_at.astimezone().strftime("%Y-%m-%d %H:%M"),
                 str(len(c.files)),
                 f"+{c.added} -{c.removed}",
-                _short(diff_line(c), 90),
+                short(diff_line(c), 90),
             )
         lines = lineage_lines(graph, view.forks)
         self.query_one("#lineage", Static).update("\n".join(lines))
