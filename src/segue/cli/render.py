@@ -307,15 +307,8 @@ def print_fleet_plan(console: Console, plan: FleetPlan) -> None:
     console.print(Text(head, style="bold"))
     rows = [("AGENT", "PROJECT", "STATE", "SIZE", "PLAN")]
     for c in plan.candidates:
-        agent = c.pane or (f"pid {c.pid}" if c.pid else c.session_id[:13])
         state = c.state + (f" until {utc_minutes(c.reset_at)}" if c.reset_at else "")
-        if c.skip:
-            planned = f"skipped: {c.skip}"
-        elif c.error:
-            planned = f"cannot switch: {c.error}"
-        else:
-            planned = c.loss_line or ""
-        rows.append((agent, c.cwd or "?", state, format_bytes(c.size), planned))
+        rows.append((c.who, c.cwd or "?", state, format_bytes(c.size), c.plan_line))
     widths = [max(len(row[col]) for row in rows) for col in range(4)]
     for n, row in enumerate(rows):
         cells = [

@@ -47,9 +47,9 @@ def adopt_command(
 @thread_app.command("list")
 def list_command(as_json: JsonOption = False) -> None:
     """App threads, newest first."""
+    from segue.support.text import short
     from segue.switch.journal import open_recording
     from segue.threads import summary_to_json
-    from segue.threads.documents import short
 
     store, _ = open_recording()
     with store:

@@ -84,6 +84,20 @@ class Candidate:
         return None if self.preview is None else self.preview.plan.label.value
 
     @property
+    def who(self) -> str:
+        """The agent for people: its tmux pane, else its process, else its session."""
+        return self.pane or (f"pid {self.pid}" if self.pid else self.session_id[:13])
+
+    @property
+    def plan_line(self) -> str:
+        """What its switch would do: why it is skipped or cannot be, else what it would lose."""
+        if self.skip:
+            return f"skipped: {self.skip}"
+        if self.error:
+            return f"cannot switch: {self.error}"
+        return self.loss_line or ""
+
+    @property
     def loss_line(self) -> str | None:
         return None if self.preview is None else self.preview.plan.loss_line
 
@@ -217,7 +231,7 @@ def plan_fleet(
     ``exclude``: sessions skipped with the reason given (no dry run is made of them)."""
     env = dict(os.environ) if env is None else dict(env)
     now = now or datetime.now(UTC)
-    root = None if under is None else _directory(under)
+    root = None if under is None else under_root(under)
     selection = (
         Selection.SESSIONS
         if sessions
@@ -252,21 +266,27 @@ def plan_fleet(
     )
 
 
-def _directory(under: str) -> Path:
+def under_root(under: str) -> Path:
+    """The folder ``--under`` names, resolved (one line when it cannot be)."""
     try:
         return Path(under).expanduser().resolve()
     except (OSError, RuntimeError, ValueError) as exc:  # ~nosuchuser, a symlink loop, a NUL
         raise SegueError(f"--under {under}: {exc}") from None
 
 
-def _is_under(candidate: Candidate, root: Path) -> bool:
-    where = candidate.cwd or (candidate.agent.cwd if candidate.agent is not None else None)
+def is_below(where: str | None, root: Path) -> bool:
+    """Whether the folder ``where`` is ``root`` or below it (unknown or unresolvable: no)."""
     if not where:
         return False
     try:
         return Path(where).resolve().is_relative_to(root)
     except (OSError, RuntimeError, ValueError):  # a path that cannot be resolved: not under it
         return False
+
+
+def _is_under(candidate: Candidate, root: Path) -> bool:
+    agent_cwd = candidate.agent.cwd if candidate.agent is not None else None
+    return is_below(candidate.cwd or agent_cwd, root)
 
 
 def _direction(

@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from segue.fleet.batch import is_parked, plan_fleet
+from segue.fleet.batch import is_below, is_parked, plan_fleet, under_root
 from segue.fleet.moves import sessions_away
 from segue.model.conversation import Provider
 from segue.model.errors import SegueError
@@ -131,13 +131,7 @@ def _agent_row(agent: Agent) -> FleetRow:
 def _under(row: FleetRow, root: Path | None) -> bool:
     if root is None:
         return True
-    where = row.cwd or (str(row.path.parent) if row.path is not None else None)
-    if not where:
-        return False
-    try:
-        return Path(where).resolve().is_relative_to(root)
-    except (OSError, RuntimeError, ValueError):
-        return False
+    return is_below(row.cwd or (str(row.path.parent) if row.path is not None else None), root)
 
 
 def load_fleet(
@@ -159,12 +153,7 @@ def load_fleet(
 
     env = dict(os.environ) if env is None else dict(env)
     now = now or datetime.now(UTC)
-    root = None
-    if under is not None:
-        try:
-            root = Path(under).expanduser().resolve()
-        except (OSError, RuntimeError, ValueError) as exc:
-            raise SegueError(f"--under {under}: {exc}") from None
+    root = None if under is None else under_root(under)
     found = list(list_agents(env) if agents is None else agents)
     read = list(read_usage(env, now=now, remote=remote) if usages is None else usages)
     listing = list_sessions(None, None, env)

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from segue.model.times import iso_z
 from segue.providers import all_entries
+from segue.support.text import short
 from segue.threads.model import Handoff, ProviderThread, ThreadGraph, ThreadSummary
 
 if TYPE_CHECKING:
@@ -23,7 +24,6 @@ __all__ = [
     "provider_thread_names",
     "provider_thread_rows",
     "run_rows",
-    "short",
     "span",
     "summary_to_json",
 ]
@@ -221,12 +221,6 @@ def lineage_lines(graph: ThreadGraph, forks: list[tuple[str, int | None, str | N
 
 RUN_COLUMNS = ("RUN", "PROVIDER", "THREAD", "HANDOFF", "STATUS", "PROMPT")
 PROVIDER_THREAD_COLUMNS = ("THREAD", "PROVIDER", "STATUS", "NATIVE RUNS", "NATIVE ID")
-
-
-def short(text: str, limit: int = 60) -> str:
-    """``text`` on one line, cut to ``limit`` characters with an ellipsis."""
-    line = " ".join(text.split())
-    return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
 def run_rows(graph: ThreadGraph) -> list[tuple[str, ...]]:

@@ -32,12 +32,12 @@ from segue.fleet.batch import ArrivalCompact, Candidate, FleetPlan, FleetResult,
 from segue.model.conversation import Provider
 from segue.model.units import format_bytes
 from segue.providers import entry
-from segue.tui.common import countdown, from_thread, one_line
+from segue.support.text import short
+from segue.tui.common import PROJECT_CHARS, countdown, from_thread, one_line
 
 __all__ = ["BatchSheet", "arrival_default"]
 
 Planner = Callable[[Provider, Provider], FleetPlan]
-PROJECT_CHARS = 20
 
 COMPACTION = [
     ("auto (by size)", ArrivalCompact.AUTO.value),
@@ -59,10 +59,6 @@ def arrival_default(plan: FleetPlan) -> tuple[ArrivalCompact, str]:
     if big == 0:
         return ArrivalCompact.OFF, why
     return ArrivalCompact.AUTO, why
-
-
-def _who(c: Candidate) -> str:
-    return str(c.pane or (f"pid {c.pid}" if c.pid else c.session_id[:13]))
 
 
 class BatchSheet(ModalScreen[bool]):
@@ -170,18 +166,14 @@ class BatchSheet(ModalScreen[bool]):
         now = clock() if callable(clock) else datetime.now(UTC)
         for n, c in enumerate(plan.candidates):
             state = c.state + (f" · {countdown(c.reset_at, now)}" if c.reset_at else "")
-            if c.skip:
-                planned = Text(f"skipped: {c.skip}", style="dim")
-            elif c.error:
-                planned = Text(f"cannot switch: {c.error}", style="red")
+            if c.skip or c.error:
+                planned = Text(c.plan_line, style="dim" if c.skip else "red")
             else:
                 word = None if self._describe is None else self._describe(c)
                 planned = Text(f"{word} · " if word else "", style="cyan")
                 planned.append(c.loss_line or "")
-            project = os.path.basename((c.cwd or "?").rstrip("/")) or "?"
-            if len(project) > PROJECT_CHARS:
-                project = project[: PROJECT_CHARS - 1] + "…"
-            table.add_row(_who(c), project, planned, state, format_bytes(c.size), key=str(n))
+            project = short(os.path.basename((c.cwd or "?").rstrip("/")) or "?", PROJECT_CHARS)
+            table.add_row(c.who, project, planned, state, format_bytes(c.size), key=str(n))
             self._rows[id(c)] = n
         self.query_one("#tally", Static).update(plan.tally_line())
         mode, why = arrival_default(plan)

@@ -34,6 +34,7 @@ GLYPHS = {
 }
 
 T = TypeVar("T")
+PROJECT_CHARS = 20  # a project's name in a table, cut with an ellipsis beyond it
 
 
 def one_line(exc: BaseException) -> str:

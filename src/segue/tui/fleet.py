@@ -21,7 +21,9 @@ from textual.worker import get_current_worker
 
 from segue.model.conversation import Provider
 from segue.model.units import format_bytes
+from segue.support.text import short
 from segue.tui.common import (
+    PROJECT_CHARS,
     banner,
     countdown,
     from_thread,
@@ -47,13 +49,6 @@ COLUMNS = {  # key: heading (the plan before the size and the session, so it sho
     "size": "SIZE",
     "session": "SESSION",
 }
-
-
-PROJECT_CHARS = 20
-
-
-def _clip(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _plan_cell(row: FleetRow) -> Text:
@@ -261,7 +256,7 @@ class FleetScreen(Screen[None]):
                 Text("✔", style="bold green") if row.key in self.selected else " ",
                 glyph(row.state),
                 label(row.provider),
-                _clip(row.project, PROJECT_CHARS),
+                short(row.project, PROJECT_CHARS),
                 _state_cell(row, now),
                 _plan_cell(row),
                 format_bytes(row.size) if row.size else "",

@@ -15,7 +15,8 @@ from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
-from segue.threads.documents import PROVIDER_THREAD_COLUMNS, RUN_COLUMNS, short
+from segue.support.text import short
+from segue.threads.documents import PROVIDER_THREAD_COLUMNS, RUN_COLUMNS
 from segue.tui.common import AskText, Question, from_thread, one_line
 
 if TYPE_CHECKING:
