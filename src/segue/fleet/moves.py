@@ -14,6 +14,7 @@ from segue.model.conversation import Provider
 
 if TYPE_CHECKING:
     from segue.store import Store
+    from segue.store.records import BatchHeader
 
 __all__ = [
     "BATCHES_LOOKED_AT",
@@ -39,6 +40,7 @@ class BatchMoves:
     moved_on: dict[str, set[str]] = field(default_factory=dict)  # … or moved on by a later one
     returns: set[str] = field(default_factory=set)  # the batches that brought others back
     away: dict[str, str] = field(default_factory=dict)  # session moved off, not back: where
+    headers: list[BatchHeader] = field(default_factory=list)  # the batches read, oldest first
 
 
 def batch_moves(store: Store, now: datetime, quiet: timedelta) -> BatchMoves:
@@ -51,7 +53,7 @@ def batch_moves(store: Store, now: datetime, quiet: timedelta) -> BatchMoves:
     minutes = int(quiet.total_seconds() // 60)
     found = [store.get_batch(s.id) for s in store.list_batches(limit=BATCHES_LOOKED_AT)]
     found.sort(key=lambda b: (b.header.created_at, b.id))
-    view = BatchMoves()
+    view = BatchMoves(headers=[b.header for b in found])
     returns: dict[str, str] = {}  # return batch → the batch it brings back
     for batch in found:
         reason = (batch.header.selection or {}).get("reason")
@@ -109,36 +111,40 @@ class Returnable:
     settled: tuple[str, ...]  # … and those back already, or moved on
 
 
+def _read(env: Mapping[str, str] | None, now: datetime | None) -> BatchMoves:
+    """Where the store's batches moved sessions, read without creating the store (none: no
+    batch)."""
+    from segue.store import open_store
+    from segue.store.engine import StoreAbsent
+
+    env = dict(os.environ) if env is None else dict(env)
+    try:
+        store = open_store(env=env, read_only=True)
+    except StoreAbsent:
+        return BatchMoves()
+    with store:
+        return batch_moves(store, now or datetime.now(UTC), DEFAULT_QUIET)
+
+
 def returnable_batches(
     env: Mapping[str, str] | None = None, *, now: datetime | None = None
 ) -> list[Returnable]:
     """The batches that can come back, newest first (what ``segue switch --return BATCH``
     takes back; ``segue watch`` brings them back by itself after the reset). Reads the store
     without creating it."""
-    from segue.store import open_store
-    from segue.store.engine import StoreAbsent
-
-    env = dict(os.environ) if env is None else dict(env)
-    now = now or datetime.now(UTC)
-    try:
-        store = open_store(env=env, read_only=True)
-    except StoreAbsent:
-        return []
-    with store:
-        view = batch_moves(store, now, DEFAULT_QUIET)
-        summaries = store.list_batches(limit=BATCHES_LOOKED_AT)
+    view = _read(env, now)
     found: list[Returnable] = []
-    for s in summaries:
-        targets = view.targets.get(s.id, set())
-        settled = (view.back.get(s.id, set()) | view.moved_on.get(s.id, set())) & targets
-        if s.id in view.returns or not targets - settled:
+    for h in reversed(view.headers):
+        targets = view.targets.get(h.id, set())
+        settled = (view.back.get(h.id, set()) | view.moved_on.get(h.id, set())) & targets
+        if h.id in view.returns or not targets - settled:
             continue
         found.append(
             Returnable(
-                s.id,
-                s.created_at,
-                s.from_provider,
-                s.to_provider,
+                h.id,
+                h.created_at,
+                h.from_provider,
+                h.to_provider,
                 tuple(sorted(targets - settled)),
                 tuple(sorted(settled)),
             )
@@ -149,13 +155,4 @@ def returnable_batches(
 def sessions_away(env: Mapping[str, str] | None = None) -> dict[str, str]:
     """The sessions a batch moved off and that are not back: session id → where they went.
     Reads the store without creating it (none: nothing is away)."""
-    from segue.store import open_store
-    from segue.store.engine import StoreAbsent
-
-    env = dict(os.environ) if env is None else dict(env)
-    try:
-        store = open_store(env=env, read_only=True)
-    except StoreAbsent:
-        return {}
-    with store:
-        return batch_moves(store, datetime.now(UTC), DEFAULT_QUIET).away
+    return _read(env, None).away

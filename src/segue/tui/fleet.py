@@ -31,6 +31,7 @@ from segue.tui.common import (
     guarded,
     label,
     one_line,
+    segue_app,
 )
 
 if TYPE_CHECKING:  # the switch machinery is loaded by the worker, after the first paint
@@ -119,10 +120,7 @@ class FleetScreen(Screen[None]):
 
     @property
     def segue(self) -> SegueApp:
-        from segue.tui.app import SegueApp
-
-        assert isinstance(self.app, SegueApp)
-        return self.app
+        return segue_app(self.app)
 
     def compose(self) -> ComposeResult:
         yield Static("segue — the fleet", id="title")

@@ -15,7 +15,7 @@ from textual.widgets import DataTable, Footer, Label, Static
 
 from segue.model.conversation import Provider
 from segue.providers import entry
-from segue.tui.common import from_thread, guarded, one_line
+from segue.tui.common import from_thread, guarded, one_line, segue_app
 
 if TYPE_CHECKING:
     from segue.fleet.batch import Candidate, FleetPlan
@@ -55,10 +55,7 @@ class ReturnScreen(ModalScreen[bool]):
 
     @property
     def segue(self) -> SegueApp:
-        from segue.tui.app import SegueApp
-
-        assert isinstance(self.app, SegueApp)
-        return self.app
+        return segue_app(self.app)
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="sheet", id="returns"):

@@ -5,6 +5,7 @@ rollbacks; and from here a rollback (its preview, then one confirmation) and a f
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.text import Text
@@ -17,7 +18,7 @@ from textual.widgets import DataTable, Footer, Static
 
 from segue.support.text import short
 from segue.threads.documents import PROVIDER_THREAD_COLUMNS, RUN_COLUMNS
-from segue.tui.common import AskText, Question, from_thread, one_line
+from segue.tui.common import AskText, Question, from_thread, one_line, segue_app
 
 if TYPE_CHECKING:
     from segue.rewind.rollback import RollbackPlan
@@ -50,10 +51,7 @@ class ThreadScreen(Screen[None]):
 
     @property
     def segue(self) -> SegueApp:
-        from segue.tui.app import SegueApp
-
-        assert isinstance(self.app, SegueApp)
-        return self.app
+        return segue_app(self.app)
 
     def compose(self) -> ComposeResult:
         yield Static("segue — thread", id="title")
@@ -162,16 +160,20 @@ class ThreadScreen(Screen[None]):
             return ""
         return str(self.view.graph.runs[table.cursor_row].ordinal)
 
-    def action_rollback(self) -> None:
+    def _ask_run(self, title: str, placeholder: str, then: Callable[[int], object]) -> None:
+        """A run number asked for (the cursor's run offered), then ``then`` with it."""
         if self.view is None:
             return
-        ask = AskText("Roll back to run", "the run to go back to", self._default_run())
-        self.app.push_screen(ask, self._rollback_to)
 
-    def _rollback_to(self, answer: str | None) -> None:
-        run = self._run_number(answer)
-        if run is not None:
-            self._preview(run)
+        def answered(answer: str | None) -> None:
+            run = self._run_number(answer)
+            if run is not None:
+                then(run)
+
+        self.app.push_screen(AskText(title, placeholder, self._default_run()), answered)
+
+    def action_rollback(self) -> None:
+        self._ask_run("Roll back to run", "the run to go back to", self._preview)
 
     @work(thread=True, exclusive=True, group="rollback", exit_on_error=False)
     def _preview(self, run: int) -> None:
@@ -225,15 +227,7 @@ class ThreadScreen(Screen[None]):
         self._load()
 
     def action_fork(self) -> None:
-        if self.view is None:
-            return
-        ask = AskText("Fork at run", "the run the fork starts from", self._default_run())
-        self.app.push_screen(ask, self._fork_at)
-
-    def _fork_at(self, answer: str | None) -> None:
-        run = self._run_number(answer)
-        if run is not None:
-            self._fork(run)
+        self._ask_run("Fork at run", "the run the fork starts from", self._fork)
 
     @work(thread=True, exclusive=True, group="fork", exit_on_error=False)
     def _fork(self, run: int) -> None:
