@@ -72,6 +72,18 @@ def _codex_target(root: Path, standin: StandIn, cwds: list[Path]) -> tuple[dict[
     return env, lane
 
 
+def segue_env(target_env: dict[str, str], tmp_path: Path) -> dict[str, str]:
+    """segue's environment in these tests: the Codex target's home, segue's own folders in
+    ``tmp_path``, and the tmux servers' socket folder."""
+    return {
+        **target_env,
+        "SEGUE_CODEX_BIN": str(codex_bin()),
+        "SEGUE_STATE_DIR": str(tmp_path / "state"),
+        "SEGUE_DATA_DIR": str(tmp_path / "data"),
+        "TMUX_TMPDIR": os.environ.get("TMUX_TMPDIR", "/tmp"),
+    }
+
+
 def _sha(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
@@ -176,13 +188,7 @@ def test_a_fleet_parked_on_claude_moves_to_codex_in_its_panes(
     originals = {name: p.read_bytes() for name, p in sources.items()}
 
     target_env, codex_lane = _codex_target(tmp_path / "codex", standin, list(cwds.values()))
-    env = {
-        **target_env,
-        "SEGUE_CODEX_BIN": str(codex_bin()),
-        "SEGUE_STATE_DIR": str(tmp_path / "state"),
-        "SEGUE_DATA_DIR": str(tmp_path / "data"),
-        "TMUX_TMPDIR": os.environ.get("TMUX_TMPDIR", "/tmp"),
-    }
+    env = segue_env(target_env, tmp_path)
     try:
         # without the confirmation nothing happens to any agent
         # (--under: only this test's agents, not those of a test running alongside, nor the

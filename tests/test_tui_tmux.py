@@ -6,7 +6,6 @@ nothing touches an agent."""
 
 from __future__ import annotations
 
-import os
 import sys
 import time
 from collections.abc import Iterator
@@ -16,7 +15,6 @@ import orjson
 import psutil
 import pytest
 
-from segue_testbed.codex_cli import codex_bin
 from segue_testbed.standin import openai as O
 from segue_testbed.standin.server import StandIn
 from segue_testbed.tmux_lab import TmuxLab
@@ -30,6 +28,7 @@ from tests.test_fleet_tmux import (
     _settled,
     _sha,
     ask_on_codex,
+    segue_env,
     start_fleet,
 )
 
@@ -59,14 +58,7 @@ def test_keys_in_segue_tui_move_the_parked_agents_to_codex_in_their_panes(
     hashes = _settled(sources)
 
     target_env, codex_lane = _codex_target(tmp_path / "codex", standin, list(cwds.values()))
-    env = {
-        **target_env,
-        "SEGUE_CODEX_BIN": str(codex_bin()),
-        "SEGUE_STATE_DIR": str(tmp_path / "state"),
-        "SEGUE_DATA_DIR": str(tmp_path / "data"),
-        "TMUX_TMPDIR": os.environ.get("TMUX_TMPDIR", "/tmp"),
-        "LANG": "C.UTF-8",
-    }
+    env = {**segue_env(target_env, tmp_path), "LANG": "C.UTF-8"}
     tui = lab.window(
         "segue",
         [sys.executable, "-m", "segue", "tui", "--offline", "--under", str(tmp_path)],
