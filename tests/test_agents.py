@@ -53,11 +53,23 @@ def lab() -> Iterator[TmuxLab]:
 def claude_home(root: Path, lane: Lane, cwd: Path, *, oauth: bool = False) -> dict[str, str]:
     home = ClaudeHome(root, lane, oauth=oauth)
     home.trust(cwd)
+    approve_key(home)
+    return tui_env(home)
+
+
+def approve_key(home: ClaudeHome) -> None:
+    """The TUI asks whether to use an API key it has not seen: answered yes beforehand."""
     path = home.config_dir / ".claude.json"
     config = orjson.loads(path.read_bytes())
     config["customApiKeyResponses"] = {"approved": [API_KEY[-20:]], "rejected": []}
     path.write_bytes(orjson.dumps(config))
-    env = home.env({"TERM": "tmux-256color"})
+
+
+def tui_env(
+    home: ClaudeHome, lane: Lane | None = None, oauth: bool | None = None
+) -> dict[str, str]:
+    """The environment of a Claude Code TUI in a tmux pane of ``home`` (on ``lane``)."""
+    env = home.env({"TERM": "tmux-256color"}, lane=lane, oauth=oauth)
     env.pop("NO_COLOR", None)
     return env
 
@@ -86,7 +98,11 @@ def project(tmp_path: Path, name: str) -> Path:
 def mine(lab: TmuxLab) -> list[Agent]:
     """The agents in this test's tmux server (other tests' agents run on the machine too)."""
     socket = lab.socket
-    return [a for a in list_agents(tmux_sockets=[socket]) if a.pane and a.pane.server == socket]
+    return [
+        a
+        for a in list_agents(tmux_sockets=[socket], every_home=True)
+        if a.pane and a.pane.server == socket
+    ]
 
 
 def wait_agents(
@@ -172,8 +188,12 @@ def test_claude_agents_idle_parked_working_and_new(
             assert agent.session_path is not None
             assert [agent.session_path] == transcripts(envs[name])
             assert agent.session_id == agent.session_path.stem
-    # the command line prints the same
+    # a scan for one home sees that home's agent only: the others are other accounts' agents
     socket = lab.socket
+    for name, pane in panes.items():
+        seen = list_agents(envs[name], tmux_sockets=[socket])
+        assert [a.pane.id for a in seen if a.pane and a.pane.server == socket] == [pane]
+    # the command line prints every home's
     out = subprocess.run(
         [sys.executable, "-m", "segue", "agents", "--json", "--socket", socket],
         capture_output=True,
@@ -201,7 +221,7 @@ def test_claude_agents_idle_parked_working_and_new(
     psutil.wait_procs([psutil.Process(killed.pid)], timeout=5)
     pid_file = Path(envs["new"]["CLAUDE_CONFIG_DIR"], "sessions", f"{killed.pid}.json")
     assert pid_file.exists()
-    assert killed.pid not in {a.pid for a in list_agents()}
+    assert killed.pid not in {a.pid for a in list_agents(every_home=True)}
 
 
 def test_codex_agents_idle_parked_working_and_new(
@@ -366,7 +386,7 @@ def test_headless_runs_are_working_agents_outside_tmux(standin: StandIn, tmp_pat
         def ours() -> dict[Provider, Agent]:
             return {
                 a.provider: a
-                for a in list_agents()
+                for a in list_agents(every_home=True)
                 if homes & set(a.env_home.values()) and a.session_path is not None
             }
 

@@ -86,22 +86,23 @@ def test_all_takes_every_session_of_the_source(home: dict[str, str]) -> None:
 def test_under_keeps_only_the_sessions_and_agents_working_below_a_directory(
     home: dict[str, str], tmp_path: Path
 ) -> None:
-    # a live agent on a copy of the stuck Codex session, in a home segue does not list
+    # a live agent of this home on the stuck Codex session, and the home's other parked one
     stuck = next(f for f in FIXTURES if f.name == "codex-stuck_agent")
-    shutil.copytree(stuck.home, tmp_path / "elsewhere")
-    copy = tmp_path / "elsewhere" / Path(stuck.spec["transcript"]).relative_to("home")
-    agent = Agent(Provider.CODEX, 1, None, copy, None, None, AgentState.IDLE, None, ["codex"], {})
+    path = Path(home["HOME"]) / Path(stuck.spec["transcript"]).relative_to("home")
+    agent = Agent(
+        Provider.CODEX, 1, None, path, None, None, AgentState.IDLE, None, ["codex"],
+        {"HOME": home["HOME"]},
+    )  # fmt: skip
     plan = plan_fleet(env=home, now=NOW, exhausted=[Provider.CODEX], agents=[agent])
-    assert copy in {c.path for c in plan.candidates} and plan.under is None
-    assert len(plan.candidates) == 3  # the two parked sessions of the home, and the agent's
+    assert plan.under is None and len(plan.candidates) == 2
+    assert {c.path: c.pid for c in plan.candidates}[path] == 1
 
     cwd = stuck.spec["cwd"]
     narrowed = plan_fleet(
         env=home, now=NOW, exhausted=[Provider.CODEX], agents=[agent], under=cwd + "/."
     )
     assert narrowed.under == cwd
-    home_copy = Path(home["HOME"]) / Path(stuck.spec["transcript"]).relative_to("home")
-    assert {c.path for c in narrowed.candidates} == {copy, home_copy}
+    assert {c.path for c in narrowed.candidates} == {path}
     assert {c.cwd for c in narrowed.candidates} == {cwd}
     with pytest.raises(SegueError, match="--under ~nosuchuser-segue/x"):
         plan_fleet(env=home, now=NOW, exhausted=[Provider.CODEX], under="~nosuchuser-segue/x")
@@ -109,6 +110,29 @@ def test_under_keeps_only_the_sessions_and_agents_working_below_a_directory(
     assert not plan_fleet(
         env=home, now=NOW, exhausted=[Provider.CODEX], agents=[agent], under=nowhere
     ).candidates
+
+
+def test_an_agent_of_another_home_moves_only_when_its_session_is_named(
+    home: dict[str, str], tmp_path: Path
+) -> None:
+    # another account's Codex (or another test's scratch home) runs a copy of the stuck session,
+    # the same id in a home segue does not list: its usage is not this home's
+    stuck = next(f for f in FIXTURES if f.name == "codex-stuck_agent")
+    shutil.copytree(stuck.home, tmp_path / "elsewhere")
+    copy = tmp_path / "elsewhere" / Path(stuck.spec["transcript"]).relative_to("home")
+    agent = Agent(
+        Provider.CODEX, 1, None, copy, None, None, AgentState.IDLE, None, ["codex"],
+        {"HOME": str(tmp_path / "elsewhere")},
+    )  # fmt: skip
+    plan = plan_fleet(env=home, now=NOW, exhausted=[Provider.CODEX], agents=[agent])
+    assert copy not in {c.path for c in plan.candidates}
+    assert {c.session_id for c in plan.candidates} == _ids(
+        "codex", {"stuck_agent", "usage_limited"}
+    )
+    assert all(c.pid is None for c in plan.candidates)
+    # named by its file, it is moved, with its agent
+    named = plan_fleet(Provider.CODEX, sessions=[str(copy)], env=home, now=NOW, agents=[agent])
+    assert [(c.path, c.pid) for c in named.candidates] == [(copy, 1)]
 
 
 def test_a_batch_switches_in_parallel_records_itself_and_comes_back(

@@ -20,6 +20,7 @@ import psutil
 import pytest
 
 from segue.running.agents import Agent, AgentState
+from segue_testbed.claude_cli import ClaudeHome
 from segue_testbed.codex_cli import CodexHome, codex_bin
 from segue_testbed.standin import anthropic as A
 from segue_testbed.standin import openai as O
@@ -31,9 +32,10 @@ from tests.test_agents import (
     RESET,
     SETTLE,
     START,
-    claude_home,
+    approve_key,
     project,
     start_claude,
+    tui_env,
     wait_agents,
 )
 
@@ -72,11 +74,12 @@ def _codex_target(root: Path, standin: StandIn, cwds: list[Path]) -> tuple[dict[
     return env, lane
 
 
-def segue_env(target_env: dict[str, str], tmp_path: Path) -> dict[str, str]:
-    """segue's environment in these tests: the Codex target's home, segue's own folders in
-    ``tmp_path``, and the tmux servers' socket folder."""
+def segue_env(target_env: dict[str, str], tmp_path: Path, fleet: Fleet) -> dict[str, str]:
+    """segue's environment in these tests: the Codex target's home, the fleet's Claude Code
+    home, segue's own folders in ``tmp_path``, and the tmux servers' socket folder."""
     return {
         **target_env,
+        "CLAUDE_CONFIG_DIR": str(fleet.claude_config),
         "SEGUE_CODEX_BIN": str(codex_bin()),
         "SEGUE_STATE_DIR": str(tmp_path / "state"),
         "SEGUE_DATA_DIR": str(tmp_path / "data"),
@@ -118,22 +121,27 @@ class Fleet:
     cwds: dict[str, Path]
     agents: dict[str, Agent]
     sources: dict[str, Path]  # name → its session file
+    claude_config: Path  # the one Claude Code home they share, as one user's agents do
 
 
 def start_fleet(standin: StandIn, lab: TmuxLab, tmp_path: Path, parked: dict[str, bool]) -> Fleet:
-    """A live Claude Code TUI per name in ``lab``, each in a project of its own, that typed one
-    prompt; those ``parked`` names were answered with a usage limit, the others with a reply."""
+    """A live Claude Code TUI per name in ``lab``, each in a project of its own and all in one
+    Claude Code home, that typed one prompt; those ``parked`` names were answered with a usage
+    limit (a subscriber's), the others with a reply. Each talks to a stand-in lane of its own."""
     panes: dict[str, str] = {}
     prompts: dict[str, str] = {}
-    cwds: dict[str, Path] = {}
+    cwds = {name: project(tmp_path, name) for name in parked}
+    home = ClaudeHome(tmp_path / "claude", standin.lane())
+    for cwd in cwds.values():
+        home.trust(cwd)
+    approve_key(home)
     for name, limited in parked.items():
         lane = standin.lane()
         lane.script(
             "anthropic",
             A.RateLimited(subscriber=True, reset_at=RESET) if limited else A.Text(f"NOTED-{name}"),
         )
-        cwds[name] = project(tmp_path, name)
-        env = claude_home(tmp_path / f"claude-{name}", lane, cwds[name], oauth=limited)
+        env = tui_env(home, lane, oauth=limited)
         panes[name] = start_claude(lab, name, env, cwds[name])
         prompts[name] = f"Remember that the {name} codeword is {name.upper()}-{len(name)}."
         lab.type(panes[name], prompts[name])
@@ -153,7 +161,7 @@ def start_fleet(standin: StandIn, lab: TmuxLab, tmp_path: Path, parked: dict[str
     for name, agent in agents.items():
         assert agent.session_path is not None
         sources[name] = agent.session_path
-    return Fleet(panes, prompts, cwds, agents, sources)
+    return Fleet(panes, prompts, cwds, agents, sources, home.config_dir)
 
 
 def ask_on_codex(lab: TmuxLab, fleet: Fleet, name: str, codex_lane: Lane) -> None:
@@ -188,7 +196,7 @@ def test_a_fleet_parked_on_claude_moves_to_codex_in_its_panes(
     originals = {name: p.read_bytes() for name, p in sources.items()}
 
     target_env, codex_lane = _codex_target(tmp_path / "codex", standin, list(cwds.values()))
-    env = segue_env(target_env, tmp_path)
+    env = segue_env(target_env, tmp_path, fleet)
     try:
         # without the confirmation nothing happens to any agent
         # (--under: only this test's agents, not those of a test running alongside, nor the

@@ -58,7 +58,7 @@ def test_keys_in_segue_tui_move_the_parked_agents_to_codex_in_their_panes(
     hashes = _settled(sources)
 
     target_env, codex_lane = _codex_target(tmp_path / "codex", standin, list(cwds.values()))
-    env = {**segue_env(target_env, tmp_path), "LANG": "C.UTF-8"}
+    env = {**segue_env(target_env, tmp_path, fleet), "LANG": "C.UTF-8"}
     tui = lab.window(
         "segue",
         [sys.executable, "-m", "segue", "tui", "--offline", "--under", str(tmp_path)],
@@ -85,9 +85,11 @@ def test_keys_in_segue_tui_move_the_parked_agents_to_codex_in_their_panes(
         time.sleep(0.5)
         _keys(lab, tui, "Enter")  # close: the fleet reloads
         _keys(lab, tui, "Escape")  # the filter goes
-        # the table follows the agents: both on Codex now (it reads the fleet every 10 s)
-        lab.wait_for(tui, "3 rows: 3 running, 0 parked", 60)
+        # the table follows the agents: both on Codex now (it reads the fleet every 10 s), and
+        # their Claude Code sessions, still parked, say where they went
+        lab.wait_for(tui, "5 rows: 3 running, 2 parked", 60)
         lab.wait_for(tui, lambda: lab.screen(tui).count("Codex") >= 3, 30)  # rows and banner
+        assert lab.screen(tui).count("moved to codex in batch") == 2
         # each pane is one agent: Codex's shared daemon is a server, not a fourth agent
         listed = orjson.loads(segue(["agents", "--json"], env).stdout)["agents"]
         socket = lab.socket  # (other tests run agents in tmux servers of their own)

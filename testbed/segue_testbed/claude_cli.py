@@ -124,17 +124,24 @@ class ClaudeHome:
         }
         path.write_bytes(orjson.dumps(config))
 
-    def env(self, extra: Mapping[str, str] | None = None) -> dict[str, str]:
-        """The CLI's whole environment."""
+    def env(
+        self,
+        extra: Mapping[str, str] | None = None,
+        *,
+        lane: Lane | None = None,
+        oauth: bool | None = None,
+    ) -> dict[str, str]:
+        """The CLI's whole environment; ``lane`` and ``oauth`` (else the home's) let several
+        CLIs share this home, each talking to a lane of its own."""
         env = {
             "PATH": DEFAULT_PATH,
             "SHELL": "/bin/bash",
             "HOME": str(self.home),
             "CLAUDE_CONFIG_DIR": str(self.config_dir),
-            "ANTHROPIC_BASE_URL": self.lane.anthropic_base_url,
+            "ANTHROPIC_BASE_URL": (lane or self.lane).anthropic_base_url,
             **OFFLINE_ENV,
         }
-        if self.oauth:
+        if self.oauth if oauth is None else oauth:
             env["CLAUDE_CODE_OAUTH_TOKEN"] = OAUTH_TOKEN
         else:
             env["ANTHROPIC_API_KEY"] = API_KEY

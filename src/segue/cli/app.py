@@ -103,12 +103,13 @@ def agents(
     ] = None,
     as_json: JsonOption = False,
 ) -> None:
-    """List the Claude Code and Codex processes running now: session, tmux pane and state."""
+    """List the Claude Code and Codex processes running now, whatever their home: session,
+    tmux pane and state."""
     from segue.cli.documents import agent_to_json
     from segue.cli.render import print_agents
     from segue.running.agents import list_agents
 
-    found = list_agents(tmux_sockets=sockets or ())
+    found = list_agents(tmux_sockets=sockets or (), every_home=True)
     if as_json:
         print_json({"agents": [agent_to_json(a) for a in found]})
         return

@@ -28,7 +28,7 @@ from segue.model.session_info import SessionInfo, SessionState
 from segue.model.times import parse_iso
 from segue.providers import default_target, entry, known
 from segue.providers.sessions import find_session, list_sessions
-from segue.running.agents import Agent
+from segue.running.agents import Agent, in_home
 from segue.switch import Switch, ThreadMove, carry_out, switch_session
 from segue.transforms.plan import Label
 
@@ -226,7 +226,9 @@ def plan_fleet(
     """Which sessions a fleet switch takes, and what each one's switch would do.
 
     ``exhausted`` (the providers whose usage is exhausted) and ``agents`` (the running agents)
-    are read from the machine when not given. ``under`` keeps only the sessions and agents
+    are read from the machine when not given. By default only the agents of ``env``'s home of
+    the CLI are taken (another home is another account, whose usage is its own); a session
+    named in ``sessions`` is taken with its agent, whatever its home. ``under`` keeps only the sessions and agents
     working in that directory or below it (a session whose directory is unknown is left out).
     ``exclude``: sessions skipped with the reason given (no dry run is made of them)."""
     env = dict(os.environ) if env is None else dict(env)
@@ -319,7 +321,7 @@ def _exhausted_providers(env: Mapping[str, str]) -> list[Provider]:
 def _running_agents(env: Mapping[str, str]) -> list[Agent]:
     from segue.running.agents import list_agents
 
-    return list(list_agents(env))
+    return list(list_agents(env, every_home=True))
 
 
 def _select(
@@ -359,7 +361,9 @@ def _select(
             found[path] = _candidate(row, live)
         if selection is Selection.DEFAULT:
             for path, agent in by_path.items():
-                if path not in found and path.is_file():
+                # (the agents of another home of the CLI are another account's: named by their
+                # session, they are moved; by default, never)
+                if path not in found and path.is_file() and in_home(agent, env):
                     found[path] = _candidate(entry(source).peek(path), agent)
     candidates = sorted(found.values(), key=lambda c: (c.cwd or "", c.session_id))
     for candidate in candidates:

@@ -154,7 +154,7 @@ def load_fleet(
     env = dict(os.environ) if env is None else dict(env)
     now = now or datetime.now(UTC)
     root = None if under is None else under_root(under)
-    found = list(list_agents(env) if agents is None else agents)
+    found = list(list_agents(env, every_home=True) if agents is None else agents)
     read = list(read_usage(env, now=now, remote=remote) if usages is None else usages)
     listing = list_sessions(None, None, env)
     by_path = {a.session_path: a for a in found if a.session_path is not None}

@@ -157,6 +157,11 @@ class ProviderEntry(ABC):
     # -- finding ------------------------------------------------------------------------------
 
     @abstractmethod
+    def home(self, env: Env) -> Path:
+        """The CLI's own folder for ``env`` (its settings, sessions and locks): what tells two
+        accounts on one machine apart."""
+
+    @abstractmethod
     def session_files(self, env: Env, problems: list[str] | None = None) -> Iterator[Path]:
         """Every session file of this provider on the machine (subagent transcripts and other
         files that belong to a session are not listed on their own): whatever is named like

@@ -11,6 +11,7 @@ first prompt, when there is no file yet).
 
 from __future__ import annotations
 
+import os
 import signal
 import time
 from collections.abc import Mapping, Sequence
@@ -25,10 +26,11 @@ from segue.model.conversation import Provider
 from segue.model.errors import SegueError
 from segue.model.session_info import SessionState
 from segue.providers import ProviderEntry, all_entries
+from segue.providers import entry as provider_entry
 from segue.providers.base import RunningSession
 from segue.running.tmux import Pane, PaneProcess, default_sockets, list_panes
 
-__all__ = ["Agent", "AgentState", "Pane", "end_agent", "list_agents", "working_on"]
+__all__ = ["Agent", "AgentState", "Pane", "end_agent", "in_home", "list_agents", "working_on"]
 
 
 class AgentState(StrEnum):
@@ -54,14 +56,20 @@ class Agent:
 
 
 def list_agents(
-    env: Mapping[str, str] | None = None, *, tmux_sockets: Sequence[str] | None = None
+    env: Mapping[str, str] | None = None,
+    *,
+    tmux_sockets: Sequence[str] | None = None,
+    every_home: bool = False,
 ) -> list[Agent]:
-    """Every Claude Code and Codex process of this machine that segue can inspect, mapped to its
-    session and (through its parents) to the tmux pane it runs in. ``env`` gives the tmux
-    socket folder (``$TMUX_TMPDIR``); ``tmux_sockets`` adds servers to the user's default ones.
-    Processes of other users and processes that end during the scan are left out, quietly."""
+    """Every Claude Code and Codex process of this machine that segue can inspect and that runs
+    with ``env``'s home of its CLI, mapped to its session and (through its parents) to the tmux
+    pane it runs in. ``env`` also gives the tmux socket folder (``$TMUX_TMPDIR``);
+    ``tmux_sockets`` adds servers to the user's default ones. Processes of other users, of
+    other homes (unless ``every_home``), and processes that end during the scan are left out,
+    quietly."""
     entries = all_entries()
     parents: dict[int, int] = {}
+    homes: dict[Provider, str] = {}
     found: list[tuple[ProviderEntry, psutil.Process, RunningSession]] = []
     for process in psutil.process_iter():
         try:
@@ -70,7 +78,7 @@ def list_agents(
                 match = _running(entries, process)
         except (psutil.Error, OSError):
             continue
-        if match is not None:
+        if match is not None and (every_home or _home_of(match[0], match[1], env, homes)):
             found.append((match[0], process, match[1]))
     if not found:
         return []
@@ -105,6 +113,30 @@ def working_on(
         if agent.provider is provider and same and agent.state is AgentState.WORKING:
             return agent
     return None
+
+
+def _home_of(
+    entry: ProviderEntry,
+    running: RunningSession,
+    env: Mapping[str, str] | None,
+    homes: dict[Provider, str],
+) -> bool:
+    mine = homes.get(entry.provider)
+    if mine is None:
+        mine = homes[entry.provider] = _home(entry, os.environ if env is None else env)
+    return _home(entry, running.env_home) == mine
+
+
+def in_home(agent: Agent, env: Mapping[str, str] | None) -> bool:
+    """Whether the agent's CLI runs with ``env``'s home of it: an agent of another account (or
+    of another scratch home) works on sessions this one neither lists nor may move on its own,
+    even when a copy of one carries the same id."""
+    e = provider_entry(agent.provider)
+    return _home(e, agent.env_home) == _home(e, os.environ if env is None else env)
+
+
+def _home(entry: ProviderEntry, env: Mapping[str, str]) -> str:
+    return os.path.realpath(entry.home(env))
 
 
 def _own_servers(found: Sequence[tuple[ProviderEntry, psutil.Process, RunningSession]]) -> set[str]:

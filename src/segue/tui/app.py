@@ -101,7 +101,7 @@ class SegueApp(App[None]):
             return list(self._agents())
         from segue.running.agents import list_agents
 
-        return list(list_agents(self.env))
+        return list(list_agents(self.env, every_home=True))
 
     def on_mount(self) -> None:
         self.push_screen(FleetScreen())  # it starts the watch once it is up (start_watching)

@@ -31,6 +31,9 @@ class ClaudeCode(ProviderEntry):
     command: ClassVar[str] = "claude"
     mark: ClassVar[str] = "L"
 
+    def home(self, env: Env) -> Path:
+        return paths.config_dir(env)
+
     def session_files(self, env: Env, problems: list[str] | None = None) -> Iterator[Path]:
         return paths.iter_session_files(env, problems)
 

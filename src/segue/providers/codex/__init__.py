@@ -32,6 +32,9 @@ class Codex(ProviderEntry):
     mark: ClassVar[str] = "C"
     compacts_on_arrival: ClassVar[bool] = True  # from the token count segue seeds
 
+    def home(self, env: Env) -> Path:
+        return paths.codex_home(env)
+
     def session_files(self, env: Env, problems: list[str] | None = None) -> Iterator[Path]:
         return paths.iter_session_files(env, problems)
 
