@@ -464,6 +464,33 @@ def test_a_snapshot_after_segues_refs_were_deleted_and_collected_starts_afresh(
     again = capture(ws, "refs/segue/checkpoints/t/2", parent=first.commit, message="m")
     assert again.base == "HEAD"  # the snapshot before it is gone: counted against HEAD
     assert tree_files(ws.git.git_dir, again.commit, repo)["new.txt"] == b"two\n"
+    # git fast-import's report of the commit it could not find is not left in the user's .git
+    assert not list((repo / ".git").glob("fast_import_crash_*"))
+
+
+def test_a_snapshot_killed_with_the_index_ahead_of_its_objects_loses_no_change(
+    repo: Path, tmp_path: Path
+) -> None:
+    env = env_for(tmp_path)
+    ws = locate(repo, env)
+    first = capture(ws, "refs/segue/checkpoints/t/1", parent=None, message="m")
+    (repo / "kept.txt").write_text("changed\n")
+    # killed after segue's index took the new blob (update-index runs beside fast-import) but
+    # before fast-import wrote it: the index says kept.txt is as on disk, and no object holds it
+    index = ws.git.index
+    assert index is not None
+    blob = hashlib.sha1(b"blob 8\0changed\n").hexdigest()
+    ws.git.run(
+        ["update-index", "-z", "--index-info"], stdin=b"100644 %s\tkept.txt\0" % blob.encode()
+    )
+    index.with_name(index.name + ".base").unlink()
+    index.with_name(index.name + ".lock").write_bytes(b"")  # and a git killed holding its lock
+    second = capture(ws, "refs/segue/checkpoints/t/2", parent=first.commit, message="m")
+    assert tree_files(ws.git.git_dir, second.commit, repo)["kept.txt"] == b"changed\n"
+    assert [(c.path, c.status) for c in second.changes] == [("kept.txt", "modified")]
+    (repo / "kept.txt").write_text("again\n")  # and the one after it still sees changes
+    third = capture(ws, "refs/segue/checkpoints/t/3", parent=second.commit, message="m")
+    assert [(c.path, c.added, c.removed) for c in third.changes] == [("kept.txt", 1, 1)]
 
 
 @pytest.mark.parametrize("value", ["inf", "1e400", "nan", "garbage", "-5", ""])

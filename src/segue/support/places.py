@@ -15,8 +15,6 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Literal
 
-from platformdirs import user_config_dir, user_data_dir, user_state_dir
-
 __all__ = ["DATA_VARIABLE", "Kind", "data_dir", "user_folder"]
 
 DATA_VARIABLE = "SEGUE_DATA_DIR"
@@ -28,7 +26,6 @@ _XDG = {
     "state": ("XDG_STATE_HOME", ".local/state"),
     "config": ("XDG_CONFIG_HOME", ".config"),
 }
-_PLATFORM = {"data": user_data_dir, "state": user_state_dir, "config": user_config_dir}
 
 
 def user_folder(kind: Kind, env: Mapping[str, str] | None = None) -> Path:
@@ -43,7 +40,16 @@ def user_folder(kind: Kind, env: Mapping[str, str] | None = None) -> Path:
         if not base or not os.path.isabs(base):
             base = os.path.join(home, default)
         return Path(base) / "segue"
-    return Path(_PLATFORM[kind]("segue"))
+    # no usable HOME (or Windows): the platform's own place, as platformdirs knows it (imported
+    # only here: it costs every command a few milliseconds to load)
+    import platformdirs
+
+    folder = {
+        "data": platformdirs.user_data_dir,
+        "state": platformdirs.user_state_dir,
+        "config": platformdirs.user_config_dir,
+    }[kind]
+    return Path(folder("segue"))
 
 
 def data_dir(env: Mapping[str, str] | None = None) -> Path:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from segue.model.errors import CheckpointError
 
-__all__ = ["Git", "find_git", "init_bare", "probe"]
+__all__ = ["Git", "failed", "find_git", "init_bare", "probe"]
 
 GIT_TIMEOUT_S = 300.0
 _IDENTITY = {
@@ -63,6 +63,47 @@ class Git:
     index: Path | None
     env: Mapping[str, str]
 
+    def _env(self, index: Path | None, work_tree: bool) -> dict[str, str]:
+        env = _clean_env(self.env)
+        env["GIT_DIR"] = str(self.git_dir)
+        if work_tree:  # (a command about the repository itself, e.g. worktree: none of these)
+            env["GIT_WORK_TREE"] = str(self.work_tree)
+            chosen = index or self.index
+            if chosen is not None:
+                env["GIT_INDEX_FILE"] = str(chosen)
+        return env
+
+    def start(
+        self, args: Sequence[str], *, extra_env: Mapping[str, str] | None = None
+    ) -> subprocess.Popen[bytes]:
+        """git running beside segue, its stdin and stdout pipes (for :meth:`finish`)."""
+        env = {**self._env(None, True), **(extra_env or {})}
+        try:
+            return subprocess.Popen(
+                [self.program, *args],
+                cwd=self.work_tree,
+                env=env,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+            )
+        except OSError as exc:
+            raise CheckpointError(f"{self.work_tree}: cannot run git: {exc.strerror}") from None
+
+    def finish(
+        self, process: subprocess.Popen[bytes], stdin: bytes, what: str
+    ) -> subprocess.CompletedProcess[bytes]:
+        """Give a started git its input and wait for it (killed past the time limit)."""
+        try:
+            out, err = process.communicate(stdin, timeout=GIT_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.communicate()
+            raise CheckpointError(
+                f"{self.work_tree}: git {what} took more than {GIT_TIMEOUT_S:.0f} s"
+            ) from None
+        return subprocess.CompletedProcess(process.args, process.returncode, out, err)
+
     def run(
         self,
         args: Sequence[str],
@@ -72,13 +113,7 @@ class Git:
         index: Path | None = None,
         work_tree: bool = True,
     ) -> subprocess.CompletedProcess[bytes]:
-        env = _clean_env(self.env)
-        env["GIT_DIR"] = str(self.git_dir)
-        if work_tree:  # (a command about the repository itself, e.g. worktree: none of these)
-            env["GIT_WORK_TREE"] = str(self.work_tree)
-            chosen = index or self.index
-            if chosen is not None:
-                env["GIT_INDEX_FILE"] = str(chosen)
+        env = self._env(index, work_tree)
         try:
             done = subprocess.run(
                 [self.program, *args],
@@ -97,11 +132,16 @@ class Git:
         except OSError as exc:
             raise CheckpointError(f"{self.work_tree}: cannot run git: {exc.strerror}") from None
         if check and done.returncode != 0:
-            raise CheckpointError(f"{self.work_tree}: git {args[0]} failed: {_last(done.stderr)}")
+            raise failed(done, self.work_tree, args[0])
         return done
 
     def out(self, args: Sequence[str], *, stdin: bytes | None = None) -> str:
         return self.run(args, stdin=stdin).stdout.decode("utf-8", "surrogateescape").strip()
+
+
+def failed(done: subprocess.CompletedProcess[bytes], where: Path, what: str) -> CheckpointError:
+    """The error of a git command that failed: its last line of complaint."""
+    return CheckpointError(f"{where}: git {what} failed: {_last(done.stderr)}")
 
 
 def _last(stderr: bytes) -> str:
