@@ -55,9 +55,15 @@ class Clock:
 
 
 def make_app(
-    env: dict[str, str], clock: Callable[[], datetime] | None = None, **options: Any
+    env: dict[str, str],
+    clock: Callable[[], datetime] | None = None,
+    *,
+    redact: bool = False,
+    **options: Any,
 ) -> SegueApp:
-    policy = WatchPolicy(move=Mode.ASK, returns=Mode.NEVER, remote=False, relaunch=False)
+    policy = WatchPolicy(
+        move=Mode.ASK, returns=Mode.NEVER, remote=False, relaunch=False, redact_secrets=redact
+    )
     return SegueApp(
         **options,
         env=env,
@@ -424,3 +430,47 @@ def test_spans_no_clock_takes_are_one_line(home: dict[str, str], args: list[str]
     assert done.returncode == 1 and "give a number of seconds" in done.stderr, done.stderr
     watched = segue(["watch", "--once", *args], {**home, "PATH": os.environ["PATH"]})
     assert watched.returncode == 1 and "give a number of seconds" in watched.stderr
+
+
+def test_the_switch_sheet_says_what_secrets_go_and_redact_secrets_makes_them_markers(
+    home: dict[str, str],
+) -> None:
+    from segue.transforms.secrets import marker
+    from tests.test_disk_truth import _plant_last_claude_prompt
+    from tests.test_hostile import KEYS
+
+    parked = next(f for f in FIXTURES if f.name == "claude-rate_limited")
+    source = Path(home["HOME"]) / Path(parked.spec["transcript"]).relative_to("home")
+    key = KEYS["aws_key"]
+    _plant_last_claude_prompt(source, key)
+    before = sessions_of(home, "codex")
+
+    async def sheet(pilot: Pilot[Any]) -> list[list[str]]:
+        await pilot.press("slash", *"clauderate", "enter", "a", "s")
+        await until(pilot, lambda: isinstance(pilot.app.screen, BatchSheet), "the switch sheet")
+        await until(pilot, lambda: "to switch" in text(pilot.app, "#head"), "the plan")
+        return rows(pilot.app.screen.query_one("#planned", DataTable))
+
+    def said(planned: list[list[str]]) -> list[str]:  # (both rate-limited Claude sessions)
+        assert len(planned) == 2, planned
+        return [r[2] for r in planned if "secret" in r[2]]
+
+    async def carried(pilot: Pilot[Any]) -> None:
+        (plan,) = said(await sheet(pilot))
+        assert "1 secret carried as they are (segue tui --redact-secrets)" in plan, plan
+        await pilot.press("escape")
+
+    run(make_app(home), carried)
+
+    redacting = make_app(home, redact=True)
+
+    async def redacted(pilot: Pilot[Any]) -> None:
+        (plan,) = said(await sheet(pilot))
+        assert "1 secret replaced by markers" in plan, plan
+        assert "secrets replaced by markers" in text(redacting, "#head")
+        await pilot.press("enter")
+        await until(pilot, lambda: "Switched" in text(redacting, "#tally"), "the tally", 120)
+
+    run(redacting, redacted)
+    written = "".join(p.read_text() for p in sessions_of(home, "codex") - before)
+    assert key not in written and marker("aws_key") in written

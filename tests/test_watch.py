@@ -305,3 +305,34 @@ def test_sigterm_while_asking_is_a_no_and_ends_the_watch(tmp_path: Path) -> None
         term.proc.wait(timeout=30)
     assert term.proc.returncode == 0
     assert orjson.loads(segue(["batches", "--json"], env).stdout)["batches"] == []
+
+
+def test_redact_secrets_reaches_what_the_watch_moves_and_brings_back(tmp_path: Path) -> None:
+    from dataclasses import replace
+
+    from segue.model.conversation import Provider
+    from segue.transforms.secrets import marker
+    from segue_testbed.generate import append_turn
+    from tests.test_disk_truth import _plant_last_claude_prompt
+    from tests.test_hostile import KEYS
+
+    env = _home(tmp_path)
+    policy = replace(OFFLINE, redact_secrets=True)
+    moved = watch_pass(policy, env=env, now=CODEX_ONLY, agents=[])
+    assert [e.kind for e in moved] == ["exhausted", "moved"]
+    shown = orjson.loads(segue(["batches", str(moved[1].batch_id), "--json"], env).stdout)
+    # on Claude Code, a turn whose prompt holds a key
+    there = Path(shown["agents"][0]["target"]["path"])
+    append_turn(Provider.CLAUDE, there)
+    key = KEYS["aws_key"]
+    _plant_last_claude_prompt(there, key)
+
+    back = watch_pass(policy, env=env, now=RESET, agents=[])
+    assert [e.kind for e in back] == ["returned"]
+    returned = orjson.loads(segue(["batches", str(back[0].batch_id), "--json"], env).stdout)
+    paths = [Path(a["target"]["path"]) for a in returned["agents"] if a["target"]]
+    written = "".join(p.read_text() for p in paths)
+    assert key not in written and marker("aws_key") in written
+    # the command line takes the option, and the unit it prints keeps it
+    unit = segue(["watch", "--redact-secrets", "--print-unit"], env)
+    assert unit.returncode == 0 and "--redact-secrets" in unit.stdout

@@ -78,6 +78,7 @@ class WatchPolicy:
     under: str | None = None  # only agents working in this directory or below it
     remote: bool = True  # ask the providers' usage services (cached), not only the files
     relaunch: bool = True  # restart each moved agent's tmux pane on its new session
+    redact_secrets: bool = False  # secrets in what the moves and returns carry become markers
 
 
 @dataclass(frozen=True, slots=True)
@@ -319,7 +320,13 @@ def watch_pass(
         skip = {s: "back already, or moved on by a later batch" for s in targets & settled}
         try:
             # back to the provider this batch moved off (a chain's first one may be another)
-            plan = return_plan(batch, target=moved.provider, env=env, exclude=skip)
+            plan = return_plan(
+                batch,
+                target=moved.provider,
+                env=env,
+                exclude=skip,
+                redact_secrets=policy.redact_secrets,
+            )
         except SegueError as exc:
             events.append(
                 WatchEvent(
@@ -404,6 +411,7 @@ def watch_pass(
                 now=now,
                 under=policy.under,
                 exclude=recent,
+                redact_secrets=policy.redact_secrets,
             )
         except SegueError as exc:
             off = None

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
 
-from segue.cli.options import PROVIDER, JsonOption, command_group, print_json
+from segue.cli.options import PROVIDER, JsonOption, RedactOption, command_group, print_json
 from segue.model.conversation import Provider
 from segue.model.errors import SegueError
 
@@ -210,13 +210,7 @@ def switch(
         bool,
         typer.Option("--clean", help="A clean context: a new session, never an earlier one."),
     ] = False,
-    redact_secrets: Annotated[
-        bool,
-        typer.Option(
-            "--redact-secrets",
-            help="Replace detected secrets in the new session by markers naming their kind.",
-        ),
-    ] = False,
+    redact_secrets: RedactOption = False,
     summary_by: Annotated[
         str | None,
         typer.Option(

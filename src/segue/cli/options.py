@@ -15,7 +15,7 @@ from typer._click.types import ParamType  # what typer.Option(click_type=...) ta
 
 from segue.model.conversation import Provider
 
-__all__ = ["PROVIDER", "JsonOption", "command_group", "print_json"]
+__all__ = ["PROVIDER", "JsonOption", "RedactOption", "command_group", "print_json"]
 
 
 class _ProviderType(ParamType):
@@ -41,6 +41,13 @@ PROVIDER = _ProviderType()
 
 
 JsonOption = Annotated[bool, typer.Option("--json", help="Machine-readable output.")]
+RedactOption = Annotated[
+    bool,
+    typer.Option(
+        "--redact-secrets",
+        help="Replace detected secrets in the new session by markers naming their kind.",
+    ),
+]
 
 
 def print_json(obj: object) -> None:

@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from segue.cli.options import RedactOption
 from segue.model.errors import SegueError
 
 __all__ = ["tui_command"]
@@ -36,12 +37,13 @@ def tui_command(
     no_relaunch: Annotated[
         bool, typer.Option("--no-relaunch", help="Do not restart the switched agents' panes.")
     ] = False,
+    redact_secrets: RedactOption = False,
 ) -> None:
     """The whole fleet on one screen: usage, agents, switch, return, threads and the watch
     loop. ? shows every key."""
     from segue.cli.watch import MAX_SECONDS, watch_policy
 
-    policy = watch_policy(auto, ask, returns, quiet, under, offline, no_relaunch)
+    policy = watch_policy(auto, ask, returns, quiet, under, offline, no_relaunch, redact_secrets)
     if not 0 < interval <= MAX_SECONDS:  # (nan too)
         raise SegueError(f"--interval {interval}: give a number of seconds above 0")
     if not (sys.stdin.isatty() and sys.stdout.isatty()):

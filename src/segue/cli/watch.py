@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Annotated
 import orjson
 import typer
 
-from segue.cli.options import JsonOption
+from segue.cli.options import JsonOption, RedactOption
 from segue.model.errors import SegueError
 
 if TYPE_CHECKING:
@@ -90,6 +90,7 @@ def watch_policy(
     under: str | None,
     offline: bool,
     no_relaunch: bool,
+    redact_secrets: bool = False,
 ) -> WatchPolicy:
     """The policy the watch options give (``segue watch`` and ``segue tui``)."""
     from datetime import timedelta
@@ -111,6 +112,7 @@ def watch_policy(
         under=under,
         remote=not offline,
         relaunch=not no_relaunch,
+        redact_secrets=redact_secrets,
     )
 
 
@@ -134,6 +136,7 @@ def watch_command(
     no_relaunch: Annotated[
         bool, typer.Option("--no-relaunch", help="Do not restart the moved agents' panes.")
     ] = False,
+    redact_secrets: RedactOption = False,
     print_unit: Annotated[
         bool, typer.Option("--print-unit", help="Print a systemd user unit that keeps it running.")
     ] = False,
@@ -143,7 +146,7 @@ def watch_command(
     and bring them back when its window resets."""
     from segue.watch import WatchEvent, systemd_unit, watch
 
-    policy = watch_policy(auto, ask, returns, quiet, under, offline, no_relaunch)
+    policy = watch_policy(auto, ask, returns, quiet, under, offline, no_relaunch, redact_secrets)
     back = policy.returns
     if print_unit:  # every option given, so the service watches as this command would
         argv = [sys.executable, "-m", "segue", "watch", "--auto" if auto else "--ask"]
@@ -151,7 +154,13 @@ def watch_command(
         if under is not None:
             argv += ["--under", os.path.abspath(os.path.expanduser(under))]
         argv += [
-            flag for flag, on in (("--offline", offline), ("--no-relaunch", no_relaunch)) if on
+            flag
+            for flag, on in (
+                ("--offline", offline),
+                ("--no-relaunch", no_relaunch),
+                ("--redact-secrets", redact_secrets),
+            )
+            if on
         ]
         sys.stdout.write(systemd_unit(argv, os.environ))
         return

@@ -228,8 +228,9 @@ def plan_fleet(
     ``exhausted`` (the providers whose usage is exhausted) and ``agents`` (the running agents)
     are read from the machine when not given. By default only the agents of ``env``'s home of
     the CLI are taken (another home is another account, whose usage is its own); a session
-    named in ``sessions`` is taken with its agent, whatever its home. ``under`` keeps only the sessions and agents
-    working in that directory or below it (a session whose directory is unknown is left out).
+    named in ``sessions`` is taken with its agent, whatever its home. ``under`` keeps only the
+    sessions and agents working in that directory or below it (a session whose directory is
+    unknown is left out).
     ``exclude``: sessions skipped with the reason given (no dry run is made of them)."""
     env = dict(os.environ) if env is None else dict(env)
     now = now or datetime.now(UTC)

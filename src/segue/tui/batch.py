@@ -61,6 +61,18 @@ def arrival_default(plan: FleetPlan) -> tuple[ArrivalCompact, str]:
     return ArrivalCompact.AUTO, why
 
 
+def _secrets(candidate: Candidate) -> Text:
+    """`` · 2 secrets carried as they are`` (or ``… replaced by markers``), after a row's plan."""
+    plan = None if candidate.preview is None else candidate.preview.plan
+    if plan is None or not plan.secrets:
+        return Text("")
+    n = sum(plan.secrets.values())
+    said = f" · {n} secret{'s' if n != 1 else ''} "
+    if plan.secrets_redacted:
+        return Text(said + "replaced by markers", style="yellow")
+    return Text(said + "carried as they are (segue tui --redact-secrets)", style="bold red")
+
+
 class BatchSheet(ModalScreen[bool]):
     """Dismissed with True once a batch ran (the fleet then reloads)."""
 
@@ -145,6 +157,7 @@ class BatchSheet(ModalScreen[bool]):
             return  # a plan for a direction no longer chosen, or after the batch began
         self._plan, self._phase = plan, "planned"
         scope = f"; under {plan.under}" if plan.under else ""
+        scope += "; secrets replaced by markers" if plan.redact_secrets else ""
         head = (
             f"{entry(plan.source).label} → {entry(plan.target).label} ({plan.reason}{scope}; "
             f"{len(plan.to_switch)} of {len(plan.candidates)} to switch)"
@@ -172,6 +185,7 @@ class BatchSheet(ModalScreen[bool]):
                 word = None if self._describe is None else self._describe(c)
                 planned = Text(f"{word} · " if word else "", style="cyan")
                 planned.append(c.loss_line or "")
+                planned.append_text(_secrets(c))
             project = short(os.path.basename((c.cwd or "?").rstrip("/")) or "?", PROJECT_CHARS)
             table.add_row(c.who, project, planned, state, format_bytes(c.size), key=str(n))
             self._rows[id(c)] = n

@@ -408,6 +408,7 @@ class FleetScreen(Screen[None]):
                 agents=app.scan_agents(),
                 under=app.under,
                 exclude=sessions_away(app.env),  # moved already: the return brings it back
+                redact_secrets=app.policy.redact_secrets,
             )
 
         n = len(rows)

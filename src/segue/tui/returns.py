@@ -126,7 +126,12 @@ class ReturnScreen(ModalScreen[bool]):
 
         def planner(source: Provider, target: Provider) -> FleetPlan:
             return return_plan(
-                chosen.batch_id, target=target, env=app.env, dry_run=True, exclude=settled
+                chosen.batch_id,
+                target=target,
+                env=app.env,
+                dry_run=True,
+                exclude=settled,
+                redact_secrets=app.policy.redact_secrets,
             )
 
         moved_to = chosen.moved_to
