@@ -446,10 +446,12 @@ def test_the_switch_sheet_says_what_secrets_go_and_redact_secrets_makes_them_mar
     before = sessions_of(home, "codex")
 
     async def sheet(pilot: Pilot[Any]) -> list[list[str]]:
+        app = pilot.app
+        assert isinstance(app, SegueApp)
         await pilot.press("slash", *"clauderate", "enter", "a", "s")
-        await until(pilot, lambda: isinstance(pilot.app.screen, BatchSheet), "the switch sheet")
-        await until(pilot, lambda: "to switch" in text(pilot.app, "#head"), "the plan")
-        return rows(pilot.app.screen.query_one("#planned", DataTable))
+        await until(pilot, lambda: isinstance(app.screen, BatchSheet), "the switch sheet")
+        await until(pilot, lambda: "to switch" in text(app, "#head"), "the plan")
+        return rows(app.screen.query_one("#planned", DataTable))
 
     def said(planned: list[list[str]]) -> list[str]:  # (both rate-limited Claude sessions)
         assert len(planned) == 2, planned
