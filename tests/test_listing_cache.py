@@ -146,3 +146,33 @@ def test_watch_keeps_the_cache_and_one_it_cannot_write_is_no_error(
     cache.mkdir()  # neither read nor replaced: the loop goes on all the same
     assert _one_loop(home) >= 1
     assert cache.is_dir()
+
+
+def test_segue_sessions_keeps_the_cache_and_one_folder_keeps_the_rest_of_it(
+    home: dict[str, str],
+) -> None:
+    cache = Path(home["SEGUE_STATE_DIR"]) / CACHE_FILE
+
+    def sessions(*args: str) -> list[dict[str, object]]:
+        done = segue(["sessions", *args, "--json"], home)
+        assert done.returncode == 0, done.stderr
+        return list(orjson.loads(done.stdout)["sessions"])
+
+    everything = sessions("--all")
+    assert cache.is_file()
+    cached = {row[0] for row in orjson.loads(cache.read_bytes())["rows"]}
+    assert len(cached) >= len(everything)
+    assert sessions("--all") == everything  # from the cache, the same document
+
+    # the sessions of one folder: the cache keeps the others' rows too
+    fixture = next(f for f in FIXTURES if f.provider == "codex" and "multi" in f.name)
+    one = sessions("--cwd", str(fixture.spec["cwd"]))
+    assert one and len(one) < len(everything)
+    assert {row[0] for row in orjson.loads(cache.read_bytes())["rows"]} == cached
+
+    # appended by its CLI: the listing says what the file holds now
+    path = Path(home["HOME"]) / str(fixture.spec["transcript"]).removeprefix("home/")
+    lines = path.read_bytes().splitlines(keepends=True)
+    path.write_bytes(b"".join(lines) + lines[-1])
+    (now,) = [s for s in sessions("--all") if s["path"] == str(path)]
+    assert now["size"] == path.stat().st_size

@@ -73,12 +73,13 @@ def sessions(
     """List Claude Code and Codex sessions, newest first."""
     from segue.cli.documents import session_info_to_json
     from segue.cli.render import print_sessions
-    from segue.providers.sessions import list_sessions
+    from segue.providers.sessions import list_sessions, remembered_peeks
 
     if all_dirs and cwd is not None:
         raise UsageError("give --cwd or --all, not both")
     where = None if all_dirs else (cwd or Path(os.getcwd()))
-    listing = list_sessions(provider, where)
+    with remembered_peeks(persist=True):  # a file unchanged since the last listing: not read
+        listing = list_sessions(provider, where)
     if as_json:
         rows = [session_info_to_json(s) for s in listing.sessions]
         print_json({"sessions": rows, "problems": listing.problems})

@@ -228,7 +228,10 @@ def _write_cache(env: Env, remembered: dict[str, tuple[tuple[int, int, int], Ses
     from segue.support.state_dir import state_dir, write_private_json
 
     rows = []
-    for path in sorted(_LOOKED_AT):
+    # what this listing looked at, and what it did not look at (a listing of one folder) and is
+    # still there, as it was: the next listing of everything still finds it
+    kept = _LOOKED_AT | {p for p in remembered if p not in _LOOKED_AT and os.path.lexists(p)}
+    for path in sorted(kept):
         known_row = remembered.get(path)
         if known_row is None:
             continue
