@@ -499,3 +499,93 @@ def test_a_size_cap_that_is_no_number_is_the_default(value: str) -> None:
 
     assert max_file_bytes({"SEGUE_CHECKPOINT_MAX_FILE": value}) == DEFAULT_MAX_FILE
     assert max_file_bytes({"SEGUE_CHECKPOINT_MAX_FILE": "2K"}) == 2048
+
+
+def test_a_git_that_outlives_its_capture_keeps_the_workspace_locked(
+    repo: Path, tmp_path: Path
+) -> None:
+    """segue killed with its update-index still writing segue's index: the next capture must
+    wait for that git, never run beside it (a killed segue's own lock goes with it)."""
+    import fcntl
+
+    from segue.workspace.snapshot import _locked
+
+    ws = locate(repo, env_for(tmp_path))
+    capture(ws, "refs/segue/checkpoints/t/1", parent=None, message="m")
+    index = ws.git.index
+    assert index is not None
+    lock = f"{index}.segue-lock"
+
+    def free() -> bool:
+        probe = os.open(lock, os.O_RDWR)
+        try:
+            fcntl.flock(probe, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return True
+        except BlockingIOError:
+            return False
+        finally:
+            os.close(probe)
+
+    with _locked(index):
+        child = ws.git.start(["cat-file", "--batch"])  # a git that waits on its input
+    assert not free()  # segue's descriptor is closed; the git it started still holds the lock
+    ws.git.finish(child, b"", "cat-file")
+    assert free()
+
+
+def test_what_is_read_is_what_was_opened_never_a_link_s_target_nor_a_fifo(
+    tmp_path: Path,
+) -> None:
+    from segue.workspace.snapshot import file_entry
+
+    secret = tmp_path / "outside.txt"
+    secret.write_text("not the workspace's\n")
+    link = tmp_path / "link"
+    link.symlink_to(secret)
+    assert file_entry(link) == ("120000", os.fsencode(str(secret)))
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    assert file_entry(fifo) is None  # (at once: a FIFO is never waited on)
+    (tmp_path / "f.sh").write_text("echo\n")
+    (tmp_path / "f.sh").chmod(0o755)
+    assert file_entry(tmp_path / "f.sh") == ("100755", b"echo\n")
+    assert file_entry(tmp_path / "gone") is None
+
+
+def test_a_users_split_index_setting_puts_nothing_of_segues_in_their_git_folder(
+    repo: Path, tmp_path: Path
+) -> None:
+    for n in range(20):
+        (repo / f"f{n}.txt").write_text(f"{n}\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "more")
+    git(repo, "config", "core.splitIndex", "true")
+    git(repo, "status")  # the user's own index, split as they asked
+    before = set(os.listdir(repo / ".git"))
+    ws = locate(repo, env_for(tmp_path))
+    parent = None
+    for round_ in range(4):  # (enough change each time for git to write a new shared index)
+        for n in range(20):
+            (repo / f"f{n}.txt").write_text(f"{n} in round {round_}\n")
+        (repo / f"new{round_}.txt").write_text("new\n")
+        ref = f"refs/segue/checkpoints/t/{round_}"
+        parent = capture(ws, ref, parent=parent, message="m").commit
+    assert set(os.listdir(repo / ".git")) == before
+
+
+def test_a_capture_that_cannot_start_its_index_update_leaves_no_half_pack(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import segue.workspace.snapshot as snapshot
+
+    ws = locate(repo, env_for(tmp_path))
+    (repo / "new.txt").write_text("one\n")
+
+    def no_more_processes(*args: object, **kwargs: object) -> None:
+        raise CheckpointError("cannot run git: Resource temporarily unavailable")
+
+    monkeypatch.setattr(snapshot._Background, "__init__", no_more_processes)
+    with pytest.raises(CheckpointError, match="Resource temporarily unavailable"):
+        capture(ws, "refs/segue/checkpoints/t/1", parent=None, message="m")
+    assert not list((repo / ".git" / "objects" / "pack").glob("tmp_*"))
+    assert not list((repo / ".git").glob("fast_import_crash_*"))

@@ -250,3 +250,22 @@ def test_a_return_goes_on_past_a_session_that_is_gone_and_exits_non_zero(
     back = by[str(kept.session_id)]["switch"]
     assert back is not None and back["thread"]["strategy"] == "no_handoff"
     assert "1 failed" in doc["summary"]
+
+
+def test_an_agent_at_work_on_a_copy_in_another_home_does_not_hold_this_session(
+    home: dict[str, str], tmp_path: Path
+) -> None:
+    from segue.running.agents import working_on
+
+    stuck = next(f for f in FIXTURES if f.name == "codex-stuck_agent")
+    mine = Path(home["HOME"]) / Path(stuck.spec["transcript"]).relative_to("home")
+    shutil.copytree(stuck.home, tmp_path / "elsewhere")
+    copy = tmp_path / "elsewhere" / Path(stuck.spec["transcript"]).relative_to("home")
+    sid = str(stuck.spec["session_id"])
+    there = Agent(
+        Provider.CODEX, 7, sid, copy, None, None, AgentState.WORKING, None, ["codex"],
+        {"HOME": str(tmp_path / "elsewhere")},
+    )  # fmt: skip
+    assert working_on(Provider.CODEX, sid, mine, agents=[there]) is None
+    assert working_on(Provider.CODEX, sid, copy, agents=[there]) is there
+    assert working_on(Provider.CODEX, sid, agents=[there]) is there  # by id alone: the id's

@@ -766,3 +766,24 @@ def test_in_process_main_reports_not_raises(
     assert done.value.code == 1
     assert "empty" in capsys.readouterr().err
     assert segue.cli.app.app is not None
+
+
+def test_no_home_at_all_is_one_line_and_an_agent_of_no_home_is_nobody_s(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """No HOME, and a user the system does not know (a container's arbitrary uid)."""
+    from pathlib import Path
+
+    from segue.formats.homes import cli_home
+    from segue.model.conversation import Provider
+    from segue.model.errors import ConfigError
+    from segue.running.agents import Agent, AgentState, in_home
+
+    def unknown() -> Path:
+        raise RuntimeError("Could not determine home directory.")
+
+    monkeypatch.setattr(Path, "home", staticmethod(unknown))
+    with pytest.raises(ConfigError, match=r"no home folder: .*set HOME or \$CODEX_HOME"):
+        cli_home({}, "CODEX_HOME", ".codex")
+    agent = Agent(Provider.CODEX, 1, None, None, None, None, AgentState.IDLE, None, [], {})
+    assert in_home(agent, {}) is False

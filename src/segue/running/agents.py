@@ -69,7 +69,7 @@ def list_agents(
     quietly."""
     entries = all_entries()
     parents: dict[int, int] = {}
-    homes: dict[Provider, str] = {}
+    homes: dict[Provider, str | None] = {}
     found: list[tuple[ProviderEntry, psutil.Process, RunningSession]] = []
     for process in psutil.process_iter():
         try:
@@ -109,7 +109,11 @@ def working_on(
         except (OSError, SegueError):
             return None
     for agent in agents:
-        same = agent.session_id == session_id or (path is not None and agent.session_path == path)
+        if path is not None and agent.session_path is not None:
+            # (a file names one session; an id may be a copy's too, in another home)
+            same = os.path.realpath(agent.session_path) == os.path.realpath(path)
+        else:
+            same = agent.session_id == session_id
         if agent.provider is provider and same and agent.state is AgentState.WORKING:
             return agent
     return None
@@ -119,12 +123,12 @@ def _home_of(
     entry: ProviderEntry,
     running: RunningSession,
     env: Mapping[str, str] | None,
-    homes: dict[Provider, str],
+    homes: dict[Provider, str | None],
 ) -> bool:
     mine = homes.get(entry.provider)
     if mine is None:
         mine = homes[entry.provider] = _home(entry, os.environ if env is None else env)
-    return _home(entry, running.env_home) == mine
+    return mine is not None and _home(entry, running.env_home) == mine
 
 
 def in_home(agent: Agent, env: Mapping[str, str] | None) -> bool:
@@ -132,11 +136,17 @@ def in_home(agent: Agent, env: Mapping[str, str] | None) -> bool:
     of another scratch home) works on sessions this one neither lists nor may move on its own,
     even when a copy of one carries the same id."""
     e = provider_entry(agent.provider)
-    return _home(e, agent.env_home) == _home(e, os.environ if env is None else env)
+    mine = _home(e, os.environ if env is None else env)
+    return mine is not None and _home(e, agent.env_home) == mine
 
 
-def _home(entry: ProviderEntry, env: Mapping[str, str]) -> str:
-    return os.path.realpath(entry.home(env))
+def _home(entry: ProviderEntry, env: Mapping[str, str]) -> str | None:
+    """The CLI's home folder for ``env``, None when there is none to say (no HOME, and a user
+    the system does not know)."""
+    try:
+        return os.path.realpath(entry.home(env))
+    except (SegueError, OSError):
+        return None
 
 
 def _own_servers(found: Sequence[tuple[ProviderEntry, psutil.Process, RunningSession]]) -> set[str]:

@@ -8,24 +8,43 @@ or prompt is ever started, and segue signs its commits itself (no ``user.name`` 
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import os
 import shutil
 import subprocess
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from segue.model.errors import CheckpointError
 
-__all__ = ["Git", "failed", "find_git", "init_bare", "probe"]
+__all__ = ["Git", "failed", "find_git", "holding", "init_bare", "probe"]
 
 GIT_TIMEOUT_S = 300.0
+# The lock of the workspace a command runs under (segue's flock of its index), handed to every
+# git it starts: a git that outlives a killed segue holds the lock until it ends, so the next
+# capture or restore never runs beside it.
+_HELD: contextvars.ContextVar[tuple[int, ...]] = contextvars.ContextVar("held", default=())
+# Every git command: an index of segue's is never written split (a user's core.splitIndex would
+# put a shared index file of segue's index into their .git at each capture).
+_ALWAYS = ("-c", "core.splitIndex=false")
 _IDENTITY = {
     "GIT_AUTHOR_NAME": "segue",
     "GIT_AUTHOR_EMAIL": "segue@localhost",
     "GIT_COMMITTER_NAME": "segue",
     "GIT_COMMITTER_EMAIL": "segue@localhost",
 }
+
+
+@contextlib.contextmanager
+def holding(fd: int) -> Iterator[None]:
+    """Within it, every git started inherits ``fd`` (a lock's descriptor)."""
+    token = _HELD.set((*_HELD.get(), fd))
+    try:
+        yield
+    finally:
+        _HELD.reset(token)
 
 
 def find_git(env: Mapping[str, str]) -> str:
@@ -80,12 +99,13 @@ class Git:
         env = {**self._env(None, True), **(extra_env or {})}
         try:
             return subprocess.Popen(
-                [self.program, *args],
+                [self.program, *_ALWAYS, *args],
                 cwd=self.work_tree,
                 env=env,
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
+                pass_fds=_HELD.get(),
             )
         except OSError as exc:
             raise CheckpointError(f"{self.work_tree}: cannot run git: {exc.strerror}") from None
@@ -116,7 +136,7 @@ class Git:
         env = self._env(index, work_tree)
         try:
             done = subprocess.run(
-                [self.program, *args],
+                [self.program, *_ALWAYS, *args],
                 cwd=self.work_tree,
                 env=env,
                 input=stdin,
@@ -124,6 +144,7 @@ class Git:
                 capture_output=True,
                 timeout=GIT_TIMEOUT_S,
                 check=False,
+                pass_fds=_HELD.get(),
             )
         except subprocess.TimeoutExpired:
             raise CheckpointError(

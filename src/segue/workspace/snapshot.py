@@ -20,6 +20,7 @@ repository of its own; outside git, the common build and dependency folders too.
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import hashlib
 import os
@@ -34,7 +35,7 @@ from pathlib import Path
 
 from segue.model.errors import CheckpointError
 from segue.support.places import data_dir
-from segue.workspace.git import Git, failed, find_git, init_bare, probe
+from segue.workspace.git import Git, failed, find_git, holding, init_bare, probe
 
 __all__ = [
     "MAX_FILE_VARIABLE",
@@ -208,13 +209,16 @@ def _init_private(program: str, git_dir: Path, env: Mapping[str, str]) -> None:
 
 @contextlib.contextmanager
 def _locked(index: Path) -> Iterator[None]:
-    """One capture or restore of a workspace at a time (across processes)."""
+    """One capture or restore of a workspace at a time (across processes). Every git started
+    within it holds the lock too: one that outlives a killed segue (an ``update-index`` still
+    writing segue's index) keeps the next capture waiting until it has ended."""
     fd = os.open(
         f"{index}.segue-lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600
     )
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
+        with holding(fd):
+            yield
     finally:
         os.close(fd)
 
@@ -377,8 +381,8 @@ def capture(
     index = ws.git.index
     assert index is not None
     with _locked(index):
-        # git's lock of segue's index, left by a git killed under this lock: nobody else
-        # writes this index, so it is stale
+        # git's lock of segue's index, left by a git killed under this lock (each git holds
+        # this lock while it runs, and only they write this index): stale
         index.with_name(index.name + ".lock").unlink(missing_ok=True)
         _seed(ws)
         try:
@@ -412,7 +416,6 @@ def _snapshot(
     take, skipped = _screen(ws, listing, max_bytes)
     gone = [p.path if not ws.prefix else f"{ws.prefix}/{p.path}" for p in skipped]
     stream, entries = _stream(ws, ref, base, parent, message, take, gone)
-    importer = _Importer(ws)
     indexer = None
     if entries:
         # an index ahead of its base is never believed: with no base, the next snapshot starts
@@ -420,7 +423,9 @@ def _snapshot(
         _state(index).unlink(missing_ok=True)
         indexer = _Background(ws, ["update-index", "-z", "--index-info"], b"".join(entries))
     try:
-        commit, tree = importer.finish(stream)
+        # (started last, and always given its whole stream: a fast-import left without one
+        # would leave its half-written pack in the user's repository)
+        commit, tree = _Importer(ws).finish(stream)
     finally:
         indexed = indexer is None or indexer.wait()
     if indexed:
@@ -529,17 +534,30 @@ def _base(ws: Workspace) -> str:
 def file_entry(path: Path) -> tuple[str, bytes] | None:
     """A file as git keeps it: its mode (``100644``, ``100755``, ``120000`` for a link) and its
     bytes (a link's: its target); None when it is not there, or neither a file nor a link.
-    ``OSError`` for one that cannot be read."""
+    ``OSError`` for one that cannot be read.
+
+    What is read is what was opened: a file replaced by a link or a FIFO between a look and the
+    read is never followed nor waited on (``O_NOFOLLOW``, ``O_NONBLOCK``, then ``fstat``)."""
     try:
-        info = path.lstat()
-        if stat.S_ISLNK(info.st_mode):
-            return "120000", os.fsencode(os.readlink(path))
-        if stat.S_ISREG(info.st_mode):
-            with path.open("rb") as f:
-                return ("100755" if info.st_mode & 0o111 else "100644"), f.read()
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     except FileNotFoundError:
         return None
-    return None
+    except OSError as exc:
+        if exc.errno != errno.ELOOP:  # (ELOOP: the last part is a link)
+            raise
+        try:
+            return "120000", os.fsencode(os.readlink(path))
+        except FileNotFoundError:
+            return None
+        except OSError as again:
+            if again.errno == errno.EINVAL:  # (no longer a link: gone and back, as something)
+                return None
+            raise
+    with os.fdopen(fd, "rb") as f:
+        info = os.fstat(f.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            return None
+        return ("100755" if info.st_mode & 0o111 else "100644"), f.read()
 
 
 def blob_id(data: bytes, like: str) -> str:
