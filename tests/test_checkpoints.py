@@ -16,6 +16,7 @@ import pytest
 
 from segue.model.errors import CheckpointError
 from segue.workspace import capture, locate
+from segue.workspace.snapshot import Snapshot, Workspace
 from segue_testbed.claude_cli import ClaudeHome, claude_bin
 from segue_testbed.codex_cli import CodexHome, codex_bin
 from segue_testbed.standin.anthropic import RateLimited, ToolUse
@@ -101,6 +102,12 @@ def env_for(tmp_path: Path) -> dict[str, str]:
     return {**os.environ, "SEGUE_DATA_DIR": str(tmp_path / "data"), "HOME": str(tmp_path)}
 
 
+def first_snapshot(repo: Path, tmp_path: Path) -> tuple[Workspace, Snapshot]:
+    """The workspace of ``repo`` and its first snapshot (``refs/segue/checkpoints/t/1``)."""
+    ws = locate(repo, env_for(tmp_path))
+    return ws, capture(ws, "refs/segue/checkpoints/t/1", parent=None, message="m")
+
+
 def test_a_snapshot_holds_exactly_the_folder_and_touches_nothing_of_the_users(
     repo: Path, tmp_path: Path
 ) -> None:
@@ -155,9 +162,7 @@ def test_a_snapshot_holds_exactly_the_folder_and_touches_nothing_of_the_users(
 def test_the_next_snapshot_counts_what_changed_since_the_one_before(
     repo: Path, tmp_path: Path
 ) -> None:
-    env = env_for(tmp_path)
-    ws = locate(repo, env)
-    first = capture(ws, "refs/segue/checkpoints/t/1", parent=None, message="m")
+    ws, first = first_snapshot(repo, tmp_path)
     assert first.changes == ()
     (repo / "kept.txt").write_text("one\n2\nthree\n")
     (repo / "src" / "app.py").unlink()
@@ -471,9 +476,7 @@ def test_a_snapshot_after_segues_refs_were_deleted_and_collected_starts_afresh(
 def test_a_snapshot_killed_with_the_index_ahead_of_its_objects_loses_no_change(
     repo: Path, tmp_path: Path
 ) -> None:
-    env = env_for(tmp_path)
-    ws = locate(repo, env)
-    first = capture(ws, "refs/segue/checkpoints/t/1", parent=None, message="m")
+    ws, first = first_snapshot(repo, tmp_path)
     (repo / "kept.txt").write_text("changed\n")
     # killed after segue's index took the new blob (update-index runs beside fast-import) but
     # before fast-import wrote it: the index says kept.txt is as on disk, and no object holds it
