@@ -109,8 +109,8 @@ def test_a_hand_edited_row_is_read_again_from_its_file(
     document = orjson.loads(cache.read_bytes())
     rows = document["rows"]
     edited = [rows[0][0], rows[1][0], rows[2][0], rows[3][0]]
-    rows[0][12] = "a lot"  # the size, not a number
-    rows[1][5] = None  # an id that is not one
+    rows[0][11] = "a lot"  # the size, not a number
+    rows[1][4] = None  # an id that is not one
     rows[2] = ["short"]
     rows[3][-1] = "2026-12-01T00:00:00"  # a reset time with no zone
     cache.write_bytes(orjson.dumps(document))
@@ -176,3 +176,35 @@ def test_segue_sessions_keeps_the_cache_and_one_folder_keeps_the_rest_of_it(
     path.write_bytes(b"".join(lines) + lines[-1])
     (now,) = [s for s in sessions("--all") if s["path"] == str(path)]
     assert now["size"] == path.stat().st_size
+
+
+def test_a_row_is_read_again_when_a_file_it_came_from_changed_even_with_its_time_put_back(
+    home: dict[str, str], peeks: list[Path]
+) -> None:
+    import os
+
+    listed(home)
+    # a later generation of a rolled-back Codex thread: its row comes from its earlier file too
+    later = next(f for f in FIXTURES if f.name == "codex-rollback")
+    path = Path(home["HOME"]) / str(later.spec["transcript"]).removeprefix("home/")
+    earlier = sorted(p for p in path.parent.glob("rollout-*.jsonl") if p != path)
+    assert earlier, "the rollback fixture keeps its earlier generation beside it"
+    for p in earlier:
+        p.unlink()  # pruned by age: the newer file is left as it was
+    peeks.clear()
+    without = listed(home)
+    assert path in peeks
+    cache = Path(home["SEGUE_STATE_DIR"]) / CACHE_FILE
+    cache.unlink()
+    assert listed(home) == without  # what a listing with no cache says
+
+    # rewritten in place with its length and its time kept: its ctime says it changed
+    chat = next(f for f in FIXTURES if f.name == "claude-chat")
+    path = Path(home["HOME"]) / str(chat.spec["transcript"]).removeprefix("home/")
+    before = path.stat()
+    data = path.read_bytes()
+    path.write_bytes(data.replace(b"haiku", b"HAIKU"))
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    peeks.clear()
+    listed(home)
+    assert path in peeks

@@ -8,8 +8,11 @@ checked to be a regular file, else refused with a one-line :class:`SessionError`
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import os
 import stat
+from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO
 
@@ -19,6 +22,7 @@ __all__ = [
     "MAX_LINE",
     "is_regular",
     "newline_before",
+    "noting_opened",
     "open_regular",
     "read_config",
     "read_regular",
@@ -44,6 +48,21 @@ def _kind(mode: int) -> str:
     return "not a regular file"
 
 
+_OPENED: contextvars.ContextVar[list[str] | None] = contextvars.ContextVar("opened", default=None)
+
+
+@contextlib.contextmanager
+def noting_opened() -> Iterator[list[str]]:
+    """Within it, the files :func:`open_regular` opens are added to the list it gives (what a
+    result read from several files depends on)."""
+    opened: list[str] = []
+    token = _OPENED.set(opened)
+    try:
+        yield opened
+    finally:
+        _OPENED.reset(token)
+
+
 def open_regular(
     path: Path,
     buffering: int = -1,
@@ -57,6 +76,9 @@ def open_regular(
     non-blocking, seen for what it is, and closed.
     """
     flags = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY
+    noted = _OPENED.get()
+    if noted is not None:
+        noted.append(os.fspath(path))
     try:
         fd = os.open(path, flags)
     except OSError as exc:

@@ -12,6 +12,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from segue.formats.files import noting_opened
 from segue.formats.stamp import Change, Stamp, check_stamp, stamp_file
 from segue.model.conversation import Conversation, Provider
 from segue.model.errors import SegueError, SessionError
@@ -144,11 +145,16 @@ def list_sessions(
     return listing
 
 
-_REMEMBERED: dict[str, tuple[tuple[int, int, int], SessionInfo]] | None = None
+# What a row was read from: its file's size, mtime, inode, ctime and device (a file rewritten
+# with its time put back still has a new ctime), and the same of every other file the peek
+# opened (a later generation of a rolled-back Codex thread reads its earlier files too).
+_FileKey = tuple[int, int, int, int, int]
+_Known = tuple[_FileKey, tuple[tuple[str, _FileKey], ...], SessionInfo]
+_REMEMBERED: dict[str, _Known] | None = None
 _LOOKED_AT: set[str] = set()  # the paths listed within the outermost remembered_peeks()
 
 CACHE_FILE = "listing-cache.json"  # in segue's state folder
-_CACHE_FORMAT = 1
+_CACHE_FORMAT = 2
 _CACHE_LIMIT = 256 << 20
 
 
@@ -180,14 +186,14 @@ def _cache_key() -> str:
     return f"{__version__}/{_CACHE_FORMAT}"
 
 
-def _read_cache(env: Env) -> dict[str, tuple[tuple[int, int, int], SessionInfo]]:
+def _read_cache(env: Env) -> dict[str, _Known]:
     from datetime import datetime
 
     from segue.model.session_info import SessionState
     from segue.providers import known
     from segue.support.state_dir import read_private_json, state_dir
 
-    found: dict[str, tuple[tuple[int, int, int], SessionInfo]] = {}
+    found: dict[str, _Known] = {}
     document = read_private_json(state_dir(env) / CACHE_FILE, _CACHE_LIMIT)
     if not isinstance(document, dict) or document.get("key") != _cache_key():
         return found  # none, another segue's, or not one at all
@@ -196,14 +202,18 @@ def _read_cache(env: Env) -> dict[str, tuple[tuple[int, int, int], SessionInfo]]
         return found
     for row in rows:
         try:
-            path, size, mtime, inode, provider, *info, state, reset = row
-            if not _well_typed(info) or not all(type(n) is int for n in (size, mtime, inode)):
+            path, key, others, provider, *info, state, reset = row
+            if not _well_typed(info) or not _is_key(key) or not isinstance(others, list):
+                continue
+            depends = tuple((str(p), tuple(k)) for p, k in others if _is_key(k))
+            if len(depends) != len(others) or not all(type(p) is str for p, _ in others):
                 continue
             reset_at = None if reset is None else datetime.fromisoformat(reset)
             if reset_at is not None and reset_at.utcoffset() is None:
                 continue  # a time with no zone: not one this segue wrote
             found[str(path)] = (
-                (size, mtime, inode),
+                tuple(key),  # (five ints: _is_key)
+                depends,
                 SessionInfo(known(provider), *info, state=SessionState(state), reset_at=reset_at),  # type: ignore[misc]
             )
         except (TypeError, ValueError, AttributeError):  # a row this segue cannot take
@@ -216,6 +226,18 @@ _TYPES: tuple[type | tuple[type, ...], ...] = (str, str, _MAYBE, _MAYBE, _MAYBE,
 _TYPES += (int, int)  # id, path, cwd, title, first prompt, model, updated, size, turns
 
 
+def _is_key(value: object) -> bool:
+    return isinstance(value, list) and len(value) == 5 and all(type(n) is int for n in value)
+
+
+def _key_of(path: str | Path) -> _FileKey | None:
+    try:
+        s = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return (s.st_size, s.st_mtime_ns, s.st_ino, s.st_ctime_ns, s.st_dev)
+
+
 def _well_typed(info: list[object]) -> bool:
     """Whether a cached row's fields have SessionInfo's types (a hand-edited cache is no row)."""
     return len(info) == len(_TYPES) and all(
@@ -224,7 +246,7 @@ def _well_typed(info: list[object]) -> bool:
     )
 
 
-def _write_cache(env: Env, remembered: dict[str, tuple[tuple[int, int, int], SessionInfo]]) -> None:
+def _write_cache(env: Env, remembered: dict[str, _Known]) -> None:
     from segue.support.state_dir import state_dir, write_private_json
 
     rows = []
@@ -235,10 +257,11 @@ def _write_cache(env: Env, remembered: dict[str, tuple[tuple[int, int, int], Ses
         known_row = remembered.get(path)
         if known_row is None:
             continue
-        (size, mtime, inode), i = known_row
+        key, depends, i = known_row
         reset = None if i.reset_at is None else i.reset_at.isoformat()
         fields = (i.id, i.path, i.cwd, i.title, i.first_prompt, i.model, i.updated, i.size)
-        rows.append([path, size, mtime, inode, i.provider.value, *fields, i.turns, i.state.value])
+        others = [[p, list(k)] for p, k in depends]
+        rows.append([path, list(key), others, i.provider.value, *fields, i.turns, i.state.value])
         rows[-1].append(reset)
     write_private_json(state_dir(env) / CACHE_FILE, {"key": _cache_key(), "rows": rows})
 
@@ -247,18 +270,18 @@ def _peek(e: ProviderEntry, path: Path, problems: list[str]) -> SessionInfo | No
     remembered = _REMEMBERED
     if remembered is not None:
         _LOOKED_AT.add(str(path))
-        try:
-            info = os.stat(path)
-        except OSError:
-            info = None
-        if info is not None:
-            key = (info.st_size, info.st_mtime_ns, info.st_ino)
+        key = _key_of(path)
+        if key is not None:
             known = remembered.get(str(path))
-            if known is not None and known[0] == key:
-                return known[1]
-            row = _read_peek(e, path, problems)
-            if row is not None:
-                remembered[str(path)] = (key, row)
+            if known is not None and known[0] == key and all(_key_of(p) == k for p, k in known[1]):
+                return known[2]
+            with noting_opened() as opened:
+                row = _read_peek(e, path, problems)
+            depends = tuple((p, _key_of(p)) for p in sorted(set(opened) - {str(path)}))
+            if row is not None and all(k is not None for _, k in depends):
+                remembered[str(path)] = (key, depends, row)  # type: ignore[assignment]
+            else:
+                remembered.pop(str(path), None)
             return row
     return _read_peek(e, path, problems)
 

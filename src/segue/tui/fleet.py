@@ -190,6 +190,7 @@ class FleetScreen(Screen[None]):
                 view,
                 app.env,
                 done=lambda row: from_thread(app, self._planned, row),
+                redact_secrets=app.policy.redact_secrets,  # (as the sheet's switch does it)
                 stop=lambda: worker.is_cancelled,
             )
         except Exception as exc:
