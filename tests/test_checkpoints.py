@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import os
 import subprocess
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -592,3 +593,23 @@ def test_a_capture_that_cannot_start_its_index_update_leaves_no_half_pack(
         capture(ws, "refs/segue/checkpoints/t/1", parent=None, message="m")
     assert not list((repo / ".git" / "objects" / "pack").glob("tmp_*"))
     assert not list((repo / ".git").glob("fast_import_crash_*"))
+
+
+def test_the_hook_claude_code_waits_for_loads_no_command_line_app(tmp_path: Path) -> None:
+    """Claude Code waits for its Stop hook after every turn: ``python -m segue hook`` goes to
+    the hook straight, without typer and the command line's app (a tenth of a second)."""
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "segue", "hook", "claude"],
+        input=b"{}",
+        env=env_for(tmp_path),
+        capture_output=True,
+        timeout=60,
+    )
+    assert done.returncode == 0 and done.stdout == b""
+    loaded = {
+        line.rsplit("|", 1)[-1].strip()
+        for line in done.stderr.decode().splitlines()
+        if line.startswith("import time:")
+    }
+    assert "segue.cli.hook" in loaded
+    assert "typer" not in loaded and "segue.cli.app" not in loaded

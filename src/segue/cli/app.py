@@ -547,7 +547,7 @@ def _run_args(args: list[str]) -> list[str]:
 def main(argv: list[str] | None = None) -> None:
     args = _run_args(sys.argv[1:] if argv is None else argv)
     if args[:1] == ["hook"]:  # what the CLIs' hooks run: never an error, never a word on stdout
-        from segue.cli.checkpoints import run_hook
+        from segue.cli.hook import run_hook
 
         run_hook(args[1:])
         return

@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-import os
-import sys
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -15,7 +13,7 @@ from segue.model.conversation import Provider
 if TYPE_CHECKING:
     from segue.providers.hooks import HookChange
 
-__all__ = ["checkpoint_command", "checkpoints_command", "hooks_app", "run_hook"]
+__all__ = ["checkpoint_command", "checkpoints_command", "hooks_app"]
 
 ThreadArgument = Annotated[
     str | None,
@@ -185,22 +183,3 @@ def hooks_uninstall(
     from segue.rewind import uninstall_hooks
 
     _print_changes(uninstall_hooks(provider, dry_run=dry_run), dry_run, as_json)
-
-
-def run_hook(args: list[str]) -> None:
-    """``segue hook PROVIDER ARGS…``, what the CLIs' hooks run (stdin: Claude Code's input):
-    quiet on stdout (Claude Code reads a hook's output) and always exit 0."""
-    from segue.rewind import handle_hook
-
-    stdin = b""
-    if "--payload" in args:  # the input, given by a hook that went on in the background
-        at = args.index("--payload")
-        payload = args[at + 1] if at + 1 < len(args) else ""
-        args = args[:at] + args[at + 2 :]
-        stdin = os.fsencode(payload)
-    elif not sys.stdin.isatty():
-        try:
-            stdin = sys.stdin.buffer.read(1 << 20)
-        except (OSError, ValueError):
-            stdin = b""
-    handle_hook(args[0] if args else "", args[1:], stdin)

@@ -1,0 +1,29 @@
+"""``segue hook PROVIDER ARGS…``: what the CLIs' hooks run after each turn. Claude Code waits
+for its ``Stop`` hook, so this path loads no more than the work needs: not the command line's
+typer app (``python -m segue hook …`` comes here straight from ``segue.__main__``)."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+__all__ = ["run_hook"]
+
+
+def run_hook(args: list[str]) -> None:
+    """``segue hook PROVIDER ARGS…``, what the CLIs' hooks run (stdin: Claude Code's input):
+    quiet on stdout (Claude Code reads a hook's output) and always exit 0."""
+    from segue.rewind import handle_hook
+
+    stdin = b""
+    if "--payload" in args:  # the input, given by a hook that went on in the background
+        at = args.index("--payload")
+        payload = args[at + 1] if at + 1 < len(args) else ""
+        args = args[:at] + args[at + 2 :]
+        stdin = os.fsencode(payload)
+    elif not sys.stdin.isatty():
+        try:
+            stdin = sys.stdin.buffer.read(1 << 20)
+        except (OSError, ValueError):
+            stdin = b""
+    handle_hook(args[0] if args else "", args[1:], stdin)
