@@ -74,9 +74,11 @@ def _codex_target(root: Path, standin: StandIn, cwds: list[Path]) -> tuple[dict[
     return env, lane
 
 
-def segue_env(target_env: dict[str, str], tmp_path: Path, fleet: Fleet) -> dict[str, str]:
-    """segue's environment in these tests: the Codex target's home, the fleet's Claude Code
-    home, segue's own folders in ``tmp_path``, and the tmux servers' socket folder."""
+def segue_env(fleet: Fleet, standin: StandIn, tmp_path: Path) -> tuple[dict[str, str], Lane]:
+    """segue's environment in these tests, and the Codex target's lane: a Codex home (in
+    ``tmp_path``, trusting each agent's project), the fleet's Claude Code home, segue's own
+    folders in ``tmp_path``, and the tmux servers' socket folder."""
+    target_env, lane = _codex_target(tmp_path / "codex", standin, list(fleet.cwds.values()))
     return {
         **target_env,
         "CLAUDE_CONFIG_DIR": str(fleet.claude_config),
@@ -84,7 +86,7 @@ def segue_env(target_env: dict[str, str], tmp_path: Path, fleet: Fleet) -> dict[
         "SEGUE_STATE_DIR": str(tmp_path / "state"),
         "SEGUE_DATA_DIR": str(tmp_path / "data"),
         "TMUX_TMPDIR": os.environ.get("TMUX_TMPDIR", "/tmp"),
-    }
+    }, lane
 
 
 def _sha(path: Path) -> str:
@@ -190,13 +192,12 @@ def test_a_fleet_parked_on_claude_moves_to_codex_in_its_panes(
     standin: StandIn, lab: TmuxLab, tmp_path: Path
 ) -> None:
     fleet = start_fleet(standin, lab, tmp_path, AGENTS)
-    panes, cwds, agents = fleet.panes, fleet.cwds, fleet.agents
+    panes, agents = fleet.panes, fleet.agents
     sources = fleet.sources
     hashes = _settled(sources)
     originals = {name: p.read_bytes() for name, p in sources.items()}
 
-    target_env, codex_lane = _codex_target(tmp_path / "codex", standin, list(cwds.values()))
-    env = segue_env(target_env, tmp_path, fleet)
+    env, codex_lane = segue_env(fleet, standin, tmp_path)
     try:
         # without the confirmation nothing happens to any agent
         # (--under: only this test's agents, not those of a test running alongside, nor the
@@ -238,4 +239,4 @@ def test_a_fleet_parked_on_claude_moves_to_codex_in_its_panes(
         for name in AGENTS:
             ask_on_codex(lab, fleet, name, codex_lane)
     finally:
-        _end_codex_of(target_env["CODEX_HOME"])
+        _end_codex_of(env["CODEX_HOME"])

@@ -23,7 +23,6 @@ from tests.test_agents import (
     START,
 )
 from tests.test_fleet_tmux import (
-    _codex_target,
     _end_codex_of,
     _settled,
     _sha,
@@ -53,12 +52,12 @@ def test_keys_in_segue_tui_move_the_parked_agents_to_codex_in_their_panes(
     standin: StandIn, lab: TmuxLab, tmp_path: Path
 ) -> None:
     fleet = start_fleet(standin, lab, tmp_path, AGENTS)
-    panes, cwds, agents = fleet.panes, fleet.cwds, fleet.agents
+    panes, agents = fleet.panes, fleet.agents
     sources = fleet.sources
     hashes = _settled(sources)
 
-    target_env, codex_lane = _codex_target(tmp_path / "codex", standin, list(cwds.values()))
-    env = {**segue_env(target_env, tmp_path, fleet), "LANG": "C.UTF-8"}
+    env, codex_lane = segue_env(fleet, standin, tmp_path)
+    env["LANG"] = "C.UTF-8"
     tui = lab.window(
         "segue",
         [sys.executable, "-m", "segue", "tui", "--offline", "--under", str(tmp_path)],
@@ -107,4 +106,4 @@ def test_keys_in_segue_tui_move_the_parked_agents_to_codex_in_their_panes(
         _keys(lab, tui, "q")
         lab.wait_for(tui, lambda: "segue — the fleet" not in lab.screen(tui), 15)
     finally:
-        _end_codex_of(target_env["CODEX_HOME"])
+        _end_codex_of(env["CODEX_HOME"])
