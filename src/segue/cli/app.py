@@ -546,11 +546,6 @@ def _run_args(args: list[str]) -> list[str]:
 
 def main(argv: list[str] | None = None) -> None:
     args = _run_args(sys.argv[1:] if argv is None else argv)
-    if args[:1] == ["hook"]:  # what the CLIs' hooks run: never an error, never a word on stdout
-        from segue.cli.hook import run_hook
-
-        run_hook(args[1:])
-        return
     as_json = "--json" in (args[: args.index("--")] if "--" in args else args)
     try:
         code = app(args=args, standalone_mode=False)

@@ -1,0 +1,22 @@
+"""The ``segue`` command's entry (the console script and ``python -m segue``): a CLI's hook
+goes straight to :func:`segue.cli.hook.run_hook`, without loading the typer app (Claude Code
+waits for its ``Stop`` hook after every turn); every other command goes to
+:func:`segue.cli.app.main`."""
+
+from __future__ import annotations
+
+import sys
+
+__all__ = ["main"]
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = sys.argv[1:] if argv is None else argv
+    if args[:1] == ["hook"]:  # what the CLIs' hooks run: never an error, never a word on stdout
+        from segue.cli.hook import run_hook
+
+        run_hook(args[1:])
+        return
+    from segue.cli.app import main as run_command
+
+    run_command(args)
