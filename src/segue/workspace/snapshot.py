@@ -425,7 +425,7 @@ def _snapshot(
     try:
         # (started last, and always given its whole stream: a fast-import left without one
         # would leave its half-written pack in the user's repository)
-        commit, tree = _Importer(ws).finish(stream)
+        commit, tree = _import(ws, stream)
     finally:
         indexed = indexer is None or indexer.wait()
     if indexed:
@@ -439,57 +439,47 @@ def _snapshot(
 _IMPORT_TUNABLES = "glibc.malloc.mmap_threshold=8388608:glibc.malloc.trim_threshold=134217728"
 
 
-class _Importer:
-    """One ``git fast-import``."""
-
-    def __init__(self, ws: Workspace) -> None:
-        self.ws = ws
-        extra = {} if "GLIBC_TUNABLES" in ws.git.env else {"GLIBC_TUNABLES": _IMPORT_TUNABLES}
-        self.process = ws.git.start(
-            ["fast-import", "--quiet", "--done", "--force", "--cat-blob-fd=1"], extra_env=extra
-        )
-
-    def finish(self, stream: bytes) -> tuple[str, str]:
-        """The commit and its tree (the stream asks for the mark, then lists the root)."""
-        done = self.ws.git.finish(self.process, stream, "fast-import")
-        if done.returncode != 0:
-            self._forget_crash()
-            raise failed(done, self.ws.git.work_tree, "fast-import")
-        lines = done.stdout.decode("ascii", "replace").splitlines()
-        fields = lines[1].split() if len(lines) == 2 else []
-        if len(fields) < 3 or fields[1] != "tree":
-            raise CheckpointError(f"{self.ws.folder}: git fast-import said {done.stdout[:200]!r}")
-        return lines[0].strip(), fields[2]
-
-    def _forget_crash(self) -> None:
-        """A fast-import that dies writes its report into the repository's git folder: that is
-        the user's, and the error is segue's to tell."""
-        crash = self.ws.git.git_dir / f"fast_import_crash_{self.process.pid}"
+def _import(ws: Workspace, stream: bytes) -> tuple[str, str]:
+    """The commit git fast-import makes of ``stream``, and its tree (the stream asks for the
+    mark, then lists the root). A fast-import that dies writes its report into the repository's
+    git folder: that is the user's, so the report goes, and the error is segue's to tell."""
+    extra = {} if "GLIBC_TUNABLES" in ws.git.env else {"GLIBC_TUNABLES": _IMPORT_TUNABLES}
+    process = ws.git.start(
+        ["fast-import", "--quiet", "--done", "--force", "--cat-blob-fd=1"], extra_env=extra
+    )
+    done = ws.git.finish(process, stream, "fast-import")
+    if done.returncode != 0:
         with contextlib.suppress(OSError):
-            crash.unlink()
+            (ws.git.git_dir / f"fast_import_crash_{process.pid}").unlink()
+        raise failed(done, ws.git.work_tree, "fast-import")
+    lines = done.stdout.decode("ascii", "replace").splitlines()
+    fields = lines[1].split() if len(lines) == 2 else []
+    if len(fields) < 3 or fields[1] != "tree":
+        raise CheckpointError(f"{ws.folder}: git fast-import said {done.stdout[:200]!r}")
+    return lines[0].strip(), fields[2]
 
 
 class _Background:
     """A git command given its whole input in a thread of its own, while another one runs."""
 
     def __init__(self, ws: Workspace, args: list[str], stdin: bytes) -> None:
-        self.ws, self.what = ws, args[0]
-        self.process = ws.git.start(args)
-        self.done: subprocess.CompletedProcess[bytes] | None = None
-        self.error: CheckpointError | None = None
-        self.thread = threading.Thread(target=self._run, args=(stdin,), daemon=True)
+        process = ws.git.start(args)
+        self.ok = False
+        self.thread = threading.Thread(
+            target=self._run, args=(ws, process, stdin, args[0]), daemon=True
+        )
         self.thread.start()
 
-    def _run(self, stdin: bytes) -> None:
-        try:
-            self.done = self.ws.git.finish(self.process, stdin, self.what)
-        except CheckpointError as exc:
-            self.error = exc
+    def _run(
+        self, ws: Workspace, process: subprocess.Popen[bytes], stdin: bytes, what: str
+    ) -> None:
+        with contextlib.suppress(CheckpointError):  # (past the time limit: not done)
+            self.ok = ws.git.finish(process, stdin, what).returncode == 0
 
     def wait(self) -> bool:
         """Whether it did its work."""
         self.thread.join()
-        return self.error is None and self.done is not None and self.done.returncode == 0
+        return self.ok
 
 
 def _state(index: Path) -> Path:
