@@ -205,9 +205,9 @@ def _read_cache(env: Env) -> dict[str, _Known]:
             path, key, others, provider, *info, state, reset = row
             if not _well_typed(info) or not _is_key(key) or not isinstance(others, list):
                 continue
-            depends = tuple((str(p), tuple(k)) for p, k in others if _is_key(k))
-            if len(depends) != len(others) or not all(type(p) is str for p, _ in others):
+            if not all(type(p) is str and _is_key(k) for p, k in others):
                 continue
+            depends = tuple((p, tuple(k)) for p, k in others)
             reset_at = None if reset is None else datetime.fromisoformat(reset)
             if reset_at is not None and reset_at.utcoffset() is None:
                 continue  # a time with no zone: not one this segue wrote
@@ -277,9 +277,10 @@ def _peek(e: ProviderEntry, path: Path, problems: list[str]) -> SessionInfo | No
                 return known[2]
             with noting_opened() as opened:
                 row = _read_peek(e, path, problems)
-            depends = tuple((p, _key_of(p)) for p in sorted(set(opened) - {str(path)}))
-            if row is not None and all(k is not None for _, k in depends):
-                remembered[str(path)] = (key, depends, row)  # type: ignore[assignment]
+            keys = {p: _key_of(p) for p in sorted(set(opened) - {str(path)})}
+            depends = tuple((p, k) for p, k in keys.items() if k is not None)
+            if row is not None and len(depends) == len(keys):
+                remembered[str(path)] = (key, depends, row)
             else:
                 remembered.pop(str(path), None)
             return row

@@ -69,7 +69,11 @@ def list_agents(
     quietly."""
     entries = all_entries()
     parents: dict[int, int] = {}
-    homes: dict[Provider, str | None] = {}
+    mine = (
+        {}
+        if every_home
+        else {e.provider: _home(e, os.environ if env is None else env) for e in entries}
+    )
     found: list[tuple[ProviderEntry, psutil.Process, RunningSession]] = []
     for process in psutil.process_iter():
         try:
@@ -78,7 +82,9 @@ def list_agents(
                 match = _running(entries, process)
         except (psutil.Error, OSError):
             continue
-        if match is not None and (every_home or _home_of(match[0], match[1], env, homes)):
+        if match is not None and (
+            every_home or _runs_in(match[0], match[1].env_home, mine[match[0].provider])
+        ):
             found.append((match[0], process, match[1]))
     if not found:
         return []
@@ -119,25 +125,17 @@ def working_on(
     return None
 
 
-def _home_of(
-    entry: ProviderEntry,
-    running: RunningSession,
-    env: Mapping[str, str] | None,
-    homes: dict[Provider, str | None],
-) -> bool:
-    mine = homes.get(entry.provider)
-    if mine is None:
-        mine = homes[entry.provider] = _home(entry, os.environ if env is None else env)
-    return mine is not None and _home(entry, running.env_home) == mine
-
-
 def in_home(agent: Agent, env: Mapping[str, str] | None) -> bool:
     """Whether the agent's CLI runs with ``env``'s home of it: an agent of another account (or
     of another scratch home) works on sessions this one neither lists nor may move on its own,
     even when a copy of one carries the same id."""
     e = provider_entry(agent.provider)
-    mine = _home(e, os.environ if env is None else env)
-    return mine is not None and _home(e, agent.env_home) == mine
+    return _runs_in(e, agent.env_home, _home(e, os.environ if env is None else env))
+
+
+def _runs_in(entry: ProviderEntry, theirs: Mapping[str, str], home: str | None) -> bool:
+    """Whether a process with the environment ``theirs`` runs in ``home``, this CLI's home."""
+    return home is not None and _home(entry, theirs) == home
 
 
 def _home(entry: ProviderEntry, env: Mapping[str, str]) -> str | None:
