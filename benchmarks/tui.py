@@ -35,7 +35,7 @@ from pathlib import Path
 
 import orjson
 
-from benchmarks.watch import _copies
+from benchmarks.watch import _copies, fleet_home
 
 GOAL_S = 0.5
 ANSI = re.compile(rb"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[()][0-9A-Za-z]|\x1b[=>]")
@@ -116,9 +116,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="segue-bench-tui-") as scratch:
         root = Path(scratch)
         home = root / "home"
-        half = args.sessions // 2
-        _copies(home, "multi_turn", "claude", half)
-        _copies(home, "multi_turn", "codex", args.sessions - half)
+        fleet_home(home, args.sessions)
         _copies(home, "usage_limited", "codex", 20)
         env = {
             "PATH": os.environ.get("PATH", "/usr/bin:/bin"),

@@ -58,6 +58,15 @@ def _copies(home: Path, scenario: str, provider: str, count: int) -> None:
         shutil.copyfile(source, target)
 
 
+def fleet_home(home: Path, sessions: int) -> int:
+    """``sessions`` copies of the recorded ``multi_turn`` sessions in ``home``, half of each
+    provider; returns the Claude Code half."""
+    half = sessions // 2
+    _copies(home, "multi_turn", "claude", half)
+    _copies(home, "multi_turn", "codex", sessions - half)
+    return half
+
+
 def _passes(policy: Any, env: dict[str, str], count: int) -> float:
     """CPU a pass, after a first one (as the loop runs them: a file unchanged since the last
     pass is not read again)."""
@@ -81,9 +90,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="segue-bench-watch-") as scratch:
         root = Path(scratch)
         home = root / "home"
-        half = args.sessions // 2
-        _copies(home, "multi_turn", "claude", half)
-        _copies(home, "multi_turn", "codex", args.sessions - half)
+        half = fleet_home(home, args.sessions)
         env = {
             **os.environ,
             "HOME": str(home),
