@@ -29,7 +29,7 @@ import orjson
 
 from segue.store import Store, open_store
 from segue.store.ids import new_id
-from segue.store.schema import (
+from segue.store.tables import (
     app_threads,
     context_handoffs,
     provider_thread_revisions,
@@ -66,7 +66,7 @@ def fill(store: Store, threads: int, per_thread: int) -> tuple[list[str], float]
         with store.writing("cannot fill the benchmark store") as connection:
             for table, rows in pending.items():
                 if rows:
-                    connection.execute(table.insert(), rows)
+                    connection.insert(table, rows)
                     rows.clear()
 
     blocks = _blocks(per_thread)

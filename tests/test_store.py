@@ -55,18 +55,21 @@ def _versions(url: str) -> list[str]:
 def test_a_new_store_is_migrated_to_the_head(database_url: str) -> None:
     with open_store(database_url) as store:
         assert store.schema_revision() == head_revision() == revisions()[-1]
-        tables = set(sa.inspect(store._engine).get_table_names())
+    engine = sa.create_engine(database_url)
+    tables = set(sa.inspect(engine).get_table_names())
+    engine.dispose()
     assert {"batches", "batch_agents", VERSION_TABLE} <= tables
     assert _versions(database_url) == [head_revision()]
 
 
-def test_reopening_keeps_the_data_and_does_not_load_alembic(database_url: str) -> None:
+def test_reopening_keeps_the_data_and_loads_no_alembic_nor_sqlalchemy(database_url: str) -> None:
     with open_store(database_url) as store:
         batch = store.create_batch(Provider.CODEX, Provider.CLAUDE)
     probe = (
         "import sys; from segue.store import open_store; "
         f"s = open_store({database_url!r}); "
-        "print(s.schema_revision(), [b.id for b in s.list_batches()], 'alembic' in sys.modules)"
+        "print(s.schema_revision(), [b.id for b in s.list_batches()], "
+        "'alembic' in sys.modules or 'sqlalchemy' in sys.modules)"
     )
     done = subprocess.run(
         [sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=False
@@ -97,11 +100,14 @@ def test_opening_a_new_file_another_connection_is_writing_waits_for_it(tmp_path:
 
 
 def test_the_migrated_schema_is_the_schema_the_code_queries(database_url: str) -> None:
-    with open_store(database_url) as store, store._engine.connect() as connection:
+    open_store(database_url).close()
+    engine = sa.create_engine(database_url)
+    with engine.connect() as connection:
         context = MigrationContext.configure(
             connection, opts={"compare_type": True, "version_table": VERSION_TABLE}
         )
         assert compare_metadata(context, metadata) == []
+    engine.dispose()
 
 
 def test_migration_scripts_form_one_numbered_line() -> None:
@@ -133,7 +139,9 @@ def test_a_switch_document_an_earlier_version_recorded_is_still_shown(database_u
     0003 and upgraded again, the row reads back with it, its typed fields taken from it."""
     from alembic import command
 
-    from segue.store.schema import batch_agents, batches
+    from segue.store.schema import table
+
+    batches, batch_agents = table("batches"), table("batch_agents")
 
     open_store(database_url).close()
     engine = sa.create_engine(database_url)
@@ -368,6 +376,7 @@ def test_the_url_comes_from_the_argument_then_the_environment(tmp_path: Path) ->
         assert store.where == str(tmp_path / "arg.db")
     for spelling in ("postgres://u@h/db", "postgresql://u@h/db", "postgresql+psycopg://u@h/db"):
         assert database_url(spelling).drivername == "postgresql+psycopg"
+        assert database_url(spelling).backend == "postgresql"
 
 
 def test_postgres_urls_without_the_driver_name_reach_the_server(postgres: PostgresServer) -> None:

@@ -152,7 +152,7 @@ def _looked_back(
     """What earlier passes recorded, and where sessions went (:func:`_batches`); a store that
     does not exist yet is not made (a pass that finds nothing writes nothing)."""
     from segue.store import open_store
-    from segue.store.engine import StoreAbsent
+    from segue.store.store import StoreAbsent
 
     try:
         store = open_store(env=env, read_only=True)
@@ -165,35 +165,33 @@ def _looked_back(
 
 
 def _load(store: Store) -> _History:
-    from sqlalchemy import select
-
-    from segue.store.schema import watch_events
+    from segue.store.tables import watch_events
 
     with store.reading("cannot read watch's records") as connection:
-        rows = connection.execute(
-            select(watch_events).order_by(watch_events.c.at, watch_events.c.id)
+        rows = connection.rows(
+            "SELECT * FROM watch_events ORDER BY at, id", None, watch_events.kinds
         )
         events = []
         for r in rows:
             try:
-                provider = None if r.provider is None else Provider(r.provider)
+                provider = None if r["provider"] is None else Provider(r["provider"])
             except ValueError:
                 provider = None
-            detail = r.detail or ""
+            detail = r["detail"] or ""
             returns = None
-            if r.kind in ("returned", "return_declined", "return_offered") and detail.startswith(
+            if r["kind"] in ("returned", "return_declined", "return_offered") and detail.startswith(
                 "["
             ):
                 returns, _, detail = detail[1:].partition("] ")
             events.append(
                 WatchEvent(
-                    r.kind,
-                    r.at,
+                    r["kind"],
+                    r["at"],
                     provider,
                     detail,
-                    r.batch_id,
-                    r.reset_at,
-                    tuple(str(s) for s in (r.sessions or ())),
+                    r["batch_id"],
+                    r["reset_at"],
+                    tuple(str(s) for s in (r["sessions"] or ())),
                     returns or None,
                 )
             )
@@ -202,7 +200,7 @@ def _load(store: Store) -> _History:
 
 def _record(store: Store, events: Sequence[WatchEvent]) -> None:
     from segue.store.ids import new_id
-    from segue.store.schema import watch_events
+    from segue.store.tables import watch_events
 
     if not events:
         return
@@ -223,22 +221,16 @@ def _record(store: Store, events: Sequence[WatchEvent]) -> None:
         for e in events
     ]
     with store.writing("cannot record what watch did") as connection:
-        connection.execute(watch_events.insert(), rows)
+        connection.insert(watch_events, rows)
 
 
 def watch_batches(store: Store) -> dict[str, str]:
     """The batches ``segue watch`` made: id → ``moved`` (off an exhausted provider) or
     ``returned`` (back after the reset)."""
-    from sqlalchemy import select
-
-    from segue.store.schema import watch_events
-
-    w = watch_events.c
     with store.reading("cannot read watch's records") as connection:
-        rows = connection.execute(
-            select(w.batch_id, w.kind).where(
-                w.batch_id.is_not(None), w.kind.in_(("moved", "returned"))
-            )
+        rows = connection.tuples(
+            "SELECT batch_id, kind FROM watch_events "
+            "WHERE batch_id IS NOT NULL AND kind IN ('moved', 'returned')"
         )
         return {str(batch): str(kind) for batch, kind in rows}
 

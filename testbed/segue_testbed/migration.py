@@ -17,6 +17,7 @@ from pathlib import Path
 
 from alembic import command
 
+from segue.store.database import Database
 from segue.store.engine import make_engine
 from segue.store.location import database_url
 from segue.store.migrate import alembic_config, head_revision, upgrade
@@ -24,9 +25,12 @@ from segue.store.migrate import alembic_config, head_revision, upgrade
 
 def write_migration(message: str) -> Path:
     with tempfile.TemporaryDirectory() as scratch:
-        engine = make_engine(database_url(f"sqlite:///{scratch}/scratch.db"))
+        url = database_url(f"sqlite:///{scratch}/scratch.db")
+        db = Database(url, wait=60)
+        upgrade(db, "scratch")
+        db.close()
+        engine = make_engine(url, 60, {})
         try:
-            upgrade(engine, "scratch")
             with engine.begin() as connection:
                 number = f"{int(head_revision()) + 1:04d}"
                 script = command.revision(

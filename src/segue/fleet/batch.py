@@ -573,8 +573,8 @@ def return_plan(
     is gone is one failed row; the others still go back. ``dry_run`` reads the store without
     creating or changing it; ``exclude``: sessions skipped with the reason given."""
     from segue.store import open_store
-    from segue.store.engine import StoreAbsent
     from segue.store.location import store_wait
+    from segue.store.store import StoreAbsent
 
     env = dict(os.environ) if env is None else dict(env)
     try:

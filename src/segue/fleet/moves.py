@@ -115,7 +115,7 @@ def _read(env: Mapping[str, str] | None, now: datetime | None) -> BatchMoves:
     """Where the store's batches moved sessions, read without creating the store (none: no
     batch)."""
     from segue.store import open_store
-    from segue.store.engine import StoreAbsent
+    from segue.store.store import StoreAbsent
 
     env = dict(os.environ) if env is None else dict(env)
     try:

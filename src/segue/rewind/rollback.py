@@ -219,7 +219,7 @@ def plan_rollback(
     would change; nothing is written."""
     from segue.providers.sessions import SessionReads
     from segue.store import open_store
-    from segue.store.engine import StoreAbsent
+    from segue.store.store import StoreAbsent
     from segue.threads import ThreadStore
     from segue.threads.checkpoints import list_checkpoints
     from segue.threads.reconcile import reconcile

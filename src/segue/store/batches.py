@@ -14,12 +14,9 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import Row, Select, func, select
-from sqlalchemy.engine import Connection
-from sqlalchemy.exc import IntegrityError
-
 from segue.model.conversation import Provider
 from segue.model.errors import StoreError
+from segue.store.database import Row, Transaction, integrity_error
 from segue.store.ids import new_id
 from segue.store.records import (
     AgentResult,
@@ -32,7 +29,7 @@ from segue.store.records import (
     outcome,
 )
 from segue.store.rows import from_row, optional_provider, row_of
-from segue.store.schema import batch_agents, batches
+from segue.store.tables import batch_agents, batches
 
 __all__ = [
     "add_agent",
@@ -47,7 +44,7 @@ _ID_PREFIX = re.compile(r"[0-9a-f-]+")
 
 
 def create_batch(
-    connection: Connection,
+    connection: Transaction,
     from_provider: Provider | None,
     to_provider: Provider | None,
     *,
@@ -69,7 +66,7 @@ def create_batch(
         pid=os.getpid(),
         segue_version=__version__,
     )
-    connection.execute(batches.insert().values(**_header_row(header)))
+    connection.insert(batches, _header_row(header))
     return header
 
 
@@ -88,8 +85,8 @@ def _header_row(header: BatchHeader) -> dict[str, Any]:
     }
 
 
-def add_agent(connection: Connection, batch_id: str, result: AgentResult) -> BatchAgent:
-    if connection.execute(select(batches.c.id).where(batches.c.id == batch_id)).first() is None:
+def add_agent(connection: Transaction, batch_id: str, result: AgentResult) -> BatchAgent:
+    if connection.scalar("SELECT id FROM batches WHERE id = :id", {"id": batch_id}) is None:
         raise StoreError(f"no batch {batch_id}")
     if result.first_provider is None or result.first_session is None:
         first = _origin(connection, result.provider, result.session)
@@ -100,22 +97,23 @@ def add_agent(connection: Connection, batch_id: str, result: AgentResult) -> Bat
         )
     agent = BatchAgent(batch_id=batch_id, result=result, recorded_at=datetime.now(UTC))
     try:
-        connection.execute(batch_agents.insert().values(**_agent_row(agent)))
-    except IntegrityError:  # the (batch, ordinal) key: the caller's transaction is lost anyway
+        connection.insert(batch_agents, _agent_row(agent))
+    except Exception as error:  # the (batch, ordinal) key: the caller's transaction is lost
+        if not integrity_error(error):
+            raise
         raise StoreError(f"batch {batch_id} already has agent #{result.ordinal}") from None
     return agent
 
 
-def _origin(connection: Connection, provider: str, session: str) -> tuple[str, str]:
+def _origin(connection: Transaction, provider: str, session: str) -> tuple[str, str]:
     """The session an agent started as: follow an earlier recorded switch that produced it."""
-    a = batch_agents.c
-    row = connection.execute(
-        select(a.first_provider, a.first_session)
-        .where(a.target_provider == provider, a.target_session == session)
-        .order_by(a.recorded_at.desc())
-        .limit(1)
-    ).first()
-    return (row[0], row[1]) if row is not None else (provider, session)
+    rows = connection.tuples(
+        "SELECT first_provider, first_session FROM batch_agents "
+        "WHERE target_provider = :provider AND target_session = :session "
+        "ORDER BY recorded_at DESC LIMIT 1",
+        {"provider": provider, "session": session},
+    )
+    return (rows[0][0], rows[0][1]) if rows else (provider, session)
 
 
 def _agent_row(agent: BatchAgent) -> dict[str, Any]:
@@ -133,8 +131,7 @@ def _agent_row(agent: BatchAgent) -> dict[str, Any]:
     )
 
 
-def _agent(row: Row[Any]) -> BatchAgent:
-    m = row._mapping
+def _agent(m: Row) -> BatchAgent:
     old: dict[str, Any] = m["switch"] if isinstance(m["switch"], dict) else {}  # before 0004
     moved = old.get("thread")
     thread: dict[str, Any] = moved if isinstance(moved, dict) else {}
@@ -158,8 +155,7 @@ def _text(value: object) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def _header(row: Row[Any]) -> BatchHeader:
-    m = row._mapping
+def _header(m: Row) -> BatchHeader:
     return from_row(
         BatchHeader,
         m,
@@ -168,75 +164,72 @@ def _header(row: Row[Any]) -> BatchHeader:
     )
 
 
-def get_batch(connection: Connection, batch_id: str) -> Batch | None:
-    row = connection.execute(select(batches).where(batches.c.id == batch_id)).first()
+def get_batch(connection: Transaction, batch_id: str) -> Batch | None:
+    row = connection.first("SELECT * FROM batches WHERE id = :id", {"id": batch_id}, batches.kinds)
     if row is None:
         return None
-    agents = connection.execute(
-        select(batch_agents)
-        .where(batch_agents.c.batch_id == batch_id)
-        .order_by(batch_agents.c.ordinal)
+    agents = connection.rows(
+        "SELECT * FROM batch_agents WHERE batch_id = :id ORDER BY ordinal",
+        {"id": batch_id},
+        batch_agents.kinds,
     )
     return Batch(header=_header(row), agents=[_agent(a) for a in agents])
 
 
-def batch_ids_like(connection: Connection, prefix: str, limit: int) -> list[str]:
+def batch_ids_like(connection: Transaction, prefix: str, limit: int) -> list[str]:
     """Ids that start with ``prefix`` (hex digits and dashes only), oldest first."""
     prefix = prefix.lower()
     if not _ID_PREFIX.fullmatch(prefix):
         return []
-    rows = connection.execute(
-        select(batches.c.id)
-        .where(batches.c.id.startswith(prefix))
-        .order_by(batches.c.id)
-        .limit(limit)
+    rows = connection.tuples(
+        "SELECT id FROM batches WHERE id LIKE :prefix ORDER BY id LIMIT :limit",
+        {"prefix": f"{prefix}%", "limit": limit},
     )
     return [row[0] for row in rows]
 
 
-def latest_batch_id(connection: Connection) -> str | None:
-    row = connection.execute(
-        select(batches.c.id).order_by(batches.c.created_at.desc(), batches.c.id.desc()).limit(1)
-    ).first()
-    return None if row is None else str(row[0])
+def latest_batch_id(connection: Transaction) -> str | None:
+    found = connection.scalar("SELECT id FROM batches ORDER BY created_at DESC, id DESC LIMIT 1")
+    return None if found is None else str(found)
 
 
-def list_batches(connection: Connection, limit: int | None) -> list[BatchSummary]:
+def list_batches(connection: Transaction, limit: int | None) -> list[BatchSummary]:
     """Batches newest first, each with its agents counted by outcome."""
-    b = batches.c
-    query = select(b.id, b.created_at, b.from_provider, b.to_provider, b.planned).order_by(
-        b.created_at.desc(), b.id.desc()
+    newest = "ORDER BY created_at DESC, id DESC" + ("" if limit is None else " LIMIT :limit")
+    params = {} if limit is None else {"limit": limit}
+    heads = connection.rows(
+        f"SELECT id, created_at, from_provider, to_provider, planned FROM batches {newest}",
+        params,
     )
-    if limit is not None:
-        query = query.limit(limit)
-    heads = connection.execute(query).all()
-    counts = _outcome_counts(connection, None if limit is None else query.with_only_columns(b.id))
+    counts = _outcome_counts(connection, None if limit is None else newest, params)
     return [
         BatchSummary(
-            id=row.id,
-            created_at=row.created_at,
-            from_provider=optional_provider(row.from_provider),
-            to_provider=optional_provider(row.to_provider),
-            planned=row.planned,
-            agents=sum(counts[row.id].values()),
-            tally=ordered_tally(counts[row.id]),
+            id=row["id"],
+            created_at=row["created_at"],
+            from_provider=optional_provider(row["from_provider"]),
+            to_provider=optional_provider(row["to_provider"]),
+            planned=row["planned"],
+            agents=sum(counts[row["id"]].values()),
+            tally=ordered_tally(counts[row["id"]]),
         )
         for row in heads
     ]
 
 
 def _outcome_counts(
-    connection: Connection, ids: Select[tuple[str]] | None
+    connection: Transaction, newest: str | None, params: dict[str, Any]
 ) -> dict[str, Counter[str]]:
-    """Agents by batch and outcome; of the batches ``ids`` selects, or of all."""
-    a = batch_agents.c
-    skipped, failed = a.skipped.is_not(None), a.error.is_not(None)
-    query = select(a.batch_id, a.label, skipped, failed, func.count()).group_by(
-        a.batch_id, a.label, skipped, failed
+    """Agents by batch and outcome; of the batches ``newest`` orders and limits, or of all."""
+    where = ""
+    if newest is not None:
+        where = f"WHERE batch_id IN (SELECT id FROM batches {newest}) "
+    rows = connection.tuples(
+        "SELECT batch_id, label, skipped IS NOT NULL, error IS NOT NULL, count(*) "
+        f"FROM batch_agents {where}"
+        "GROUP BY batch_id, label, skipped IS NOT NULL, error IS NOT NULL",
+        params,
     )
-    if ids is not None:
-        query = query.where(a.batch_id.in_(ids.scalar_subquery()))
     counts: dict[str, Counter[str]] = defaultdict(Counter)
-    for batch_id, label, was_skipped, was_failed, n in connection.execute(query):
+    for batch_id, label, was_skipped, was_failed, n in rows:
         counts[batch_id][outcome(bool(was_skipped), bool(was_failed), label)] += n
     return counts

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import re
 import sqlite3
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from sqlalchemy import exc
-
 from segue.model.errors import StoreError
+from segue.store.database import driver_errors
 
 __all__ = ["explain", "guarded"]
 
@@ -41,7 +41,9 @@ def guarded(where: str, doing: str) -> Iterator[None]:
         yield
     except StoreError:
         raise
-    except (exc.SQLAlchemyError, sqlite3.Error, OSError) as error:
+    except Exception as error:
+        if not isinstance(error, driver_errors()):
+            raise
         raise StoreError(f"{where}: {doing}: {explain(error)}") from None
 
 
@@ -55,7 +57,7 @@ def explain(error: BaseException) -> str:
         for needle, hint in _SQLITE_HINTS:
             if needle in lowered:
                 return hint
-    if isinstance(error, exc.OperationalError | exc.InterfaceError):
+    if _connection_error(original):
         connecting = _PG_CONNECT.match(text)
         if connecting:
             why = text[connecting.end() :]
@@ -67,6 +69,13 @@ def explain(error: BaseException) -> str:
     if isinstance(original, OSError) and original.strerror:
         return original.strerror
     return _first_clause(text)
+
+
+def _connection_error(error: BaseException) -> bool:
+    psycopg = sys.modules.get("psycopg")
+    return psycopg is not None and isinstance(
+        error, psycopg.OperationalError | psycopg.InterfaceError
+    )
 
 
 def _first_clause(text: str) -> str:

@@ -8,16 +8,16 @@ folder). ``postgres://`` and ``postgresql://`` mean PostgreSQL through psycopg 3
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
-
-from sqlalchemy.engine import URL, make_url
-from sqlalchemy.exc import ArgumentError
+from urllib.parse import parse_qsl, unquote, urlsplit
 
 from segue.model.errors import StoreError
 from segue.support.places import data_dir
 
-__all__ = ["data_dir", "database_url", "describe", "sqlite_path", "store_wait"]
+__all__ = ["DatabaseUrl", "data_dir", "database_url", "describe", "sqlite_path", "store_wait"]
 
 URL_VARIABLE = "SEGUE_DATABASE_URL"
 FILE_NAME = "segue.db"
@@ -31,6 +31,47 @@ _DRIVERS = {
     "postgresql": "postgresql+psycopg",
     "postgresql+psycopg": "postgresql+psycopg",
 }
+_SCHEME = re.compile(r"([\w+]+)://(.*)", re.DOTALL)
+_SQLITE_OPTIONS = ("timeout",)
+
+
+@dataclass(frozen=True, slots=True)
+class DatabaseUrl:
+    """A database URL as segue reads it (SQLAlchemy's spelling, without loading SQLAlchemy).
+
+    ``drivername`` is ``sqlite`` or ``postgresql+psycopg``; ``rest`` is everything after
+    ``://`` (password included); ``path`` is a SQLite file (None: in memory, or PostgreSQL)."""
+
+    drivername: str
+    rest: str
+    path: Path | None = None
+    query: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def backend(self) -> str:
+        """``sqlite`` or ``postgresql``."""
+        return self.drivername.partition("+")[0]
+
+    def get_backend_name(self) -> str:
+        return self.backend
+
+    def option(self, name: str) -> str | None:
+        """The last value of query option ``name``."""
+        values = [v for k, v in self.query if k == name]
+        return values[-1] if values else None
+
+    def libpq(self) -> str:
+        """A PostgreSQL URL as libpq (psycopg) reads it."""
+        return f"postgresql://{self.rest}"
+
+    def sqlalchemy(self) -> str:
+        """The URL as SQLAlchemy reads it (the migrations run through it)."""
+        if self.path is not None:
+            return f"sqlite:///{self.path}"
+        return f"{self.drivername}://{self.rest}"
+
+    def __str__(self) -> str:
+        return describe(self)
 
 
 def store_wait(env: Mapping[str, str]) -> float:
@@ -43,7 +84,7 @@ def store_wait(env: Mapping[str, str]) -> float:
     return wait if 0 <= wait < 3600 else WAIT_S
 
 
-def database_url(url: str | None = None, env: Mapping[str, str] | None = None) -> URL:
+def database_url(url: str | None = None, env: Mapping[str, str] | None = None) -> DatabaseUrl:
     """The database to use, with its driver spelled out (``sqlite`` or ``postgresql+psycopg``).
 
     Raises :class:`StoreError` for text that is not a URL or names another kind of database.
@@ -53,31 +94,42 @@ def database_url(url: str | None = None, env: Mapping[str, str] | None = None) -
     if url is None and env.get(URL_VARIABLE):
         url, source = env[URL_VARIABLE], URL_VARIABLE
     if url is None:
-        return URL.create("sqlite", database=str(data_dir(env) / FILE_NAME))
-    try:
-        parsed = make_url(url.strip())
-    except ArgumentError:
+        return DatabaseUrl("sqlite", "", data_dir(env) / FILE_NAME)
+    parsed = _SCHEME.fullmatch(url.strip())
+    if parsed is None:
         raise StoreError(
             f"{source} is not a database URL (expected sqlite:///path/segue.db or "
             "postgresql://user@host/database)"
-        ) from None
-    driver = _DRIVERS.get(parsed.drivername)
+        )
+    scheme, rest = parsed.groups()
+    driver = _DRIVERS.get(scheme.lower())
     if driver is None:
         raise StoreError(
-            f"{source} is a {parsed.drivername}:// URL; segue's store is SQLite "
+            f"{source} is a {scheme}:// URL; segue's store is SQLite "
             "(sqlite:///path) or PostgreSQL through psycopg 3 (postgresql://…)"
         )
-    parsed = parsed.set(drivername=driver)
-    if driver == "sqlite" and parsed.database and parsed.database.startswith("~"):
-        parsed = parsed.set(database=str(Path(parsed.database).expanduser()))
-    if driver == "sqlite" and (sqlite_path(parsed) is None or "mode=memory" in url):
+    if driver != "sqlite":
+        return DatabaseUrl(driver, rest, None, tuple(parse_qsl(urlsplit(f"//{rest}").query)))
+    return _sqlite_url(source, url, rest)
+
+
+def _sqlite_url(source: str, url: str, rest: str) -> DatabaseUrl:
+    where, _, query_text = rest.partition("?")
+    _, slash, database = where.partition("/")  # sqlite://host/db: SQLite has no host
+    query = tuple(parse_qsl(query_text, keep_blank_values=True))
+    if not slash or database in ("", ":memory:") or "mode=memory" in url:
         raise StoreError(
             f"{source} names an in-memory SQLite database, which keeps nothing once segue exits: "
             "give a file (sqlite:///path/segue.db)"
         )
-    if driver == "sqlite" and "timeout" in parsed.query:
-        value = parsed.query["timeout"]
-        text = value if isinstance(value, str) else ",".join(value)
+    for name, _ in query:
+        if name not in _SQLITE_OPTIONS:
+            raise StoreError(
+                f"{source}: ?{name}= is not an option segue knows for SQLite (it knows ?timeout=N)"
+            )
+    parsed = DatabaseUrl("sqlite", rest, Path(unquote(database)).expanduser(), query)
+    text = parsed.option("timeout")
+    if text is not None:
         try:
             seconds = float(text)
         except ValueError:
@@ -89,18 +141,20 @@ def database_url(url: str | None = None, env: Mapping[str, str] | None = None) -
     return parsed
 
 
-def sqlite_path(url: URL) -> Path | None:
-    """The file of a SQLite URL, or None for an in-memory database (or another backend)."""
-    if url.get_backend_name() != "sqlite" or url.database in (None, "", ":memory:"):
-        return None
-    return Path(url.database)
+def sqlite_path(url: DatabaseUrl) -> Path | None:
+    """The file of a SQLite URL (None for another backend)."""
+    return url.path
 
 
-def describe(url: URL) -> str:
+def describe(url: DatabaseUrl) -> str:
     """The database as a message names it: the SQLite file, or the URL without its password."""
-    path = sqlite_path(url)
-    if path is not None:
-        return str(path)
-    if url.get_backend_name() == "sqlite":
+    if url.path is not None:
+        return str(url.path)
+    if url.backend == "sqlite":
         return "the in-memory SQLite database"
-    return url.set(drivername=url.get_backend_name()).render_as_string(hide_password=True)
+    netloc = urlsplit(f"//{url.rest}").netloc
+    login, sign, host = netloc.rpartition("@")
+    if sign:
+        user, colon, _ = login.partition(":")
+        netloc = f"{user}:***@{host}" if colon else f"{user}@{host}"
+    return f"{url.backend}://{netloc}{url.rest[len(urlsplit(f'//{url.rest}').netloc) :]}"

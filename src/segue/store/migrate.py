@@ -6,9 +6,9 @@ processes may open a store at once: the upgrade runs under the database's write 
 ``BEGIN IMMEDIATE``; PostgreSQL's transaction-scoped advisory lock), so one of them migrates and
 the others find the schema at the head.
 
-Opening a store that is at the head reads one row and does not load Alembic (a third of a
-second on a slow machine): the head is the highest revision number among the script files,
-a convention a test enforces.
+Opening a store that is at the head reads one row and loads neither Alembic nor SQLAlchemy
+(half a second on a slow machine): the head is the highest revision number among the script
+files, a convention a test enforces.
 """
 
 from __future__ import annotations
@@ -17,14 +17,12 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from sqlalchemy import inspect, text
-from sqlalchemy.engine import Connection, Engine
-
 from segue.model.errors import StoreError
-from segue.store.engine import WRITE
+from segue.store.database import Database, Transaction
 
 if TYPE_CHECKING:
     from alembic.config import Config
+    from sqlalchemy.engine import Connection
 
 __all__ = [
     "MIGRATIONS",
@@ -65,17 +63,16 @@ def head_revision() -> str:
     return revisions()[-1]
 
 
-def current_revision(connection: Connection) -> str | None:
+def current_revision(tx: Transaction) -> str | None:
     """The revision a database is at (None: a new database). A version table that says
     nothing usable (no row, or an empty one) beside segue's tables is :class:`StoreError`: no
     one can tell which migrations it has."""
-    inspector = inspect(connection)
-    if not inspector.has_table(VERSION_TABLE):
+    if not tx.table_exists(VERSION_TABLE):
         return None
-    rows = connection.execute(text(f"SELECT version_num FROM {VERSION_TABLE}")).scalars().all()
-    named = sorted(str(row).strip() for row in rows if row is not None and str(row).strip())
+    rows = tx.tuples(f"SELECT version_num FROM {VERSION_TABLE}")
+    named = sorted(str(r[0]).strip() for r in rows if r[0] is not None and str(r[0]).strip())
     if not named:
-        if inspector.has_table("batches") or inspector.has_table("app_threads"):
+        if tx.table_exists("batches") or tx.table_exists("app_threads"):
             raise StoreError(
                 f"its schema version ({VERSION_TABLE}) is empty, so which migrations it has "
                 "cannot be told; restore it from a backup, or move the file away to start anew"
@@ -84,17 +81,17 @@ def current_revision(connection: Connection) -> str | None:
     return ",".join(named)  # one row, unless someone branched the history
 
 
-def _revision(connection: Connection, where: str) -> str | None:
+def _revision(tx: Transaction, where: str) -> str | None:
     try:
-        return current_revision(connection)
+        return current_revision(tx)
     except StoreError as error:
         raise StoreError(f"{where}: {error}") from None
 
 
-def check_current(engine: Engine, where: str) -> None:
+def check_current(db: Database, where: str) -> None:
     """Refuse (without writing) a database this segue would have to migrate first."""
-    with engine.connect() as connection:
-        current = _revision(connection, where)
+    with db.transaction() as tx:
+        current = _revision(tx, where)
     if current != head_revision():
         _check_known(current, where)
         raise StoreError(
@@ -103,23 +100,36 @@ def check_current(engine: Engine, where: str) -> None:
         )
 
 
-def upgrade(engine: Engine, where: str) -> None:
+def upgrade(db: Database, where: str) -> None:
     """Bring the database to the head revision; a no-op (one read) when it is there."""
-    with engine.connect() as connection:
-        current = _revision(connection, where)
+    with db.transaction() as tx:
+        current = _revision(tx, where)
     if current == head_revision():
         return
     _check_known(current, where)
-    with engine.execution_options(**{WRITE: True}).begin() as connection:
-        if connection.dialect.name == "postgresql":
-            connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _ADVISORY_KEY})
-        current = _revision(connection, where)
-        if current == head_revision():  # another process migrated it while this one waited
-            return
-        _check_known(current, where)
-        from alembic import command
+    from segue.store.engine import WRITE, make_engine
 
-        command.upgrade(alembic_config(connection), "head")
+    engine = make_engine(db.url, db.wait, db.connect_args())
+    try:
+        with engine.execution_options(**{WRITE: True}).begin() as connection:
+            _upgrade(connection, where)
+    finally:
+        engine.dispose()
+
+
+def _upgrade(connection: Connection, where: str) -> None:
+    from sqlalchemy import text
+
+    if connection.dialect.name == "postgresql":
+        connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _ADVISORY_KEY})
+    dbapi = connection.connection.driver_connection
+    current = _revision(Transaction(dbapi, connection.dialect.name), where)
+    if current == head_revision():  # another process migrated it while this one waited
+        return
+    _check_known(current, where)
+    from alembic import command
+
+    command.upgrade(alembic_config(connection), "head")
 
 
 def _check_known(revision: str | None, where: str) -> None:

@@ -9,9 +9,8 @@ from collections.abc import Mapping
 from enum import Enum
 from typing import Any, TypeVar
 
-from sqlalchemy import Table
-
 from segue.model.conversation import Provider
+from segue.store.tables import Table
 
 __all__ = ["from_row", "optional_provider", "row_of"]
 

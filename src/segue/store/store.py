@@ -6,17 +6,16 @@ from collections.abc import Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager
 from types import TracebackType
 
-from sqlalchemy.engine import URL, Connection, Engine
-
 from segue.model.conversation import Provider
 from segue.model.errors import StoreError
 from segue.store import batches, records
-from segue.store.engine import WRITE, make_engine
+from segue.store.database import Database, Transaction
 from segue.store.failures import guarded
-from segue.store.location import database_url, describe
+from segue.store.location import DatabaseUrl, database_url, describe
 from segue.store.migrate import check_current, current_revision, upgrade
+from segue.store.sqlite import BUSY_TIMEOUT_S
 
-__all__ = ["Store", "open_store"]
+__all__ = ["Store", "StoreAbsent", "open_store"]
 
 _SHOWN_CANDIDATES = 5
 
@@ -30,7 +29,7 @@ def open_store(
 ) -> Store:
     """Open segue's database and bring its schema to the newest migration.
 
-    ``url`` (a SQLAlchemy URL: ``sqlite:///path`` or ``postgresql://user@host/db``), else
+    ``url`` (SQLAlchemy's spelling: ``sqlite:///path`` or ``postgresql://user@host/db``), else
     ``$SEGUE_DATABASE_URL``, else ``segue.db`` in segue's data folder (``$SEGUE_DATA_DIR``, else
     the platform's user data folder). Raises :class:`StoreError` (or :class:`ConfigError` when
     the PostgreSQL driver is not installed), with one line that names the database.
@@ -42,35 +41,45 @@ def open_store(
     """
     parsed = database_url(url, env)
     where = describe(parsed)
-    engine = make_engine(parsed, read_only=read_only, busy_timeout=busy_timeout)
+    # a SQLite connection waits for another writer: a URL's ?timeout=N, else a minute; a caller
+    # that must not wait long (a switch) caps it
+    wait = float(parsed.option("timeout") or BUSY_TIMEOUT_S)
+    if busy_timeout is not None:
+        wait = min(wait, busy_timeout)
+    if read_only and parsed.path is not None and not parsed.path.is_file():
+        raise StoreAbsent(f"{parsed.path}: no store yet")
+    db = Database(parsed, read_only=read_only, wait=wait)
     try:
         with guarded(where, "cannot open segue's database"):
             if read_only:
-                check_current(engine, where)
+                check_current(db, where)
             else:
-                upgrade(engine, where)
+                upgrade(db, where)
     except BaseException:
-        engine.dispose()
+        db.close()
         raise
-    return Store(engine, parsed, where)
+    return Store(db, parsed, where)
+
+
+class StoreAbsent(StoreError):
+    """There is no store to read yet (a dry run opens none)."""
 
 
 class Store:
     """segue's database. Use :func:`open_store`; close it (or use it as a context manager)."""
 
-    def __init__(self, engine: Engine, url: URL, where: str) -> None:
-        self._engine = engine
-        self._writer = engine.execution_options(**{WRITE: True})
+    def __init__(self, db: Database, url: DatabaseUrl, where: str) -> None:
+        self._db = db
         self.url = url
         self.where = where  # the database as messages name it (no password)
 
     @property
     def backend(self) -> str:
         """``sqlite`` or ``postgresql``."""
-        return self._engine.dialect.name
+        return self._db.backend
 
     def close(self) -> None:
-        self._engine.dispose()
+        self._db.close()
 
     def __enter__(self) -> Store:
         return self
@@ -84,21 +93,21 @@ class Store:
         self.close()
 
     @contextmanager
-    def _read(self, doing: str) -> Iterator[Connection]:
-        with guarded(self.where, doing), self._engine.begin() as connection:
-            yield connection
+    def _read(self, doing: str) -> Iterator[Transaction]:
+        with guarded(self.where, doing), self._db.transaction() as tx:
+            yield tx
 
     @contextmanager
-    def _write(self, doing: str) -> Iterator[Connection]:
-        with guarded(self.where, doing), self._writer.begin() as connection:
-            yield connection
+    def _write(self, doing: str) -> Iterator[Transaction]:
+        with guarded(self.where, doing), self._db.transaction(write=True) as tx:
+            yield tx
 
-    def reading(self, doing: str) -> AbstractContextManager[Connection]:
+    def reading(self, doing: str) -> AbstractContextManager[Transaction]:
         """A read transaction for other record kinds' queries (``segue.threads``); ``doing``
         completes the one-line error (``cannot read thread …``)."""
         return self._read(doing)
 
-    def writing(self, doing: str) -> AbstractContextManager[Connection]:
+    def writing(self, doing: str) -> AbstractContextManager[Transaction]:
         """A write transaction (SQLite: it holds the write lock from its start)."""
         return self._write(doing)
 

@@ -61,8 +61,8 @@ def open_for_switch(env: Mapping[str, str], *, dry_run: bool) -> tuple[Store | N
     """segue's store for a switch, or None and why not. A dry run opens it read-only (and only
     if it exists); a real switch waits for another writer a few seconds at most."""
     from segue.store import open_store
-    from segue.store.engine import StoreAbsent
     from segue.store.location import store_wait
+    from segue.store.store import StoreAbsent
 
     try:
         store = open_store(env=env, read_only=dry_run, busy_timeout=store_wait(env))

@@ -20,15 +20,13 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import select
-from sqlalchemy.engine import Connection
-
 from segue.model.conversation import Provider
 from segue.model.errors import CheckpointError
 from segue.store import Store
+from segue.store.database import Row, Transaction
 from segue.store.ids import new_id
 from segue.store.rows import optional_provider
-from segue.store.schema import checkpoints
+from segue.store.tables import checkpoints
 from segue.threads.model import RunStatus, ThreadGraph, _Tolerant
 from segue.workspace.snapshot import Change, Skipped
 
@@ -166,31 +164,31 @@ def _skipped(value: object) -> tuple[Skipped, ...]:
     )
 
 
-def _checkpoint(row: Any) -> Checkpoint:
+def _checkpoint(row: Row) -> Checkpoint:
     return Checkpoint(
-        id=row.id,
-        thread_id=row.thread_id,
-        run_ordinal=row.run_ordinal,
-        kind=CheckpointKind(row.kind),
-        provider=optional_provider(row.provider),
-        folder=row.folder,
-        repository=row.repository,
-        private=bool(row.private),
-        ref=row.ref,
-        commit_id=row.commit_id,
-        tree_id=row.tree_id,
-        base=row.base,
-        files=_changes(row.files),
-        skipped=_skipped(row.skipped),
-        created_at=row.created_at,
+        id=row["id"],
+        thread_id=row["thread_id"],
+        run_ordinal=row["run_ordinal"],
+        kind=CheckpointKind(row["kind"]),
+        provider=optional_provider(row["provider"]),
+        folder=row["folder"],
+        repository=row["repository"],
+        private=bool(row["private"]),
+        ref=row["ref"],
+        commit_id=row["commit_id"],
+        tree_id=row["tree_id"],
+        base=row["base"],
+        files=_changes(row["files"]),
+        skipped=_skipped(row["skipped"]),
+        created_at=row["created_at"],
     )
 
 
-def _select(connection: Connection, thread_id: str) -> list[Checkpoint]:
-    rows = connection.execute(
-        select(checkpoints)
-        .where(checkpoints.c.thread_id == thread_id)
-        .order_by(checkpoints.c.created_at, checkpoints.c.id)
+def _select(connection: Transaction, thread_id: str) -> list[Checkpoint]:
+    rows = connection.rows(
+        "SELECT * FROM checkpoints WHERE thread_id = :id ORDER BY created_at, id",
+        {"id": thread_id},
+        checkpoints.kinds,
     )
     return [_checkpoint(row) for row in rows]
 
@@ -288,7 +286,7 @@ def take_checkpoint(
         created_at=datetime.now(UTC),
     )
     with store.writing(f"cannot record a checkpoint of thread {graph.thread.id}") as connection:
-        connection.execute(checkpoints.insert().values(**_row(checkpoint)))
+        connection.insert(checkpoints, _row(checkpoint))
     note = None
     if snap.skipped:
         shown = "; ".join(f"{s.path}: {s.reason}" for s in snap.skipped[:3])

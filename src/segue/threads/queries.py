@@ -18,15 +18,13 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Row, func, select
-from sqlalchemy.engine import Connection
-
 from segue.formats.stamp import Stamp
 from segue.model.conversation import Provider
 from segue.model.errors import StoreError
+from segue.store.database import Row, Transaction, placeholders
 from segue.store.ids import new_id
 from segue.store.rows import from_row, optional_provider, row_of
-from segue.store.schema import (
+from segue.store.tables import (
     app_threads,
     context_handoffs,
     context_transfers,
@@ -98,12 +96,11 @@ def _now() -> datetime:
     return datetime.now(UTC)
 
 
-def lock_thread(connection: Connection, thread_id: str) -> None:
+def lock_thread(connection: Transaction, thread_id: str) -> None:
     """Serialize writers of one app thread; a missing thread is an error."""
-    query = select(app_threads.c.id).where(app_threads.c.id == thread_id)
-    if connection.dialect.name == "postgresql":
-        query = query.with_for_update()
-    if connection.execute(query).first() is None:
+    lock = " FOR UPDATE" if connection.backend == "postgresql" else ""
+    query = f"SELECT id FROM app_threads WHERE id = :id{lock}"
+    if connection.scalar(query, {"id": thread_id}) is None:
         raise StoreError(f"no thread {thread_id}")
 
 
@@ -111,7 +108,7 @@ def lock_thread(connection: Connection, thread_id: str) -> None:
 
 
 def create_thread(
-    connection: Connection,
+    connection: Transaction,
     *,
     title: str | None,
     cwd: str | None,
@@ -126,12 +123,12 @@ def create_thread(
     return thread
 
 
-def _insert_thread(connection: Connection, thread: AppThread) -> None:
-    connection.execute(app_threads.insert().values(**row_of(thread, app_threads)))
+def _insert_thread(connection: Transaction, thread: AppThread) -> None:
+    connection.insert(app_threads, row_of(thread, app_threads))
 
 
 def add_provider_thread(
-    connection: Connection,
+    connection: Transaction,
     thread_id: str,
     *,
     provider: Provider,
@@ -160,11 +157,9 @@ def add_provider_thread(
     return pt.id
 
 
-def _insert_provider_thread(connection: Connection, pt: ProviderThread, now: datetime) -> None:
-    connection.execute(
-        provider_threads.insert().values(**row_of(pt, provider_threads, created_at=now))
-    )
-    connection.execute(provider_thread_revisions.insert().values(**_revision_row(pt, 1, now)))
+def _insert_provider_thread(connection: Transaction, pt: ProviderThread, now: datetime) -> None:
+    connection.insert(provider_threads, row_of(pt, provider_threads, created_at=now))
+    connection.insert(provider_thread_revisions, _revision_row(pt, 1, now))
 
 
 def _revision_row(pt: ProviderThread, version: int, now: datetime) -> dict[str, Any]:
@@ -224,7 +219,7 @@ def _former_of(value: object) -> tuple[FormerFile, ...]:
 
 
 def revise_provider_thread(
-    connection: Connection,
+    connection: Transaction,
     current: ProviderThread,
     *,
     reason: str,
@@ -235,10 +230,10 @@ def revise_provider_thread(
     model: str | None = None,
 ) -> int:
     """A new revision of a provider thread (the caller holds the thread's lock); its version."""
-    r = provider_thread_revisions.c
-    latest = connection.execute(
-        select(func.max(r.version)).where(r.provider_thread_id == current.id)
-    ).scalar_one()
+    latest = connection.scalar(
+        "SELECT max(version) FROM provider_thread_revisions WHERE provider_thread_id = :id",
+        {"id": current.id},
+    )
     version = int(latest or 0) + 1
     revised = replace(
         current,
@@ -249,25 +244,19 @@ def revise_provider_thread(
         reason=reason,
         model=model or current.model,
     )
-    connection.execute(
-        provider_thread_revisions.insert().values(**_revision_row(revised, version, _now()))
-    )
+    connection.insert(provider_thread_revisions, _revision_row(revised, version, _now()))
     return version
 
 
-def add_runs(connection: Connection, thread_id: str, new: Sequence[NewRun]) -> list[Run]:
+def add_runs(connection: Transaction, thread_id: str, new: Sequence[NewRun]) -> list[Run]:
     """Record runs as the app thread's next ordinals (the caller holds the thread's lock)."""
     if not new:
         return []
-    latest = connection.execute(
-        select(func.max(runs.c.ordinal)).where(runs.c.thread_id == thread_id)
-    ).scalar_one()
+    latest = _latest_ordinal(connection, thread_id)
     pts = dict(
-        connection.execute(
-            select(provider_threads.c.id, provider_threads.c.provider).where(
-                provider_threads.c.thread_id == thread_id
-            )
-        ).all()
+        connection.tuples(
+            "SELECT id, provider FROM provider_threads WHERE thread_id = :id", {"id": thread_id}
+        )
     )
     now = _now()
     out: list[Run] = []
@@ -290,11 +279,11 @@ def add_runs(connection: Connection, thread_id: str, new: Sequence[NewRun]) -> l
                 ended_at=spec.ended_at,
             )
         )
-    connection.execute(runs.insert(), [_run_row(run, now) for run in out])
+    connection.insert(runs, [_run_row(run, now) for run in out])
     return out
 
 
-def revise_runs(connection: Connection, changed: Sequence[Run]) -> None:
+def revise_runs(connection: Transaction, changed: Sequence[Run]) -> None:
     """Record new versions of runs (a later status); each is the given run with version + 1."""
     now = _now()
     rows = []
@@ -302,8 +291,14 @@ def revise_runs(connection: Connection, changed: Sequence[Run]) -> None:
         row = _run_row(run, now)
         row["version"] = run.version + 1
         rows.append(row)
-    if rows:
-        connection.execute(runs.insert(), rows)
+    connection.insert(runs, rows)
+
+
+def _latest_ordinal(connection: Transaction, thread_id: str) -> int:
+    latest = connection.scalar(
+        "SELECT max(ordinal) FROM runs WHERE thread_id = :id", {"id": thread_id}
+    )
+    return int(latest or 0)
 
 
 def _run_row(run: Run, now: datetime) -> dict[str, Any]:
@@ -311,7 +306,7 @@ def _run_row(run: Run, now: datetime) -> dict[str, Any]:
 
 
 def add_transfer(
-    connection: Connection,
+    connection: Transaction,
     thread_id: str,
     *,
     type: str,
@@ -338,12 +333,12 @@ def add_transfer(
     return transfer
 
 
-def _insert_transfer(connection: Connection, transfer: Transfer) -> None:
-    connection.execute(context_transfers.insert().values(**row_of(transfer, context_transfers)))
+def _insert_transfer(connection: Transaction, transfer: Transfer) -> None:
+    connection.insert(context_transfers, row_of(transfer, context_transfers))
 
 
 def add_handoff(
-    connection: Connection,
+    connection: Transaction,
     thread_id: str,
     *,
     to_provider_thread_id: str,
@@ -384,27 +379,27 @@ def add_handoff(
     return handoff
 
 
-def _insert_handoff(connection: Connection, handoff: Handoff) -> None:
+def _insert_handoff(connection: Transaction, handoff: Handoff) -> None:
     if handoff.supersedes is not None:
-        h = context_handoffs.c
-        taken = connection.execute(select(h.id).where(h.supersedes == handoff.supersedes)).first()
-        if taken is not None:
-            raise StoreError(f"handoff {handoff.supersedes} is already superseded by {taken[0]}")
-    connection.execute(
-        context_handoffs.insert().values(
-            **row_of(
-                handoff,
-                context_handoffs,
-                from_provider_threads=list(handoff.from_provider_threads),
-                covers_from=handoff.covers[0],
-                covers_to=handoff.covers[1],
-            )
+        taken = connection.scalar(
+            "SELECT id FROM context_handoffs WHERE supersedes = :id", {"id": handoff.supersedes}
         )
+        if taken is not None:
+            raise StoreError(f"handoff {handoff.supersedes} is already superseded by {taken}")
+    connection.insert(
+        context_handoffs,
+        row_of(
+            handoff,
+            context_handoffs,
+            from_provider_threads=list(handoff.from_provider_threads),
+            covers_from=handoff.covers[0],
+            covers_to=handoff.covers[1],
+        ),
     )
 
 
 def record_decision(
-    connection: Connection,
+    connection: Transaction,
     thread_id: str,
     *,
     target_provider: str,
@@ -416,20 +411,21 @@ def record_decision(
     inputs: dict[str, Any] | None,
 ) -> str:
     decision_id = new_id()
-    connection.execute(
-        decisions.insert().values(
-            id=decision_id,
-            thread_id=thread_id,
-            target_provider=target_provider,
-            strategy=strategy,
-            form=form,
-            reason=reason,
-            provider_thread_id=provider_thread_id,
-            covers_from=None if covers is None else covers[0],
-            covers_to=None if covers is None else covers[1],
-            inputs=inputs,
-            created_at=_now(),
-        )
+    connection.insert(
+        decisions,
+        {
+            "id": decision_id,
+            "thread_id": thread_id,
+            "target_provider": target_provider,
+            "strategy": strategy,
+            "form": form,
+            "reason": reason,
+            "provider_thread_id": provider_thread_id,
+            "covers_from": None if covers is None else covers[0],
+            "covers_to": None if covers is None else covers[1],
+            "inputs": inputs,
+            "created_at": _now(),
+        },
     )
     return decision_id
 
@@ -437,12 +433,11 @@ def record_decision(
 # --------------------------------------------------------------------------- reads
 
 
-def _thread(row: Row[Any]) -> AppThread:
-    return from_row(AppThread, row._mapping)
+def _thread(row: Row) -> AppThread:
+    return from_row(AppThread, row)
 
 
-def _handoff(row: Row[Any]) -> Handoff:
-    m = row._mapping
+def _handoff(m: Row) -> Handoff:
     return from_row(
         Handoff,
         m,
@@ -455,29 +450,32 @@ def _handoff(row: Row[Any]) -> Handoff:
     )
 
 
-def load_graph(connection: Connection, thread_id: str) -> ThreadGraph | None:
+def load_graph(connection: Transaction, thread_id: str) -> ThreadGraph | None:
     """The app thread as it is now; None when there is no such thread."""
-    row = connection.execute(select(app_threads).where(app_threads.c.id == thread_id)).first()
+    key = {"id": thread_id}
+    row = connection.first("SELECT * FROM app_threads WHERE id = :id", key, app_threads.kinds)
     if row is None:
         return None
-    r = runs.c
     current: dict[int, Run] = {}
-    columns = (r.ordinal, r.provider, r.provider_thread_id, r.native_turn, r.status, r.prompt,
-               r.handoff_id, r.started_at, r.ended_at, r.version, r.note)  # fmt: skip
-    query = select(*columns).where(r.thread_id == thread_id).order_by(r.ordinal, r.version)
-    rows = connection.execute(query)  # the hot loop of a decision: rows unpacked as tuples
+    rows = connection.tuples(  # the hot loop of a decision: rows unpacked as tuples
+        "SELECT ordinal, provider, provider_thread_id, native_turn, status, prompt, handoff_id, "
+        "started_at, ended_at, version, note FROM runs WHERE thread_id = :id "
+        "ORDER BY ordinal, version",
+        key,
+    )
     statuses = {status.value: status for status in RunStatus}
     unknown = RunStatus.UNKNOWN
+    time = connection.decoder("time")
     for ordinal, provider, pt, turn, status, prompt, handoff, started, ended, version, note in rows:
         current[ordinal] = Run(
             thread_id, ordinal, Provider(provider), pt, turn, statuses.get(status, unknown), prompt,
-            handoff, started, ended, version, note,
+            handoff, time(started), time(ended), version, note,
         )  # fmt: skip
-    handoff_rows = connection.execute(
-        select(context_handoffs)
-        .where(context_handoffs.c.thread_id == thread_id)
-        .order_by(context_handoffs.c.created_at, context_handoffs.c.id)
-    ).all()
+    handoff_rows = connection.rows(
+        "SELECT * FROM context_handoffs WHERE thread_id = :id ORDER BY created_at, id",
+        key,
+        context_handoffs.kinds,
+    )
     handoffs = tuple(_handoff(h) for h in handoff_rows)
     pts = _provider_threads(connection, thread_id)
     return assemble(
@@ -493,85 +491,70 @@ def _pairs(value: object) -> list[tuple[Any, str]]:
     ]
 
 
-def load_rollbacks(connection: Connection, thread_id: str) -> tuple[Rollback, ...]:
+def load_rollbacks(connection: Transaction, thread_id: str) -> tuple[Rollback, ...]:
     """The thread's rollbacks (and their undos), oldest first."""
-    rows = connection.execute(
-        select(rollbacks)
-        .where(rollbacks.c.thread_id == thread_id)
-        .order_by(rollbacks.c.created_at, rollbacks.c.id)
+    rows = connection.rows(
+        "SELECT * FROM rollbacks WHERE thread_id = :id ORDER BY created_at, id",
+        {"id": thread_id},
+        rollbacks.kinds,
     )
     return tuple(
         Rollback(
-            id=r.id,
-            thread_id=r.thread_id,
-            to_run=r.to_run,
-            scope=r.scope,
-            created_at=r.created_at,
-            safety_checkpoint_id=r.safety_checkpoint_id,
-            target_checkpoint_id=r.target_checkpoint_id,
-            runs=tuple((int(n), s) for n, s in _pairs(r.runs) if isinstance(n, int)),
-            provider_threads=tuple((str(p), s) for p, s in _pairs(r.provider_threads)),
-            handoffs=tuple(str(h) for h in (r.handoffs if isinstance(r.handoffs, list) else ())),
-            undoes=r.undoes,
-            note=r.note,
+            id=r["id"],
+            thread_id=r["thread_id"],
+            to_run=r["to_run"],
+            scope=r["scope"],
+            created_at=r["created_at"],
+            safety_checkpoint_id=r["safety_checkpoint_id"],
+            target_checkpoint_id=r["target_checkpoint_id"],
+            runs=tuple((int(n), s) for n, s in _pairs(r["runs"]) if isinstance(n, int)),
+            provider_threads=tuple((str(p), s) for p, s in _pairs(r["provider_threads"])),
+            handoffs=tuple(str(h) for h in _list(r["handoffs"])),
+            undoes=r["undoes"],
+            note=r["note"],
         )
         for r in rows
     )
 
 
-def forks_of(connection: Connection, thread_id: str) -> list[tuple[str, int | None, str | None]]:
+def _list(value: object) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def forks_of(connection: Transaction, thread_id: str) -> list[tuple[str, int | None, str | None]]:
     """The threads forked from ``thread_id``: (id, source run, title), oldest first."""
-    t = app_threads.c
-    rows = connection.execute(
-        select(t.id, t.parent_run_ordinal, t.title)
-        .where(t.parent_thread_id == thread_id)
-        .order_by(t.created_at, t.id)
+    rows = connection.tuples(
+        "SELECT id, parent_run_ordinal, title FROM app_threads WHERE parent_thread_id = :id "
+        "ORDER BY created_at, id",
+        {"id": thread_id},
     )
     return [(row[0], row[1], row[2]) for row in rows]
 
 
-def add_rollback(connection: Connection, rollback: Rollback) -> None:
-    connection.execute(
-        rollbacks.insert().values(
-            id=rollback.id,
-            thread_id=rollback.thread_id,
-            to_run=rollback.to_run,
-            scope=rollback.scope,
-            safety_checkpoint_id=rollback.safety_checkpoint_id,
-            target_checkpoint_id=rollback.target_checkpoint_id,
+def add_rollback(connection: Transaction, rollback: Rollback) -> None:
+    connection.insert(
+        rollbacks,
+        row_of(
+            rollback,
+            rollbacks,
             runs=[list(p) for p in rollback.runs],
             provider_threads=[list(p) for p in rollback.provider_threads],
             handoffs=list(rollback.handoffs),
-            undoes=rollback.undoes,
-            note=rollback.note,
-            created_at=rollback.created_at,
-        )
+        ),
     )
 
 
-def _provider_threads(connection: Connection, thread_id: str) -> list[ProviderThread]:
-    p, v = provider_threads.c, provider_thread_revisions.c
-    rows = connection.execute(
-        select(
-            p.id,
-            p.provider,
-            p.origin,
-            p.created_at,
-            v.version,
-            v.native_id,
-            v.path,
-            v.native_turns,
-            v.status,
-            v.reason,
-            v.model,
-            v.stamp,
-            v.turns,
-            v.former,
-        )
-        .join(provider_thread_revisions, v.provider_thread_id == p.id)
-        .where(p.thread_id == thread_id)
-        .order_by(p.created_at, p.id, v.version)
-    ).mappings()
+def _provider_threads(connection: Transaction, thread_id: str) -> list[ProviderThread]:
+    rows = connection.rows(
+        "SELECT p.id AS id, p.provider AS provider, p.origin AS origin, "
+        "p.created_at AS created_at, v.version AS version, v.native_id AS native_id, "
+        "v.path AS path, v.native_turns AS native_turns, v.status AS status, "
+        "v.reason AS reason, v.model AS model, v.stamp AS stamp, v.turns AS turns, "
+        "v.former AS former FROM provider_threads AS p "
+        "JOIN provider_thread_revisions AS v ON v.provider_thread_id = p.id "
+        "WHERE p.thread_id = :id ORDER BY p.created_at, p.id, v.version",
+        {"id": thread_id},
+    )
     latest: dict[str, Any] = {}
     for m in rows:
         latest[m["id"]] = m  # ordered by version: the last one is current
@@ -596,7 +579,7 @@ def _provider_threads(connection: Connection, thread_id: str) -> list[ProviderTh
     ]
 
 
-def record_changes(connection: Connection, thread_id: str, changes: Changes) -> None:
+def record_changes(connection: Transaction, thread_id: str, changes: Changes) -> None:
     """Record what a sync or a switch worked out, in the caller's transaction, after checking
     that the store still holds what it was worked out from (else :class:`Conflict`)."""
     now = _now()
@@ -607,16 +590,13 @@ def record_changes(connection: Connection, thread_id: str, changes: Changes) -> 
         _check_base(connection, thread_id, changes)
     for pt in changes.provider_threads:
         _insert_provider_thread(connection, pt, now)
-    for revised in changes.revisions.values():
-        connection.execute(
-            provider_thread_revisions.insert().values(
-                **_revision_row(revised, revised.version, now)
-            )
-        )
+    connection.insert(
+        provider_thread_revisions,
+        [_revision_row(revised, revised.version, now) for revised in changes.revisions.values()],
+    )
     rows = [_run_row(run, now) for run in changes.runs]
     rows += [_run_row(run, now) for run in changes.run_versions.values()]
-    if rows:
-        connection.execute(runs.insert(), rows)
+    connection.insert(runs, rows)
     for transfer in changes.transfers:
         _insert_transfer(connection, transfer)
     for handoff in changes.handoffs:
@@ -639,115 +619,113 @@ class Conflict(StoreError):
     """The thread changed in the store since the changes were worked out."""
 
 
-def _check_base(connection: Connection, thread_id: str, changes: Changes) -> None:
-    latest = connection.execute(
-        select(func.max(runs.c.ordinal)).where(runs.c.thread_id == thread_id)
-    ).scalar_one()
-    if int(latest or 0) != changes.base_ordinal:
+def _check_base(connection: Transaction, thread_id: str, changes: Changes) -> None:
+    if _latest_ordinal(connection, thread_id) != changes.base_ordinal:
         raise Conflict(f"thread {thread_id} got new runs meanwhile")
     if not changes.revisions:
         return
-    v = provider_thread_revisions.c
+    listed, params = placeholders("pt", changes.revisions)
     versions = dict(
-        connection.execute(
-            select(v.provider_thread_id, func.max(v.version))
-            .where(v.provider_thread_id.in_(list(changes.revisions)))
-            .group_by(v.provider_thread_id)
-        ).all()
+        connection.tuples(
+            "SELECT provider_thread_id, max(version) FROM provider_thread_revisions "
+            f"WHERE provider_thread_id IN ({listed}) GROUP BY provider_thread_id",
+            params,
+        )
     )
     for pt_id in changes.revisions:
         if versions.get(pt_id) != changes.base_versions.get(pt_id):
             raise Conflict(f"provider thread {pt_id} was revised meanwhile")
 
 
-def list_threads(connection: Connection, limit: int | None = None) -> list[ThreadSummary]:
+def list_threads(connection: Transaction, limit: int | None = None) -> list[ThreadSummary]:
     """App threads, newest first, with their run count and providers."""
-    t = app_threads.c
-    query = select(app_threads).order_by(t.created_at.desc(), t.id.desc())
-    if limit is not None:
-        query = query.limit(limit)
-    heads = connection.execute(query).all()
+    newest = "ORDER BY created_at DESC, id DESC" + ("" if limit is None else " LIMIT :limit")
+    heads = connection.rows(
+        f"SELECT * FROM app_threads {newest}",
+        {} if limit is None else {"limit": limit},
+        app_threads.kinds,
+    )
     if not heads:
         return []
-    ids = [row._mapping["id"] for row in heads]
-    r = runs.c
+    listed, params = placeholders("t", [row["id"] for row in heads])
     counts: dict[str, int] = {}
-    for thread_id, n in connection.execute(
-        select(r.thread_id, func.count(func.distinct(r.ordinal)))
-        .where(r.thread_id.in_(ids))
-        .group_by(r.thread_id)
+    for thread_id, n in connection.tuples(
+        f"SELECT thread_id, count(DISTINCT ordinal) FROM runs WHERE thread_id IN ({listed}) "
+        "GROUP BY thread_id",
+        params,
     ):
         counts[thread_id] = int(n)
     providers: dict[str, list[str]] = {}
     last: dict[str, str] = {}
-    for thread_id, provider in connection.execute(
-        select(r.thread_id, r.provider).where(r.thread_id.in_(ids)).order_by(r.thread_id, r.ordinal)
+    for thread_id, provider in connection.tuples(
+        f"SELECT thread_id, provider FROM runs WHERE thread_id IN ({listed}) "
+        "ORDER BY thread_id, ordinal",
+        params,
     ):
         seen = providers.setdefault(thread_id, [])
         if provider not in seen:
             seen.append(provider)
         last[thread_id] = provider
-    p = provider_threads.c
-    for thread_id, provider in connection.execute(
-        select(p.thread_id, p.provider).where(p.thread_id.in_(ids)).order_by(p.created_at)
+    for thread_id, provider in connection.tuples(
+        f"SELECT thread_id, provider FROM provider_threads WHERE thread_id IN ({listed}) "
+        "ORDER BY created_at",
+        params,
     ):
         seen = providers.setdefault(thread_id, [])
         if provider not in seen:
             seen.append(provider)
     return [
         ThreadSummary(
-            id=row._mapping["id"],
-            created_at=row._mapping["created_at"],
-            title=row._mapping["title"],
-            cwd=row._mapping["cwd"],
-            runs=counts.get(row._mapping["id"], 0),
-            providers=tuple(providers.get(row._mapping["id"], ())),
-            last_provider=optional_provider(last.get(row._mapping["id"])),
+            id=row["id"],
+            created_at=row["created_at"],
+            title=row["title"],
+            cwd=row["cwd"],
+            runs=counts.get(row["id"], 0),
+            providers=tuple(providers.get(row["id"], ())),
+            last_provider=optional_provider(last.get(row["id"])),
         )
         for row in heads
     ]
 
 
-def thread_ids_like(connection: Connection, prefix: str, limit: int) -> list[str]:
+def thread_ids_like(connection: Transaction, prefix: str, limit: int) -> list[str]:
     prefix = prefix.lower()
     if not _ID_PREFIX.fullmatch(prefix):
         return []
-    t = app_threads.c
-    rows = connection.execute(
-        select(t.id).where(t.id.startswith(prefix)).order_by(t.id).limit(limit)
+    rows = connection.tuples(
+        "SELECT id FROM app_threads WHERE id LIKE :prefix ORDER BY id LIMIT :limit",
+        {"prefix": f"{prefix}%", "limit": limit},
     )
     return [row[0] for row in rows]
 
 
+_HELD = (
+    "FROM provider_threads AS p JOIN provider_thread_revisions AS v ON v.provider_thread_id = p.id "
+)
+
+
 def threads_of_native(
-    connection: Connection, provider: str | None, native_id: str, *, prefix: bool = False
+    connection: Transaction, provider: str | None, native_id: str, *, prefix: bool = False
 ) -> list[str]:
     """App threads whose provider thread has (or had) this native session id (or one that
     starts with it), of one provider or any."""
-    p, v = provider_threads.c, provider_thread_revisions.c
     if prefix and not _ID_PREFIX.fullmatch(native_id):
         return []
-    match = v.native_id.startswith(native_id) if prefix else v.native_id == native_id
-    query = (
-        select(p.thread_id)
-        .join(provider_thread_revisions, v.provider_thread_id == p.id)
-        .where(match)
-        .distinct()
-    )
+    match = "v.native_id LIKE :native" if prefix else "v.native_id = :native"
+    params: dict[str, Any] = {"native": f"{native_id}%" if prefix else native_id}
     if provider is not None:
-        query = query.where(p.provider == provider)
-    return [row[0] for row in connection.execute(query)]
+        match += " AND p.provider = :provider"
+        params["provider"] = provider
+    rows = connection.tuples(f"SELECT DISTINCT p.thread_id {_HELD}WHERE {match}", params)
+    return [row[0] for row in rows]
 
 
-def native_holders(connection: Connection, prefix: str) -> list[tuple[str, str]]:
+def native_holders(connection: Transaction, prefix: str) -> list[tuple[str, str]]:
     """(thread, native session id) for every native id that is ``prefix`` or starts with it."""
     if not _ID_PREFIX.fullmatch(prefix):
         return []
-    p, v = provider_threads.c, provider_thread_revisions.c
-    query = (
-        select(p.thread_id, v.native_id)
-        .join(provider_thread_revisions, v.provider_thread_id == p.id)
-        .where(v.native_id.startswith(prefix))
-        .distinct()
+    rows = connection.tuples(
+        f"SELECT DISTINCT p.thread_id, v.native_id {_HELD}WHERE v.native_id LIKE :native",
+        {"native": f"{prefix}%"},
     )
-    return [(row[0], row[1]) for row in connection.execute(query)]
+    return [(row[0], row[1]) for row in rows]

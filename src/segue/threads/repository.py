@@ -11,11 +11,9 @@ import zlib
 from collections.abc import Callable
 from typing import Any, Concatenate, ParamSpec, TypeVar, cast
 
-from sqlalchemy import text
-from sqlalchemy.engine import Connection
-
 from segue.model.errors import StoreError
 from segue.store import Store
+from segue.store.database import Transaction
 from segue.threads import queries
 from segue.threads.model import (
     AppThread,
@@ -32,12 +30,12 @@ __all__ = ["NewRun", "ThreadStore", "native_lock"]
 _SHOWN = 5
 
 
-def native_lock(connection: Connection, provider: str, native_id: str) -> None:
+def native_lock(connection: Transaction, provider: str, native_id: str) -> None:
     """Serialize adopting one native session (PostgreSQL: a transaction-scoped advisory lock;
     a SQLite write transaction already holds the database's write lock)."""
-    if connection.dialect.name == "postgresql":
+    if connection.backend == "postgresql":
         key = zlib.crc32(f"segue-adopt:{provider}:{native_id}".encode())
-        connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": key})
+        connection.execute("SELECT pg_advisory_xact_lock(:key)", {"key": key})
 
 
 _P = ParamSpec("_P")
@@ -45,7 +43,7 @@ _R = TypeVar("_R")
 
 
 def _locked(
-    what: str, query: Callable[Concatenate[Connection, str, _P], _R]
+    what: str, query: Callable[Concatenate[Transaction, str, _P], _R]
 ) -> Callable[Concatenate[ThreadStore, str, _P], _R]:
     """A method of :class:`ThreadStore` that runs ``query`` on a thread in a transaction of its
     own, holding the thread's lock: ``what`` is the failure's first words."""

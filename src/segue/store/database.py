@@ -1,0 +1,367 @@
+"""The store's database through the driver itself (``sqlite3``, or psycopg 3 for PostgreSQL).
+
+A command's queries go through this module, not SQLAlchemy: loading SQLAlchemy takes a quarter
+of a second on a slow machine, as long as the rest of a switch's start-up together, and what
+segue asks of the database is a few dozen plain statements. SQLAlchemy and Alembic are loaded
+only to migrate (``segue.store.migrate``).
+
+SQL is written once, in the portable subset both databases speak, with ``:name`` parameters
+(sent to psycopg as ``%(name)s``). Values go in and come out by the kind of their column
+(:mod:`segue.store.tables`): a time is an aware datetime in UTC (SQLAlchemy's text form on
+SQLite, so older stores read the same), JSON is text on SQLite, a boolean is 0/1 there.
+
+Connections are kept in a small pool, so that threads of one process (the TUI's workers) each
+use a connection of their own, one at a time. A transaction is :meth:`Database.transaction`:
+SQLite ``BEGIN`` (reads) or ``BEGIN IMMEDIATE`` (writes), committed when the block ends.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+import sys
+import threading
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager, suppress
+from datetime import UTC, datetime
+from enum import Enum
+from functools import lru_cache
+from typing import Any, Protocol
+
+import orjson
+
+from segue.model.errors import ConfigError, StoreError
+from segue.store import sqlite
+from segue.store.location import DatabaseUrl, describe
+from segue.store.tables import TABLES, Kind, Table
+
+__all__ = [
+    "CONNECT_TIMEOUT_S",
+    "Database",
+    "Row",
+    "Transaction",
+    "driver_errors",
+    "integrity_error",
+    "placeholders",
+]
+
+CONNECT_TIMEOUT_S = 10  # how long to wait for a PostgreSQL server to answer
+_POOL = 4  # idle connections kept
+_PARAM = re.compile(r"(?<![:\w]):([A-Za-z_]\w*)")
+
+Row = dict[str, Any]
+
+
+def _common_kinds() -> dict[str, Kind]:
+    """Column name → kind, for the names that have one kind in every table."""
+    seen: dict[str, set[Kind]] = {}
+    for table in TABLES:
+        for column in table.columns:
+            seen.setdefault(column.name, set()).add(column.kind)
+    return {name: next(iter(kinds)) for name, kinds in seen.items() if len(kinds) == 1}
+
+
+_COMMON = _common_kinds()
+
+
+class _Cursor(Protocol):
+    description: Any
+
+    def fetchall(self) -> list[Any]: ...
+
+
+class Database:
+    """Connections to one database, made when first needed. ``read_only`` (SQLite) never
+    writes or creates a file; ``wait`` is how long a SQLite connection waits for a writer."""
+
+    def __init__(self, url: DatabaseUrl, *, read_only: bool = False, wait: float) -> None:
+        self.url = url
+        self.backend = url.backend
+        self.where = describe(url)
+        self.read_only = read_only
+        self.wait = wait
+        self._idle: list[Any] = []
+        self._lock = threading.Lock()
+        if self.backend == "postgresql" and not _has_psycopg():
+            raise ConfigError(
+                f"{self.where}: a PostgreSQL store needs the psycopg driver: "
+                "install segue[postgres] (pip install 'segue[postgres]')"
+            )
+
+    def connect_args(self) -> dict[str, Any]:
+        """What psycopg is given beside the URL."""
+        args: dict[str, Any] = {"application_name": "segue"}
+        if self.url.option("connect_timeout") is None:
+            args["connect_timeout"] = CONNECT_TIMEOUT_S
+        return args
+
+    def _connect(self) -> Any:
+        if self.url.path is not None:
+            return sqlite.connect(self.url.path, self.wait, read_only=self.read_only)
+        import psycopg
+
+        return psycopg.connect(self.url.libpq(), **self.connect_args())
+
+    @contextmanager
+    def transaction(self, *, write: bool = False) -> Iterator[Transaction]:
+        """One transaction on a connection of the pool: committed when the block ends, rolled
+        back when it raises."""
+        with self._lock:
+            connection = self._idle.pop() if self._idle else None
+        if connection is None:
+            connection = self._connect()
+        sqlite_file = self.url.path is not None
+        try:
+            if sqlite_file:
+                connection.execute("BEGIN IMMEDIATE" if write else "BEGIN")
+            yield Transaction(connection, self.backend)
+            connection.commit() if not sqlite_file else connection.execute("COMMIT")
+        except BaseException:
+            if not _rolled_back(connection, sqlite_file):
+                _close(connection)
+                raise
+            self._give_back(connection)
+            raise
+        self._give_back(connection)
+
+    def _give_back(self, connection: Any) -> None:
+        with self._lock:
+            if len(self._idle) < _POOL:
+                self._idle.append(connection)
+                return
+        _close(connection)
+
+    def close(self) -> None:
+        with self._lock:
+            idle, self._idle = self._idle, []
+        for connection in idle:
+            _close(connection)
+
+
+def _rolled_back(connection: Any, sqlite_file: bool) -> bool:
+    try:
+        if sqlite_file:
+            if connection.in_transaction:
+                connection.execute("ROLLBACK")
+        else:
+            connection.rollback()
+    except Exception:
+        return False
+    return True
+
+
+def _close(connection: Any) -> None:
+    with suppress(Exception):
+        connection.close()
+
+
+class Transaction:
+    """Statements inside one transaction. Parameters are ``:name``; a value is converted by
+    its column's kind where the statement says which table it is of."""
+
+    def __init__(self, connection: Any, backend: str) -> None:
+        self._connection = connection
+        self.backend = backend
+        self._postgres = backend == "postgresql"
+
+    def execute(self, sql: str, params: Mapping[str, Any] | None = None) -> _Cursor:
+        if self._postgres:
+            cursor = self._connection.cursor()
+            cursor.execute(_pg(sql), _plain(params or {}))
+            return cursor  # type: ignore[no-any-return]
+        return self._connection.execute(sql, _plain(params or {}))  # type: ignore[no-any-return]
+
+    def insert(self, table: Table, rows: Row | Sequence[Row]) -> None:
+        """Insert one row or several, each given by column name (missing columns: NULL)."""
+        many = [rows] if isinstance(rows, dict) else list(rows)
+        if not many:
+            return
+        names = [c for c in table.names if any(c in row for row in many)]
+        sql = (
+            f"INSERT INTO {table.name} ({', '.join(names)}) "
+            f"VALUES ({', '.join(':' + n for n in names)})"
+        )
+        encode = _encoder(self.backend)
+        values = [{n: encode(table.kinds[n], row.get(n)) for n in names} for row in many]
+        if self._postgres:
+            with self._connection.cursor() as cursor:
+                cursor.executemany(_pg(sql), values)
+        else:
+            self._connection.executemany(sql, values)
+
+    def rows(
+        self,
+        sql: str,
+        params: Mapping[str, Any] | None = None,
+        kinds: Mapping[str, Kind] | None = None,
+    ) -> list[Row]:
+        """Every row as a dict by column name, each column decoded by its kind: ``kinds`` (a
+        :class:`Table`'s), else the kind of the columns of that name in every table."""
+        cursor = self.execute(sql, params)
+        names = [d[0] for d in cursor.description]
+        decode = _decoder(self.backend)
+        kinds = _COMMON if kinds is None else kinds
+        decoded = [(i, kinds[n]) for i, n in enumerate(names) if kinds.get(n, "text") != "text"]
+        out: list[Row] = []
+        for values in cursor.fetchall():
+            if decoded:
+                values = list(values)
+                for i, kind in decoded:
+                    values[i] = decode(kind, values[i])
+            out.append(dict(zip(names, values, strict=True)))
+        return out
+
+    def decoder(self, kind: Kind) -> Callable[[Any], Any]:
+        """What decodes a value of ``kind`` read through :meth:`tuples`."""
+        decode = _decoder(self.backend)
+        return lambda value: decode(kind, value)
+
+    def tuples(self, sql: str, params: Mapping[str, Any] | None = None) -> list[tuple[Any, ...]]:
+        """Every row as a tuple, as the driver gives it (integers and text need no decoding)."""
+        return [tuple(r) for r in self.execute(sql, params).fetchall()]
+
+    def first(
+        self,
+        sql: str,
+        params: Mapping[str, Any] | None = None,
+        kinds: Mapping[str, Kind] | None = None,
+    ) -> Row | None:
+        found = self.rows(sql, params, kinds)
+        return found[0] if found else None
+
+    def scalar(self, sql: str, params: Mapping[str, Any] | None = None) -> Any:
+        """The first column of the first row (None: no row)."""
+        found = self.tuples(sql, params)
+        return found[0][0] if found else None
+
+    def table_exists(self, name: str) -> bool:
+        if self._postgres:
+            sql = (
+                "SELECT 1 FROM information_schema.tables "
+                "WHERE table_schema = current_schema() AND table_name = :name"
+            )
+        else:
+            sql = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = :name"
+        return bool(self.tuples(sql, {"name": name}))
+
+
+def placeholders(prefix: str, values: Iterable[Any]) -> tuple[str, dict[str, Any]]:
+    """``:p0, :p1, …`` for an ``IN (…)`` list, and their parameters."""
+    params = {f"{prefix}{i}": v for i, v in enumerate(values)}
+    return ", ".join(f":{name}" for name in params) or "NULL", params
+
+
+@lru_cache(maxsize=256)
+def _pg(sql: str) -> str:
+    return _PARAM.sub(r"%(\1)s", sql.replace("%", "%%"))
+
+
+def _plain(params: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: v.value if isinstance(v, Enum) else v for k, v in params.items()}
+
+
+def _encoder(backend: str) -> Any:
+    return _encode_pg if backend == "postgresql" else _encode_sqlite
+
+
+def _decoder(backend: str) -> Any:
+    return _decode_pg if backend == "postgresql" else _decode_sqlite
+
+
+def _utc(value: datetime) -> datetime:
+    if value.tzinfo is None:
+        raise ValueError("segue's store takes aware datetimes only")
+    return value.astimezone(UTC)
+
+
+def _encode_sqlite(kind: Kind, value: Any) -> Any:
+    if value is None:
+        return None
+    if isinstance(value, Enum):
+        return value.value
+    if kind == "time":
+        return _utc(value).strftime("%Y-%m-%d %H:%M:%S.%f")
+    if kind == "json":
+        return _json_text(value)
+    if kind == "bool":
+        return int(bool(value))
+    return value
+
+
+def _encode_pg(kind: Kind, value: Any) -> Any:
+    if value is None:
+        return None
+    if isinstance(value, Enum):
+        return value.value
+    if kind == "time":
+        return _utc(value)
+    if kind == "json":
+        from psycopg.types.json import Json
+
+        return Json(value, dumps=_json_text)
+    return value
+
+
+def _json_text(value: Any) -> str:
+    try:
+        return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()
+    except TypeError:  # what orjson cannot spell (an integer beyond 64 bits): the slow way
+        return json.dumps(value, default=str)
+
+
+def _decode_sqlite(kind: Kind, value: Any) -> Any:
+    if value is None:
+        return None
+    if kind == "time":
+        return _time(value)
+    if kind == "json":
+        try:
+            return orjson.loads(value)
+        except (orjson.JSONDecodeError, TypeError):
+            return None  # a hand-edited cell: read as nothing, never a crash
+    if kind == "bool":
+        return bool(value)
+    return value
+
+
+def _decode_pg(kind: Kind, value: Any) -> Any:
+    if kind == "time" and isinstance(value, datetime):
+        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+    return value
+
+
+def _time(value: Any) -> datetime:
+    try:
+        parsed = datetime.fromisoformat(str(value))
+    except ValueError:
+        raise StoreError(f"a recorded time is not a time: {str(value)[:40]!r}") from None
+    return parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed.astimezone(UTC)
+
+
+def _has_psycopg() -> bool:
+    if "psycopg" in sys.modules:
+        return True
+    import importlib.util
+
+    return importlib.util.find_spec("psycopg") is not None
+
+
+def driver_errors() -> tuple[type[BaseException], ...]:
+    """What the drivers (and SQLAlchemy, when migrating) raise, of those loaded."""
+    found: list[type[BaseException]] = [sqlite3.Error, OSError]
+    psycopg = sys.modules.get("psycopg")
+    if psycopg is not None:
+        found.append(psycopg.Error)
+    exc = sys.modules.get("sqlalchemy.exc")
+    if exc is not None:
+        found.append(exc.SQLAlchemyError)
+    return tuple(found)
+
+
+def integrity_error(error: BaseException) -> bool:
+    """A constraint refused the statement (a key recorded twice)."""
+    if isinstance(error, sqlite3.IntegrityError):
+        return True
+    psycopg = sys.modules.get("psycopg")
+    return psycopg is not None and isinstance(error, psycopg.IntegrityError)
