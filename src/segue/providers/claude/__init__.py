@@ -8,21 +8,35 @@ from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
 from segue.formats.atomic import NativeSession, publish_session
-from segue.formats.claude import fork, paths, reader, writer
-from segue.formats.claude.outline import outline
-from segue.formats.claude.peek import peek
+from segue.formats.claude import paths, reader, writer
 from segue.model.conversation import Conversation, Item, Provider
-from segue.providers.base import Env, HeadlessCommands, ProviderEntry, RunningSession
-from segue.providers.claude.compact import compact
+from segue.model.session_info import SessionInfo
+from segue.providers.base import (
+    Env,
+    HeadlessCommands,
+    ProviderEntry,
+    RunningSession,
+    UsageReading,
+)
 from segue.providers.claude.profile import model_key, target_profile
-from segue.providers.claude.summarize import summarize
-from segue.providers.claude.usage import read_usage
 from segue.providers.hooks import HookChange, HookEvent
 
 if TYPE_CHECKING:
     import psutil
 
 __all__ = ["ClaudeCode"]
+
+
+def _compact(executable: str, path: Path, session_id: str, cwd: str, env: Env) -> tuple[bool, str]:
+    from segue.providers.claude.compact import compact
+
+    return compact(executable, path, session_id, cwd, env)
+
+
+def _summarize(executable: str, prompt: str, env: Env) -> tuple[str | None, str]:
+    from segue.providers.claude.summarize import summarize
+
+    return summarize(executable, prompt, env)
 
 
 class ClaudeCode(ProviderEntry):
@@ -62,8 +76,16 @@ class ClaudeCode(ProviderEntry):
     def read_lines(self, path: Path, lines: Iterable[bytes]) -> Conversation:
         return reader.read_lines(path, lines, follow_chain=False)
 
-    peek = staticmethod(peek)
-    outline = staticmethod(outline)
+    def peek(self, path: Path) -> SessionInfo:
+        from segue.formats.claude.peek import peek
+
+        return peek(path)
+
+    def outline(self, path: Path) -> Iterator[str]:
+        from segue.formats.claude.outline import outline
+
+        return outline(path)
+
     target_profile = staticmethod(target_profile)
     select = staticmethod(writer.select)
 
@@ -72,8 +94,12 @@ class ClaudeCode(ProviderEntry):
 
         return running_session(process)
 
-    usage = staticmethod(read_usage)
-    headless: ClassVar[HeadlessCommands | None] = HeadlessCommands(compact, summarize)
+    def usage(self, env: Env, *, remote: bool, now: datetime) -> UsageReading:
+        from segue.providers.claude.usage import read_usage
+
+        return read_usage(env, remote=remote, now=now)
+
+    headless: ClassVar[HeadlessCommands | None] = HeadlessCommands(_compact, _summarize)
 
     def prepare(self, items: Sequence[Item], *, cwd: str, env: Env, now: datetime) -> NativeSession:
         return writer.prepare_session(items, cwd=cwd, env=env, now=now)
@@ -92,6 +118,8 @@ class ClaudeCode(ProviderEntry):
         env: Env,
         now: datetime,
     ) -> NativeSession:
+        from segue.formats.claude import fork
+
         return fork.prepare_fork(parent, delta, handoff_text=handoff_text, cwd=cwd, now=now)
 
     def headless_argv(self, executable: str, session_id: str, prompt: str) -> list[str]:

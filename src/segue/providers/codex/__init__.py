@@ -8,21 +8,35 @@ from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
 from segue.formats.atomic import NativeSession, publish_session
-from segue.formats.codex import fork, paths, reader, writer
-from segue.formats.codex.outline import outline
-from segue.formats.codex.peek import peek
+from segue.formats.codex import paths, reader, writer
 from segue.model.conversation import Conversation, Item, Provider
-from segue.providers.base import Env, HeadlessCommands, ProviderEntry, RunningSession
-from segue.providers.codex.compact import compact
+from segue.model.session_info import SessionInfo
+from segue.providers.base import (
+    Env,
+    HeadlessCommands,
+    ProviderEntry,
+    RunningSession,
+    UsageReading,
+)
 from segue.providers.codex.profile import target_profile
-from segue.providers.codex.summarize import summarize
-from segue.providers.codex.usage import read_usage
 from segue.providers.hooks import HookChange, HookEvent
 
 if TYPE_CHECKING:
     import psutil
 
 __all__ = ["Codex"]
+
+
+def _compact(executable: str, path: Path, session_id: str, cwd: str, env: Env) -> tuple[bool, str]:
+    from segue.providers.codex.compact import compact
+
+    return compact(executable, path, session_id, cwd, env)
+
+
+def _summarize(executable: str, prompt: str, env: Env) -> tuple[str | None, str]:
+    from segue.providers.codex.summarize import summarize
+
+    return summarize(executable, prompt, env)
 
 
 class Codex(ProviderEntry):
@@ -62,8 +76,16 @@ class Codex(ProviderEntry):
     def read_lines(self, path: Path, lines: Iterable[bytes]) -> Conversation:
         return reader.read_lines(path, lines)
 
-    peek = staticmethod(peek)
-    outline = staticmethod(outline)
+    def peek(self, path: Path) -> SessionInfo:
+        from segue.formats.codex.peek import peek
+
+        return peek(path)
+
+    def outline(self, path: Path) -> Iterator[str]:
+        from segue.formats.codex.outline import outline
+
+        return outline(path)
+
     target_profile = staticmethod(target_profile)
     select = staticmethod(writer.select)
 
@@ -72,8 +94,12 @@ class Codex(ProviderEntry):
 
         return running_session(process)
 
-    usage = staticmethod(read_usage)
-    headless: ClassVar[HeadlessCommands | None] = HeadlessCommands(compact, summarize)
+    def usage(self, env: Env, *, remote: bool, now: datetime) -> UsageReading:
+        from segue.providers.codex.usage import read_usage
+
+        return read_usage(env, remote=remote, now=now)
+
+    headless: ClassVar[HeadlessCommands | None] = HeadlessCommands(_compact, _summarize)
 
     def prepare(self, items: Sequence[Item], *, cwd: str, env: Env, now: datetime) -> NativeSession:
         return writer.prepare_session(items, cwd=cwd, codex_home=paths.codex_home(env), now=now)
@@ -84,6 +110,8 @@ class Codex(ProviderEntry):
         return [warning] if warning else []
 
     def current_file(self, path: Path, env: Env) -> Path:
+        from segue.formats.codex import fork
+
         return fork.current_file(path)
 
     def fork(
@@ -97,6 +125,8 @@ class Codex(ProviderEntry):
         now: datetime,
     ) -> NativeSession:
         home = paths.codex_home(env)
+        from segue.formats.codex import fork
+
         return fork.prepare_fork(parent, delta, handoff_text=handoff_text, codex_home=home, now=now)
 
     def headless_argv(self, executable: str, session_id: str, prompt: str) -> list[str]:
