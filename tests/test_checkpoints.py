@@ -613,3 +613,4 @@ def test_the_hook_claude_code_waits_for_loads_no_command_line_app(tmp_path: Path
     }
     assert "segue.cli.hook" in loaded
     assert "typer" not in loaded and "segue.cli.app" not in loaded
+    assert "sqlalchemy" not in loaded  # the store's queries go through sqlite3 itself

@@ -394,6 +394,8 @@ def test_postgres_urls_without_the_driver_name_reach_the_server(postgres: Postgr
         ("not a url", "not a database URL"),
         ("mysql://root@localhost/segue", "is a mysql:// URL"),
         ("postgresql+psycopg2://u@h/db", "is a postgresql+psycopg2:// URL"),
+        ("sqlite:///tmp/segue.db?mode=ro", "has ?mode=, not an option segue knows for SQLite"),
+        ("sqlite:///:memory:", "names an in-memory SQLite database"),
     ],
 )
 def test_a_bad_url_is_one_line(url: str, says: str) -> None:

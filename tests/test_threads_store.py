@@ -5,6 +5,7 @@ session adopted and synced counts each of its turns once."""
 from __future__ import annotations
 
 import shutil
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -285,3 +286,29 @@ def test_a_move_is_decided_recorded_and_explained(database_url: str, tmp_path: P
         ("codex", "no_handoff", to_codex.reason),
         ("claude", "full_into_new", to_claude.reason),
     ]
+
+
+def test_a_hand_edited_json_cell_reads_as_nothing_and_a_bad_time_is_one_line(
+    tmp_path: Path,
+) -> None:
+    """SQLite keeps what anyone writes into a cell: a JSON column that no longer holds JSON
+    reads as empty (the thread is still shown), and a time that is not one is a one-line
+    error, never a traceback."""
+    path = tmp_path / "segue.db"
+    with open_store(f"sqlite:///{path}") as store:
+        threads = ThreadStore(store)
+        thread = threads.create_thread(title="t", cwd="/src")
+        threads.add_provider_thread(
+            thread.id, provider=Provider.CODEX, origin="adopted", native_id="c-1",
+            path="/c1", native_turns=1, model=None,
+        )  # fmt: skip
+    with sqlite3.connect(path) as edit:
+        edit.execute("UPDATE provider_thread_revisions SET turns = '[[\"a\", 1', stamp = 'x'")
+    with open_store(f"sqlite:///{path}") as store:
+        (pt,) = ThreadStore(store).graph(thread.id).provider_threads
+        assert pt.native_id == "c-1" and pt.turns is None and pt.stamp is None
+    with sqlite3.connect(path) as edit:
+        edit.execute("UPDATE app_threads SET created_at = 'last tuesday'")
+    with open_store(f"sqlite:///{path}") as store, pytest.raises(StoreError) as failed:
+        ThreadStore(store).graph(thread.id)
+    assert "'last tuesday'" in str(failed.value) and "\n" not in str(failed.value)

@@ -38,6 +38,7 @@ from segue.store.tables import TABLES, Kind, Table
 
 __all__ = [
     "CONNECT_TIMEOUT_S",
+    "BadValue",
     "Database",
     "Row",
     "Transaction",
@@ -335,8 +336,12 @@ def _time(value: Any) -> datetime:
     try:
         parsed = datetime.fromisoformat(str(value))
     except ValueError:
-        raise StoreError(f"a recorded time is not a time: {str(value)[:40]!r}") from None
+        raise BadValue(f"a recorded time is not a time: {str(value)[:40]!r}") from None
     return parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed.astimezone(UTC)
+
+
+class BadValue(StoreError):
+    """A cell holds what its column's kind cannot be (a hand edit)."""
 
 
 def _has_psycopg() -> bool:

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from segue.model.errors import StoreError
-from segue.store.database import driver_errors
+from segue.store.database import BadValue, driver_errors
 
 __all__ = ["explain", "guarded"]
 
@@ -39,6 +39,8 @@ def guarded(where: str, doing: str) -> Iterator[None]:
     """Run a database step; turn what the driver raises into :class:`StoreError`."""
     try:
         yield
+    except BadValue as error:
+        raise StoreError(f"{where}: {doing}: {error}") from None
     except StoreError:
         raise
     except Exception as error:

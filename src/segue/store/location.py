@@ -125,7 +125,7 @@ def _sqlite_url(source: str, url: str, rest: str) -> DatabaseUrl:
     for name, _ in query:
         if name not in _SQLITE_OPTIONS:
             raise StoreError(
-                f"{source}: ?{name}= is not an option segue knows for SQLite (it knows ?timeout=N)"
+                f"{source} has ?{name}=, not an option segue knows for SQLite (only ?timeout=N)"
             )
     parsed = DatabaseUrl("sqlite", rest, Path(unquote(database)).expanduser(), query)
     text = parsed.option("timeout")
