@@ -31,6 +31,7 @@ from segue_testbed.postgres import PostgresServer, PostgresUnavailable, start_po
 _WORKER = """
 import sys, time
 from pathlib import Path
+from segue.model.conversation import Provider
 from segue.store import AgentResult, open_store
 url, go, worker, agents = sys.argv[1], Path(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
 while not go.exists():
