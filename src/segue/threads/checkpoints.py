@@ -25,7 +25,7 @@ from segue.model.errors import CheckpointError
 from segue.store import Store
 from segue.store.database import Row, Transaction
 from segue.store.ids import new_id
-from segue.store.rows import optional_provider
+from segue.store.rows import from_row, optional_provider
 from segue.store.tables import checkpoints
 from segue.threads.model import RunStatus, ThreadGraph, _Tolerant
 from segue.workspace.snapshot import Change, Skipped
@@ -165,22 +165,14 @@ def _skipped(value: object) -> tuple[Skipped, ...]:
 
 
 def _checkpoint(row: Row) -> Checkpoint:
-    return Checkpoint(
-        id=row["id"],
-        thread_id=row["thread_id"],
-        run_ordinal=row["run_ordinal"],
+    return from_row(
+        Checkpoint,
+        row,
         kind=CheckpointKind(row["kind"]),
         provider=optional_provider(row["provider"]),
-        folder=row["folder"],
-        repository=row["repository"],
         private=bool(row["private"]),
-        ref=row["ref"],
-        commit_id=row["commit_id"],
-        tree_id=row["tree_id"],
-        base=row["base"],
         files=_changes(row["files"]),
         skipped=_skipped(row["skipped"]),
-        created_at=row["created_at"],
     )
 
 

@@ -559,18 +559,12 @@ def _provider_threads(connection: Transaction, thread_id: str) -> list[ProviderT
     for m in rows:
         latest[m["id"]] = m  # ordered by version: the last one is current
     return [
-        ProviderThread(
-            id=pt_id,
+        from_row(
+            ProviderThread,
+            m,
             thread_id=thread_id,
             provider=Provider(m["provider"]),
-            origin=m["origin"],
-            native_id=m["native_id"],
-            path=m["path"],
-            native_turns=m["native_turns"],
             status=ProviderThreadStatus(m["status"]),
-            model=m["model"],
-            version=m["version"],
-            reason=m["reason"],
             stamp=Stamp.from_json(m["stamp"]),
             turns=_turns_of(m["turns"]),
             former=_former_of(m["former"]),
