@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from datetime import UTC, datetime
 from enum import Enum
-from functools import lru_cache
+from functools import lru_cache, partial
 from typing import Any, Protocol
 
 import orjson
@@ -262,8 +262,8 @@ def _plain(params: Mapping[str, Any]) -> dict[str, Any]:
     return {k: v.value if isinstance(v, Enum) else v for k, v in params.items()}
 
 
-def _encoder(backend: str) -> Any:
-    return _encode_pg if backend == "postgresql" else _encode_sqlite
+def _encoder(backend: str) -> Callable[[Kind, Any], Any]:
+    return partial(_encode, postgres=backend == "postgresql")
 
 
 def _decoder(backend: str) -> Any:
@@ -276,31 +276,22 @@ def _utc(value: datetime) -> datetime:
     return value.astimezone(UTC)
 
 
-def _encode_sqlite(kind: Kind, value: Any) -> Any:
+def _encode(kind: Kind, value: Any, postgres: bool) -> Any:
     if value is None:
         return None
     if isinstance(value, Enum):
         return value.value
     if kind == "time":
-        return _utc(value).strftime("%Y-%m-%d %H:%M:%S.%f")
+        utc = _utc(value)
+        return utc if postgres else utc.strftime("%Y-%m-%d %H:%M:%S.%f")  # SQLAlchemy's form
     if kind == "json":
+        if postgres:
+            from psycopg.types.json import Json
+
+            return Json(value, dumps=_json_text)
         return _json_text(value)
-    if kind == "bool":
+    if kind == "bool" and not postgres:
         return int(bool(value))
-    return value
-
-
-def _encode_pg(kind: Kind, value: Any) -> Any:
-    if value is None:
-        return None
-    if isinstance(value, Enum):
-        return value.value
-    if kind == "time":
-        return _utc(value)
-    if kind == "json":
-        from psycopg.types.json import Json
-
-        return Json(value, dumps=_json_text)
     return value
 
 
