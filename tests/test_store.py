@@ -475,3 +475,114 @@ def test_a_locked_sqlite_file_is_one_line_and_readers_are_not_blocked(tmp_path: 
     )
     with open_store(f"sqlite:///{path}") as store:
         assert len(store.list_batches()) == 1
+
+
+def test_times_of_any_year_read_back_and_one_out_of_range_is_one_line(database_url: str) -> None:
+    """A time is stored as SQLAlchemy stored it (the year padded to four digits, so year 999
+    reads back and sorts); a time before the first UTC day is refused in one line."""
+    from datetime import timezone
+
+    from segue.threads import NewRun, ThreadStore
+
+    with open_store(database_url) as store:
+        threads = ThreadStore(store)
+        thread = threads.create_thread(title="t", cwd="/src")
+        pt = threads.add_provider_thread(
+            thread.id, provider=Provider.CODEX, origin="adopted", native_id="n-1",
+            path="/p", native_turns=2, model=None,
+        )  # fmt: skip
+        early, late = datetime(999, 11, 29, 20, 51, tzinfo=UTC), datetime(2026, 1, 1, tzinfo=UTC)
+        threads.record_runs(thread.id, [NewRun(pt, 1, "a", started_at=early, ended_at=late)])
+        (run,) = threads.graph(thread.id).runs
+        assert (run.started_at, run.ended_at) == (early, late)
+        too_early = datetime(1, 1, 1, 0, 30, tzinfo=timezone(timedelta(hours=1)))
+        with pytest.raises(StoreError, match=r"cannot record runs .*out of range$") as failed:
+            threads.record_runs(thread.id, [NewRun(pt, 2, "b", started_at=too_early)])
+        assert "\n" not in str(failed.value)
+        assert len(threads.graph(thread.id).runs) == 1
+
+
+@pytest.mark.parametrize(
+    ("url", "keywords", "shown"),
+    [
+        (
+            "postgresql://segue:pa/ss#w?rd@db.internal:5433/segue?sslmode=require",
+            {"user": "segue", "password": "pa/ss#w?rd", "host": "db.internal", "port": "5433",
+             "dbname": "segue", "sslmode": "require"},
+            "postgresql://segue:***@db.internal:5433/segue?sslmode=require",
+        ),
+        (
+            "postgres://u:p%40ss%25zz@[2001:db8::1]/d%20b",
+            {"user": "u", "password": "p@ss%zz", "host": "2001:db8::1", "dbname": "d b"},
+            "postgresql://u:***@[2001:db8::1]/d%20b",
+        ),
+        (
+            "postgresql://u@h1:5432,h2:5433/db?connect_timeout=3",
+            {"user": "u", "host": "h1,h2", "port": "5432,5433", "dbname": "db",
+             "connect_timeout": "3"},
+            "postgresql://u@h1:5432,h2:5433/db?connect_timeout=3",
+        ),
+        ("postgresql:///db?host=/var/run/postgresql", {"dbname": "db",
+         "host": "/var/run/postgresql"}, "postgresql:///db?host=/var/run/postgresql"),
+    ],
+)  # fmt: skip
+def test_a_postgres_url_reaches_libpq_whole_and_its_password_is_never_shown(
+    url: str, keywords: dict[str, str], shown: str
+) -> None:
+    parsed = database_url(url)
+    assert parsed.connection_keywords() == keywords
+    assert str(parsed) == shown
+    if "password" in keywords:
+        assert keywords["password"] not in str(parsed)
+
+
+def test_a_read_only_open_through_a_link_reads_what_is_still_in_the_wal(tmp_path: Path) -> None:
+    """SQLite keeps the WAL beside the file a link points to: a dry run through a linked store
+    still sees the records another process has not yet folded into the file."""
+    real = tmp_path / "real" / "segue.db"
+    with open_store(f"sqlite:///{real}") as store:
+        store.create_batch(Provider.CODEX, Provider.CLAUDE)
+    link = tmp_path / "data" / "segue.db"
+    link.parent.mkdir()
+    link.symlink_to(real)
+    holder = sqlite3.connect(real)  # a reader in a transaction keeps the WAL as it is
+    holder.execute("BEGIN")
+    holder.execute("SELECT count(*) FROM batches").fetchone()
+    try:
+        with open_store(f"sqlite:///{real}") as store:
+            store.create_batch(Provider.CODEX, Provider.CLAUDE)
+        assert Path(f"{real}-wal").stat().st_size > 0
+        with open_store(f"sqlite:///{link}", read_only=True) as store:
+            assert len(store.list_batches()) == 2
+    finally:
+        holder.close()
+
+
+def test_after_a_server_restart_one_command_fails_and_the_next_reconnects(
+    postgres: PostgresServer,
+) -> None:
+    """Every connection of the pool is lost when the server ends them (a restart, a failover):
+    the first use says so in one line, and drops the idle ones with it, so the next works."""
+    import psycopg
+
+    url = postgres.create_database()
+    with open_store(url) as store:
+        barrier = threading.Barrier(3)
+
+        def hold() -> None:  # three connections at once: three in the pool afterwards
+            with store.reading("hold"):
+                barrier.wait(timeout=30)
+
+        holders = [threading.Thread(target=hold) for _ in range(3)]
+        for t in holders:
+            t.start()
+        for t in holders:
+            t.join()
+        with psycopg.connect(url.replace("postgresql+psycopg://", "postgresql://")) as admin:
+            admin.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                "WHERE application_name = 'segue' AND pid <> pg_backend_pid()"
+            )
+        with pytest.raises(StoreError, match="cannot list batches: terminating connection"):
+            store.list_batches()
+        assert store.list_batches() == []

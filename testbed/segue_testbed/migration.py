@@ -29,7 +29,7 @@ def write_migration(message: str) -> Path:
         db = Database(url, wait=60)
         upgrade(db, "scratch")
         db.close()
-        engine = make_engine(url, 60, {})
+        engine = make_engine(db.connect, db.backend)
         try:
             with engine.begin() as connection:
                 number = f"{int(head_revision()) + 1:04d}"

@@ -91,18 +91,26 @@ class Database:
             )
 
     def connect_args(self) -> dict[str, Any]:
-        """What psycopg is given beside the URL."""
-        args: dict[str, Any] = {"application_name": "segue"}
-        if self.url.option("connect_timeout") is None:
-            args["connect_timeout"] = CONNECT_TIMEOUT_S
+        """What psycopg is given beside the URL's own keywords."""
+        given = self.url.connection_keywords() if self.url.path is None else {}
+        args: dict[str, Any] = {}
+        for name, value in (("application_name", "segue"), ("connect_timeout", CONNECT_TIMEOUT_S)):
+            if name not in given:
+                args[name] = value
         return args
+
+    def connect(self) -> Any:
+        """A new connection of the driver's own, set up as every other."""
+        return self._connect()
 
     def _connect(self) -> Any:
         if self.url.path is not None:
             return sqlite.connect(self.url.path, self.wait, read_only=self.read_only)
         import psycopg
+        from psycopg.conninfo import make_conninfo
 
-        return psycopg.connect(self.url.libpq(), **self.connect_args())
+        keywords: dict[str, Any] = {**self.url.connection_keywords(), **self.connect_args()}
+        return psycopg.connect(make_conninfo("", **keywords))
 
     @contextmanager
     def transaction(self, *, write: bool = False) -> Iterator[Transaction]:
@@ -120,7 +128,10 @@ class Database:
             connection.commit() if not sqlite_file else connection.execute("COMMIT")
         except BaseException:
             if not _rolled_back(connection, sqlite_file):
+                # a connection that cannot even roll back is broken (a server restarted, a
+                # failover): the idle ones are most likely broken too, and all go
                 _close(connection)
+                self.close()
                 raise
             self._give_back(connection)
             raise
@@ -273,7 +284,10 @@ def _decoder(backend: str) -> Any:
 def _utc(value: datetime) -> datetime:
     if value.tzinfo is None:
         raise ValueError("segue's store takes aware datetimes only")
-    return value.astimezone(UTC)
+    try:
+        return value.astimezone(UTC)
+    except OverflowError:  # 0001-01-01T00:30+01:00: before the first UTC day
+        raise BadValue(f"the time {value.isoformat()} is out of range") from None
 
 
 def _encode(kind: Kind, value: Any, postgres: bool) -> Any:
@@ -283,7 +297,8 @@ def _encode(kind: Kind, value: Any, postgres: bool) -> Any:
         return value.value
     if kind == "time":
         utc = _utc(value)
-        return utc if postgres else utc.strftime("%Y-%m-%d %H:%M:%S.%f")  # SQLAlchemy's form
+        # SQLAlchemy's form on SQLite (a year below 1000 too: isoformat pads it, strftime not)
+        return utc if postgres else utc.replace(tzinfo=None).isoformat(" ", "microseconds")
     if kind == "json":
         if postgres:
             from psycopg.types.json import Json
@@ -311,10 +326,19 @@ def _decode_sqlite(kind: Kind, value: Any) -> Any:
         try:
             return orjson.loads(value)
         except (orjson.JSONDecodeError, TypeError):
-            return None  # a hand-edited cell: read as nothing, never a crash
+            return _json_value(value)
     if kind == "bool":
         return bool(value)
     return value
+
+
+def _json_value(text: Any) -> Any:
+    """What orjson refuses that Python's json reads (NaN, a lone surrogate), else nothing: a
+    hand-edited cell is read as empty, never a crash."""
+    try:
+        return json.loads(text)
+    except (ValueError, TypeError, RecursionError):
+        return None
 
 
 def _decode_pg(kind: Kind, value: Any) -> Any:

@@ -1,32 +1,29 @@
 """A SQLAlchemy engine on the store, for the migrations only (Alembic runs on SQLAlchemy).
 
-Its SQLite connections are set up as every other (``segue.store.sqlite``), and a transaction
-that will write (execution option :data:`WRITE`) begins with ``BEGIN IMMEDIATE``.
-PostgreSQL: psycopg 3, with a connect timeout so an unreachable server fails instead of hanging.
+Its connections are the store's own (``segue.store.database``: the same URL read the same way,
+the same set-up), and on SQLite a transaction that will write (execution option :data:`WRITE`)
+begins with ``BEGIN IMMEDIATE``.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from sqlalchemy import create_engine, event
 from sqlalchemy.engine import Connection, Engine
-
-from segue.store import sqlite
-from segue.store.location import DatabaseUrl
 
 __all__ = ["WRITE", "make_engine"]
 
 WRITE = "segue_write"  # execution option: this transaction will write
 
 
-def make_engine(url: DatabaseUrl, wait: float, connect_args: dict[str, Any]) -> Engine:
-    """An engine for ``url``: a SQLite connection waits ``wait`` seconds for another writer;
-    ``connect_args`` are psycopg's."""
-    path = url.path
-    if path is None:
-        return create_engine(url.sqlalchemy(), connect_args=connect_args, pool_pre_ping=False)
-    engine = create_engine("sqlite://", creator=lambda: sqlite.connect(path, wait, read_only=False))
+def make_engine(connect: Callable[[], Any], backend: str) -> Engine:
+    """An engine whose connections ``connect`` makes (the store's own: the same file or server,
+    set up the same way), for ``backend`` (``sqlite`` or ``postgresql``)."""
+    if backend == "postgresql":
+        return create_engine("postgresql+psycopg://", creator=connect)
+    engine = create_engine("sqlite://", creator=connect)
     event.listen(engine, "begin", _sqlite_begin)
     return engine
 

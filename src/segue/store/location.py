@@ -12,7 +12,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import parse_qsl, unquote, urlsplit
+from urllib.parse import parse_qsl, quote, unquote
 
 from segue.model.errors import StoreError
 from segue.support.places import data_dir
@@ -60,15 +60,32 @@ class DatabaseUrl:
         values = [v for k, v in self.query if k == name]
         return values[-1] if values else None
 
-    def libpq(self) -> str:
-        """A PostgreSQL URL as libpq (psycopg) reads it."""
-        return f"postgresql://{self.rest}"
-
-    def sqlalchemy(self) -> str:
-        """The URL as SQLAlchemy reads it (the migrations run through it)."""
-        if self.path is not None:
-            return f"sqlite:///{self.path}"
-        return f"{self.drivername}://{self.rest}"
+    def connection_keywords(self) -> dict[str, str]:
+        """A PostgreSQL URL as libpq's keywords (psycopg quotes each): the user and password
+        taken whole, whatever they hold (a ``/``, ``#``, ``?`` or a ``%`` that encodes
+        nothing), every host and port of a list, the database, and the query's options (which
+        win over the URL's parts, as libpq has it)."""
+        user, password, after = _split_login(self.rest)
+        where, _, query = after.partition("?")
+        hosts, _, database = where.partition("/")
+        keywords: dict[str, str] = {}
+        if user:
+            keywords["user"] = user
+        if password:  # (an empty one is none: libpq then asks its password file)
+            keywords["password"] = password
+        names, ports = [], []
+        for part in hosts.split(",") if hosts else ():
+            name, port = _host_port(part)
+            names.append(unquote(name))
+            ports.append(port)
+        if any(names):
+            keywords["host"] = ",".join(names)
+        if any(ports):
+            keywords["port"] = ",".join(ports)
+        if database:
+            keywords["dbname"] = unquote(database)
+        keywords.update(parse_qsl(query, keep_blank_values=True))
+        return keywords
 
     def __str__(self) -> str:
         return describe(self)
@@ -109,7 +126,8 @@ def database_url(url: str | None = None, env: Mapping[str, str] | None = None) -
             "(sqlite:///path) or PostgreSQL through psycopg 3 (postgresql://…)"
         )
     if driver != "sqlite":
-        return DatabaseUrl(driver, rest, None, tuple(parse_qsl(urlsplit(f"//{rest}").query)))
+        query = _split_login(rest)[2].partition("?")[2]
+        return DatabaseUrl(driver, rest, None, tuple(parse_qsl(query, keep_blank_values=True)))
     return _sqlite_url(source, url, rest)
 
 
@@ -152,9 +170,27 @@ def describe(url: DatabaseUrl) -> str:
         return str(url.path)
     if url.backend == "sqlite":
         return "the in-memory SQLite database"
-    netloc = urlsplit(f"//{url.rest}").netloc
-    login, sign, host = netloc.rpartition("@")
-    if sign:
-        user, colon, _ = login.partition(":")
-        netloc = f"{user}:***@{host}" if colon else f"{user}@{host}"
-    return f"{url.backend}://{netloc}{url.rest[len(urlsplit(f'//{url.rest}').netloc) :]}"
+    user, password, after = _split_login(url.rest)
+    if user is None:
+        return f"{url.backend}://{after}"
+    login = quote(user, safe="") + (":***" if password is not None else "")
+    return f"{url.backend}://{login}@{after}"
+
+
+def _split_login(rest: str) -> tuple[str | None, str | None, str]:
+    """(user, password, the rest) of what follows ``postgresql://``: the login ends at the last
+    ``@`` (a password may hold anything else); both are percent-decoded, as SQLAlchemy did."""
+    login, sign, after = rest.rpartition("@")
+    if not sign:
+        return None, None, rest
+    user, colon, password = login.partition(":")
+    return unquote(user), unquote(password) if colon else None, after
+
+
+def _host_port(part: str) -> tuple[str, str]:
+    """``host:port``, ``[v6 address]:port`` or a bare host."""
+    if part.startswith("["):
+        name, _, port = part[1:].partition("]")
+        return name, port.removeprefix(":")
+    name, _, port = part.partition(":")
+    return name, port

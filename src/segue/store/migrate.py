@@ -109,7 +109,7 @@ def upgrade(db: Database, where: str) -> None:
     _check_known(current, where)
     from segue.store.engine import WRITE, make_engine
 
-    engine = make_engine(db.url, db.wait, db.connect_args())
+    engine = make_engine(db.connect, db.backend)
     try:
         with engine.execution_options(**{WRITE: True}).begin() as connection:
             _upgrade(connection, where)

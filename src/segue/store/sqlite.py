@@ -57,8 +57,9 @@ def connect(path: Path, wait: float, *, read_only: bool) -> sqlite3.Connection:
 
 
 def read_only_target(path: Path) -> str:
-    live = Path(f"{path}-wal").exists() and Path(f"{path}-shm").exists()
-    return f"file:{quote(str(path.resolve()))}?" + ("mode=ro" if live else "immutable=1")
+    real = path.resolve()  # SQLite keeps the WAL beside the file a link points to
+    live = Path(f"{real}-wal").exists() and Path(f"{real}-shm").exists()
+    return f"file:{quote(str(real))}?" + ("mode=ro" if live else "immutable=1")
 
 
 def create_file(path: Path) -> None:
