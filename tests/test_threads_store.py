@@ -293,7 +293,8 @@ def test_a_hand_edited_json_cell_reads_as_nothing_and_a_bad_time_is_one_line(
 ) -> None:
     """SQLite keeps what anyone writes into a cell: a JSON column that no longer holds JSON
     reads as empty (the thread is still shown), and a time that is not one is a one-line
-    error, never a traceback."""
+    error, never a traceback; so is an integer column holding words, and a BLOB in a text
+    column reads as its text."""
     path = tmp_path / "segue.db"
     with open_store(f"sqlite:///{path}") as store:
         threads = ThreadStore(store)
@@ -307,6 +308,17 @@ def test_a_hand_edited_json_cell_reads_as_nothing_and_a_bad_time_is_one_line(
     with open_store(f"sqlite:///{path}") as store:
         (pt,) = ThreadStore(store).graph(thread.id).provider_threads
         assert pt.native_id == "c-1" and pt.turns is None and pt.stamp is None
+    with sqlite3.connect(path) as edit:  # a BLOB where text belongs reads as its text
+        edit.execute("UPDATE app_threads SET title = X'74c3af74fffe'")
+    with open_store(f"sqlite:///{path}") as store:
+        assert [t.title for t in ThreadStore(store).list_threads()] == ["tït\ufffd\ufffd"]
+        threads = ThreadStore(store)
+        threads.record_runs(thread.id, [NewRun(pt.id, 1, "p")])
+    with sqlite3.connect(path) as edit:
+        edit.execute("UPDATE runs SET native_turn = 'abc'")
+    with open_store(f"sqlite:///{path}") as store, pytest.raises(StoreError) as failed:
+        ThreadStore(store).graph(thread.id)
+    assert str(failed.value).endswith("a recorded number is not a whole number: 'abc'")
     with sqlite3.connect(path) as edit:
         edit.execute("UPDATE app_threads SET created_at = 'last tuesday'")
     with open_store(f"sqlite:///{path}") as store, pytest.raises(StoreError) as failed:

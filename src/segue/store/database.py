@@ -214,7 +214,13 @@ class Transaction:
         names = [d[0] for d in cursor.description]
         decode = _decoder(self.backend)
         kinds = _COMMON if kinds is None else kinds
-        decoded = [(i, kinds[n]) for i, n in enumerate(names) if kinds.get(n, "text") != "text"]
+        # SQLite keeps whatever a hand edit wrote into a cell: every column is checked there
+        typed = self._postgres  # (PostgreSQL's columns hold their own types)
+        decoded = [
+            (i, kind)
+            for i, n in enumerate(names)
+            if (kind := kinds.get(n, "text")) != "text" or not typed
+        ]
         out: list[Row] = []
         for values in cursor.fetchall():
             if decoded:
@@ -224,14 +230,19 @@ class Transaction:
             out.append(dict(zip(names, values, strict=True)))
         return out
 
-    def decoder(self, kind: Kind) -> Callable[[Any], Any]:
-        """What decodes a value of ``kind`` read through :meth:`tuples`."""
+    def tuples(
+        self,
+        sql: str,
+        params: Mapping[str, Any] | None = None,
+        kinds: Sequence[Kind] | None = None,
+    ) -> list[tuple[Any, ...]]:
+        """Every row as a tuple: as the driver gives it, or each column decoded by its kind in
+        ``kinds`` (in the order of the columns)."""
+        found = self.execute(sql, params).fetchall()
+        if kinds is None:
+            return [tuple(r) for r in found]
         decode = _decoder(self.backend)
-        return lambda value: decode(kind, value)
-
-    def tuples(self, sql: str, params: Mapping[str, Any] | None = None) -> list[tuple[Any, ...]]:
-        """Every row as a tuple, as the driver gives it (integers and text need no decoding)."""
-        return [tuple(r) for r in self.execute(sql, params).fetchall()]
+        return [tuple(decode(k, v) for k, v in zip(kinds, r, strict=True)) for r in found]
 
     def first(
         self,
@@ -329,7 +340,19 @@ def _decode_sqlite(kind: Kind, value: Any) -> Any:
             return _json_value(value)
     if kind == "bool":
         return bool(value)
-    return value
+    if kind == "int":
+        return value if type(value) is int else _integer(value)
+    if type(value) is bytes:  # a BLOB where text belongs: its text, as far as it is UTF-8
+        return value.decode("utf-8", "replace")
+    return value if type(value) is str else str(value)
+
+
+def _integer(value: Any) -> int:
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
+        return int(value)
+    raise BadValue(f"a recorded number is not a whole number: {str(value)[:40]!r}")
 
 
 def _json_value(text: Any) -> Any:

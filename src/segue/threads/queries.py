@@ -25,6 +25,7 @@ from segue.store.database import Row, Transaction, placeholders
 from segue.store.ids import new_id
 from segue.store.rows import from_row, optional_provider, row_of
 from segue.store.tables import (
+    Kind,
     app_threads,
     context_handoffs,
     context_transfers,
@@ -450,6 +451,11 @@ def _handoff(m: Row) -> Handoff:
     )
 
 
+_RUN_KINDS: tuple[Kind, ...] = (
+    "int", "text", "text", "int", "text", "text", "text", "time", "time", "int", "text",
+)  # fmt: skip
+
+
 def load_graph(connection: Transaction, thread_id: str) -> ThreadGraph | None:
     """The app thread as it is now; None when there is no such thread."""
     key = {"id": thread_id}
@@ -462,14 +468,14 @@ def load_graph(connection: Transaction, thread_id: str) -> ThreadGraph | None:
         "started_at, ended_at, version, note FROM runs WHERE thread_id = :id "
         "ORDER BY ordinal, version",
         key,
+        _RUN_KINDS,
     )
     statuses = {status.value: status for status in RunStatus}
     unknown = RunStatus.UNKNOWN
-    time = connection.decoder("time")
     for ordinal, provider, pt, turn, status, prompt, handoff, started, ended, version, note in rows:
         current[ordinal] = Run(
             thread_id, ordinal, Provider(provider), pt, turn, statuses.get(status, unknown), prompt,
-            handoff, time(started), time(ended), version, note,
+            handoff, started, ended, version, note,
         )  # fmt: skip
     handoff_rows = connection.rows(
         "SELECT * FROM context_handoffs WHERE thread_id = :id ORDER BY created_at, id",
