@@ -586,3 +586,18 @@ def test_after_a_server_restart_one_command_fails_and_the_next_reconnects(
         with pytest.raises(StoreError, match="cannot list batches: terminating connection"):
             store.list_batches()
         assert store.list_batches() == []
+
+
+def test_a_postgres_database_with_another_date_style_is_read(postgres: PostgresServer) -> None:
+    """psycopg parses times only in PostgreSQL's ISO style: segue asks for it, whatever the
+    database's own DateStyle."""
+    import psycopg
+
+    url = postgres.create_database()
+    plain = url.replace("postgresql+psycopg://", "postgresql://")
+    name = plain.rsplit("/", 1)[1]
+    with psycopg.connect(plain, autocommit=True) as admin:
+        admin.execute(f"ALTER DATABASE {name} SET DateStyle = 'SQL, DMY'")
+    with open_store(url) as store:
+        batch = store.create_batch(Provider.CODEX, Provider.CLAUDE)
+        assert [b.created_at for b in store.list_batches()] == [batch.created_at]

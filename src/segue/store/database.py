@@ -94,7 +94,10 @@ class Database:
         """What psycopg is given beside the URL's own keywords."""
         given = self.url.connection_keywords() if self.url.path is None else {}
         args: dict[str, Any] = {}
-        for name, value in (("application_name", "segue"), ("connect_timeout", CONNECT_TIMEOUT_S)):
+        for name, value in (
+            ("application_name", "segue"),
+            ("connect_timeout", CONNECT_TIMEOUT_S),
+        ):
             if name not in given:
                 args[name] = value
         return args
@@ -110,7 +113,19 @@ class Database:
         from psycopg.conninfo import make_conninfo
 
         keywords: dict[str, Any] = {**self.url.connection_keywords(), **self.connect_args()}
-        return psycopg.connect(make_conninfo("", **keywords))
+        connection = psycopg.connect(make_conninfo("", **keywords))
+        style = connection.info.parameter_status("DateStyle") or "ISO"
+        if not style.upper().startswith("ISO"):
+            # psycopg reads times only in the ISO style: a server or database set to another
+            # (DateStyle 'SQL, DMY') would fail every read (a connection option instead would
+            # be refused by a connection pooler such as pgbouncer)
+            try:
+                connection.execute("SET DateStyle = 'ISO'")
+                connection.commit()
+            except BaseException:
+                connection.close()
+                raise
+        return connection
 
     @contextmanager
     def transaction(self, *, write: bool = False) -> Iterator[Transaction]:
