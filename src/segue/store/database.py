@@ -90,29 +90,17 @@ class Database:
                 "install segue[postgres] (pip install 'segue[postgres]')"
             )
 
-    def connect_args(self) -> dict[str, Any]:
-        """What psycopg is given beside the URL's own keywords."""
-        given = self.url.connection_keywords() if self.url.path is None else {}
-        args: dict[str, Any] = {}
-        for name, value in (
-            ("application_name", "segue"),
-            ("connect_timeout", CONNECT_TIMEOUT_S),
-        ):
-            if name not in given:
-                args[name] = value
-        return args
-
     def connect(self) -> Any:
-        """A new connection of the driver's own, set up as every other."""
-        return self._connect()
-
-    def _connect(self) -> Any:
+        """A new connection of the driver's own, set up as every other (the migrations'
+        engine makes its connections with it too)."""
         if self.url.path is not None:
             return sqlite.connect(self.url.path, self.wait, read_only=self.read_only)
         import psycopg
         from psycopg.conninfo import make_conninfo
 
-        keywords: dict[str, Any] = {**self.url.connection_keywords(), **self.connect_args()}
+        keywords: dict[str, Any] = self.url.connection_keywords()
+        keywords.setdefault("application_name", "segue")
+        keywords.setdefault("connect_timeout", CONNECT_TIMEOUT_S)
         connection = psycopg.connect(make_conninfo("", **keywords))
         style = connection.info.parameter_status("DateStyle") or "ISO"
         if not style.upper().startswith("ISO"):
@@ -134,7 +122,7 @@ class Database:
         with self._lock:
             connection = self._idle.pop() if self._idle else None
         if connection is None:
-            connection = self._connect()
+            connection = self.connect()
         sqlite_file = self.url.path is not None
         try:
             if sqlite_file:
@@ -380,9 +368,7 @@ def _json_value(text: Any) -> Any:
 
 
 def _decode_pg(kind: Kind, value: Any) -> Any:
-    if kind == "time" and isinstance(value, datetime):
-        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
-    return value
+    return _in_utc(value) if kind == "time" and isinstance(value, datetime) else value
 
 
 def _time(value: Any) -> datetime:
@@ -390,7 +376,12 @@ def _time(value: Any) -> datetime:
         parsed = datetime.fromisoformat(str(value))
     except ValueError:
         raise BadValue(f"a recorded time is not a time: {str(value)[:40]!r}") from None
-    return parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed.astimezone(UTC)
+    return _in_utc(parsed)
+
+
+def _in_utc(value: datetime) -> datetime:
+    """A time read back, in UTC (one without a zone was written in UTC)."""
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
 
 
 class BadValue(StoreError):

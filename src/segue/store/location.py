@@ -17,7 +17,7 @@ from urllib.parse import parse_qsl, quote, unquote
 from segue.model.errors import StoreError
 from segue.support.places import data_dir
 
-__all__ = ["DatabaseUrl", "data_dir", "database_url", "describe", "sqlite_path", "store_wait"]
+__all__ = ["DatabaseUrl", "data_dir", "database_url", "describe", "store_wait"]
 
 URL_VARIABLE = "SEGUE_DATABASE_URL"
 FILE_NAME = "segue.db"
@@ -52,9 +52,6 @@ class DatabaseUrl:
         """``sqlite`` or ``postgresql``."""
         return self.drivername.partition("+")[0]
 
-    def get_backend_name(self) -> str:
-        return self.backend
-
     def option(self, name: str) -> str | None:
         """The last value of query option ``name``."""
         values = [v for k, v in self.query if k == name]
@@ -66,8 +63,7 @@ class DatabaseUrl:
         nothing), every host and port of a list, the database, and the query's options (which
         win over the URL's parts, as libpq has it)."""
         user, password, after = _split_login(self.rest)
-        where, _, query = after.partition("?")
-        hosts, _, database = where.partition("/")
+        hosts, _, database = after.partition("?")[0].partition("/")
         keywords: dict[str, str] = {}
         if user:
             keywords["user"] = user
@@ -84,7 +80,7 @@ class DatabaseUrl:
             keywords["port"] = ",".join(ports)
         if database:
             keywords["dbname"] = unquote(database)
-        keywords.update(parse_qsl(query, keep_blank_values=True))
+        keywords.update(self.query)
         return keywords
 
     def __str__(self) -> str:
@@ -157,11 +153,6 @@ def _sqlite_url(source: str, url: str, rest: str) -> DatabaseUrl:
                 f"{source}: timeout={text!r} is not a number of seconds (e.g. ?timeout=30)"
             )
     return parsed
-
-
-def sqlite_path(url: DatabaseUrl) -> Path | None:
-    """The file of a SQLite URL (None for another backend)."""
-    return url.path
 
 
 def describe(url: DatabaseUrl) -> str:

@@ -11,7 +11,7 @@ from segue.model.errors import StoreError
 from segue.store import batches, records
 from segue.store.database import Database, Transaction
 from segue.store.failures import guarded
-from segue.store.location import DatabaseUrl, database_url, describe
+from segue.store.location import database_url
 from segue.store.migrate import check_current, current_revision, upgrade
 from segue.store.sqlite import BUSY_TIMEOUT_S
 
@@ -40,7 +40,6 @@ def open_store(
     SQLite file (default: a minute).
     """
     parsed = database_url(url, env)
-    where = describe(parsed)
     # a SQLite connection waits for another writer: a URL's ?timeout=N, else a minute; a caller
     # that must not wait long (a switch) caps it
     wait = float(parsed.option("timeout") or BUSY_TIMEOUT_S)
@@ -50,15 +49,15 @@ def open_store(
         raise StoreAbsent(f"{parsed.path}: no store yet")
     db = Database(parsed, read_only=read_only, wait=wait)
     try:
-        with guarded(where, "cannot open segue's database"):
+        with guarded(db.where, "cannot open segue's database"):
             if read_only:
-                check_current(db, where)
+                check_current(db, db.where)
             else:
-                upgrade(db, where)
+                upgrade(db, db.where)
     except BaseException:
         db.close()
         raise
-    return Store(db, parsed, where)
+    return Store(db)
 
 
 class StoreAbsent(StoreError):
@@ -68,10 +67,10 @@ class StoreAbsent(StoreError):
 class Store:
     """segue's database. Use :func:`open_store`; close it (or use it as a context manager)."""
 
-    def __init__(self, db: Database, url: DatabaseUrl, where: str) -> None:
+    def __init__(self, db: Database) -> None:
         self._db = db
-        self.url = url
-        self.where = where  # the database as messages name it (no password)
+        self.url = db.url
+        self.where = db.where  # the database as messages name it (no password)
 
     @property
     def backend(self) -> str:

@@ -505,19 +505,12 @@ def load_rollbacks(connection: Transaction, thread_id: str) -> tuple[Rollback, .
         rollbacks.kinds,
     )
     return tuple(
-        Rollback(
-            id=r["id"],
-            thread_id=r["thread_id"],
-            to_run=r["to_run"],
-            scope=r["scope"],
-            created_at=r["created_at"],
-            safety_checkpoint_id=r["safety_checkpoint_id"],
-            target_checkpoint_id=r["target_checkpoint_id"],
+        from_row(
+            Rollback,
+            r,
             runs=tuple((int(n), s) for n, s in _pairs(r["runs"]) if isinstance(n, int)),
             provider_threads=tuple((str(p), s) for p, s in _pairs(r["provider_threads"])),
             handoffs=tuple(str(h) for h in _list(r["handoffs"])),
-            undoes=r["undoes"],
-            note=r["note"],
         )
         for r in rows
     )
