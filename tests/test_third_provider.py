@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import shutil
 from collections.abc import Iterable, Iterator
-from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 from typing import ClassVar
 
 import orjson
 import pytest
+from msgspec.structs import replace
 from typer.testing import CliRunner
 
 from segue.formats.atomic import NativeSession

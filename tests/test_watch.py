@@ -308,7 +308,7 @@ def test_sigterm_while_asking_is_a_no_and_ends_the_watch(tmp_path: Path) -> None
 
 
 def test_redact_secrets_reaches_what_the_watch_moves_and_brings_back(tmp_path: Path) -> None:
-    from dataclasses import replace
+    from msgspec.structs import replace
 
     from segue.model.conversation import Provider
     from segue.transforms.secrets import marker

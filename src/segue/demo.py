@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import shutil
 import tempfile
-from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import orjson
 
 from segue.model.conversation import Provider
@@ -22,8 +22,7 @@ from segue.providers import default_target, entry
 from segue.switch import Switch, switch_session
 
 
-@dataclass(slots=True)
-class Demo:
+class Demo(msgspec.Struct):
     home: Path
     source: SessionInfo
     switch: Switch

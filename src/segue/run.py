@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+import msgspec
 
 from segue.formats.files import is_regular
 from segue.model.conversation import Provider
@@ -37,8 +38,7 @@ __all__ = ["RunResult", "run_turn"]
 RUN_TIMEOUT = 3600.0
 
 
-@dataclass(frozen=True, slots=True)
-class RunResult:
+class RunResult(msgspec.Struct, frozen=True):
     thread_id: str
     provider: Provider
     session_id: str

@@ -33,10 +33,11 @@ import socket
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
+
+import msgspec
 
 from segue.fleet.moves import DEFAULT_QUIET, BatchMoves, batch_moves
 from segue.model.conversation import Provider
@@ -70,8 +71,7 @@ class Mode(StrEnum):
     NEVER = "never"
 
 
-@dataclass(frozen=True, slots=True)
-class WatchPolicy:
+class WatchPolicy(msgspec.Struct, frozen=True):
     move: Mode = Mode.ASK  # auto / ask
     returns: Mode = Mode.ASK  # auto / ask / never
     quiet: timedelta = DEFAULT_QUIET  # no session moves twice within it
@@ -81,8 +81,7 @@ class WatchPolicy:
     redact_secrets: bool = False  # secrets in what the moves and returns carry become markers
 
 
-@dataclass(frozen=True, slots=True)
-class WatchEvent:
+class WatchEvent(msgspec.Struct, frozen=True):
     kind: str  # exhausted / waiting / family_limit / moved / move_declined / move_failed /
     #            return_offered / returned / return_declined
     at: datetime
@@ -116,11 +115,10 @@ class WatchEvent:
 Ask = Callable[[str], bool]  # the question (with the preview) → the user's answer
 
 
-@dataclass(slots=True)
-class _History:
+class _History(msgspec.Struct):
     """What earlier passes recorded."""
 
-    events: list[WatchEvent] = field(default_factory=list)
+    events: list[WatchEvent] = msgspec.field(default_factory=list)
 
     def last(self, kind: str, provider: Provider | None) -> WatchEvent | None:
         for event in reversed(self.events):

@@ -16,11 +16,13 @@ import os
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+import msgspec
+from msgspec.structs import replace
 
 from segue.model.conversation import Provider
 from segue.model.errors import SegueError
@@ -61,8 +63,7 @@ class ArrivalCompact(StrEnum):
     OFF = "off"
 
 
-@dataclass(slots=True)
-class Candidate:
+class Candidate(msgspec.Struct):
     """One session of the batch: what it is, what it is doing, and what its switch would do."""
 
     provider: Provider
@@ -74,7 +75,7 @@ class Candidate:
     reset_at: datetime | None = None
     pane: str | None = None  # the tmux pane it runs in, for people
     pid: int | None = None
-    agent: Agent | None = field(default=None, repr=False)  # its live process
+    agent: Agent | None = None  # its live process
     skip: str | None = None  # why it will not be switched
     preview: Switch | None = None  # the dry run
     error: str | None = None  # why its switch cannot be done (or failed)
@@ -102,8 +103,7 @@ class Candidate:
         return None if self.preview is None else self.preview.plan.loss_line
 
 
-@dataclass(slots=True)
-class FleetPlan:
+class FleetPlan(msgspec.Struct):
     source: Provider
     target: Provider
     selection: Selection
@@ -137,21 +137,19 @@ class FleetPlan:
         return [c for c in self.candidates if c.skip is None and c.error is not None]
 
 
-@dataclass(slots=True)
-class Outcome:
+class Outcome(msgspec.Struct):
     candidate: Candidate
     switch: Switch | None = None
     error: str | None = None
-    notes: list[str] = field(default_factory=list)  # relaunch, compaction
+    notes: list[str] = msgspec.field(default_factory=list)  # relaunch, compaction
     thread: ThreadMove | None = None  # how it moved its app thread
 
 
-@dataclass(slots=True)
-class FleetResult:
+class FleetResult(msgspec.Struct):
     plan: FleetPlan
     outcomes: list[Outcome]
     batch_id: str | None = None
-    notes: list[str] = field(default_factory=list)
+    notes: list[str] = msgspec.field(default_factory=list)
 
     def tally(self) -> dict[str, int]:
         return _in_order(

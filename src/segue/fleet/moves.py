@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
+
+import msgspec
 
 from segue.model.conversation import Provider
 
@@ -30,17 +31,26 @@ DEFAULT_QUIET = timedelta(minutes=15)  # no session moves twice within it
 BATCHES_LOOKED_AT = 200
 
 
-@dataclass(slots=True)
-class BatchMoves:
+class BatchMoves(msgspec.Struct):
     """What the store's batches say about where sessions went."""
 
-    avoid: dict[str, str] = field(default_factory=dict)  # session → why it must not move now
-    targets: dict[str, set[str]] = field(default_factory=dict)  # batch → the sessions it made
-    back: dict[str, set[str]] = field(default_factory=dict)  # batch → its sessions brought back
-    moved_on: dict[str, set[str]] = field(default_factory=dict)  # … or moved on by a later one
-    returns: set[str] = field(default_factory=set)  # the batches that brought others back
-    away: dict[str, str] = field(default_factory=dict)  # session moved off, not back: where
-    headers: list[BatchHeader] = field(default_factory=list)  # the batches read, oldest first
+    avoid: dict[str, str] = msgspec.field(
+        default_factory=dict
+    )  # session → why it must not move now
+    targets: dict[str, set[str]] = msgspec.field(
+        default_factory=dict
+    )  # batch → the sessions it made
+    back: dict[str, set[str]] = msgspec.field(
+        default_factory=dict
+    )  # batch → its sessions brought back
+    moved_on: dict[str, set[str]] = msgspec.field(
+        default_factory=dict
+    )  # … or moved on by a later one
+    returns: set[str] = msgspec.field(default_factory=set)  # the batches that brought others back
+    away: dict[str, str] = msgspec.field(default_factory=dict)  # session moved off, not back: where
+    headers: list[BatchHeader] = msgspec.field(
+        default_factory=list
+    )  # the batches read, oldest first
 
 
 def batch_moves(store: Store, now: datetime, quiet: timedelta) -> BatchMoves:
@@ -98,8 +108,7 @@ def batch_moves(store: Store, now: datetime, quiet: timedelta) -> BatchMoves:
     return view
 
 
-@dataclass(frozen=True, slots=True)
-class Returnable:
+class Returnable(msgspec.Struct, frozen=True):
     """A recorded batch whose agents can come back: those it moved that are neither back nor
     moved on by a later batch."""
 

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+import msgspec
 
 from segue.fleet.batch import is_below, is_parked, plan_fleet, under_root
 from segue.fleet.moves import sessions_away
@@ -39,8 +40,7 @@ class RowState:
     ERROR = "error"  # a session file segue cannot read
 
 
-@dataclass(slots=True)
-class FleetRow:
+class FleetRow(msgspec.Struct):
     """One agent or parked session, and what switching it to the other provider would do."""
 
     provider: Provider
@@ -53,7 +53,7 @@ class FleetRow:
     reset_at: datetime | None = None
     pane: str | None = None  # its tmux pane
     pid: int | None = None
-    agent: Agent | None = field(default=None, repr=False)
+    agent: Agent | None = None
     problem: str | None = None  # why it cannot be read (an error row)
     label: str | None = None  # the dry run's plan: native / raw / shrunk
     loss_line: str | None = None  # … and what it would lose
@@ -70,13 +70,12 @@ class FleetRow:
         return os.path.basename(self.cwd.rstrip("/")) if self.cwd else "?"
 
 
-@dataclass(slots=True)
-class FleetView:
+class FleetView(msgspec.Struct):
     usages: list[ProviderUsage]
     rows: list[FleetRow]
     agents: list[Agent]
-    problems: list[str] = field(default_factory=list)  # what could not be listed
-    now: datetime = field(default_factory=lambda: datetime.now(UTC))
+    problems: list[str] = msgspec.field(default_factory=list)  # what could not be listed
+    now: datetime = msgspec.field(default_factory=lambda: datetime.now(UTC))
 
     @property
     def exhausted(self) -> list[Provider]:

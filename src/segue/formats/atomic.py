@@ -13,9 +13,10 @@ import errno
 import os
 import tempfile
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
+
+import msgspec
 
 from segue.formats.files import open_regular
 from segue.model.conversation import Provider
@@ -34,8 +35,7 @@ __all__ = [
 COPY_CHUNK = 4 << 20  # how much of a parent is read at a time when it is copied
 
 
-@dataclass(frozen=True, slots=True)
-class FileCopy:
+class FileCopy(msgspec.Struct, frozen=True):
     """A parent's lines, copied into a native fork: the complete lines of ``path`` in bytes
     ``start``-``end`` (as the parent was when the fork was prepared), each with ``old`` replaced
     by ``new`` when given (the session id a line names)."""
@@ -138,8 +138,7 @@ class FileCopy:
                 raise SwitchError(f"{self.path}: cannot read: {exc.strerror}") from None
 
 
-@dataclass(slots=True)
-class NativeSession:
+class NativeSession(msgspec.Struct):
     """A session file a writer prepared but has not published yet: its id, the path it will
     take, and its lines (after ``head`` and ``copied``, a native fork's new first line and its
     parent's lines). Everything that can fail about a write fails while preparing one, but a
@@ -149,8 +148,8 @@ class NativeSession:
     session_id: str
     path: Path
     lines: list[bytes]  # the lines segue wrote itself, last
-    notes: list[str] = field(default_factory=list)
-    head: list[bytes] = field(default_factory=list)  # lines before the copy
+    notes: list[str] = msgspec.field(default_factory=list)
+    head: list[bytes] = msgspec.field(default_factory=list)  # lines before the copy
     copied: FileCopy | None = None
 
     @property

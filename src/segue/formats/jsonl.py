@@ -12,10 +12,10 @@ import mmap
 import os
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
 
+import msgspec
 import orjson
 
 from segue.formats.files import MAX_LINE, open_regular
@@ -27,12 +27,11 @@ from segue.model.errors import SessionError
 READ_BUFFER = 1 << 20
 
 
-@dataclass(slots=True)
-class LineReport:
+class LineReport(msgspec.Struct):
     """What a pass over a file could not use."""
 
-    skipped: list[Skip] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
+    skipped: list[Skip] = msgspec.field(default_factory=list)
+    notes: list[str] = msgspec.field(default_factory=list)
 
 
 def iter_records(path: Path, report: LineReport) -> Iterator[tuple[int, dict[str, Any]]]:

@@ -4,8 +4,9 @@ its first line, and its last lines (a fork copies the rest byte for byte, stream
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path
+
+import msgspec
 
 from segue.formats.files import MAX_LINE, newline_before, open_regular
 from segue.formats.jsonl import split_lines
@@ -17,8 +18,7 @@ TAIL_BYTES = 2 << 20
 HEAD_CHECK = 4096
 
 
-@dataclass(frozen=True, slots=True)
-class ParentFile:
+class ParentFile(msgspec.Struct, frozen=True):
     path: Path
     end: int  # just after its last complete line (a line still being written is not copied)
     first: bytes  # its first line, whole

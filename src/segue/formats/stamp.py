@@ -22,10 +22,11 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
-from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
+
+import msgspec
 
 from segue.formats.files import newline_before
 
@@ -46,8 +47,7 @@ class Change(StrEnum):
     GONE = "gone"
 
 
-@dataclass(frozen=True, slots=True)
-class Stamp:
+class Stamp(msgspec.Struct, frozen=True):
     size: int
     mtime_ns: int
     inode: int

@@ -8,10 +8,11 @@ items in it. Field names are documented with the JSON schemas and only ever adde
 
 from __future__ import annotations
 
-import dataclasses
 from datetime import datetime
 from enum import Enum
 from typing import Any
+
+import msgspec
 
 from segue.model.conversation import Compaction, Conversation, Item, Opaque, Provenance
 from segue.model.times import iso_z
@@ -32,15 +33,14 @@ def to_json_value(value: Any) -> Any:
         return iso_z(value)
     if isinstance(value, tuple | list):
         return [to_json_value(v) for v in value]
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: to_json_value(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, msgspec.Struct):
+        return {name: to_json_value(getattr(value, name)) for name in value.__struct_fields__}
     return value
 
 
 def item_to_json(item: Item, *, opaque_data: bool = False) -> dict[str, Any]:
     out: dict[str, Any] = {"kind": item.kind}
-    for f in dataclasses.fields(item):
-        name = f.name
+    for name in item.__struct_fields__:
         if name in ("kind", "prov"):
             continue
         value = getattr(item, name)

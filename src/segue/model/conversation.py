@@ -7,10 +7,11 @@ native file it came from. Nothing here knows a native field name.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
 from typing import Any, ClassVar, Literal, TypeAlias, TypeVar
+
+import msgspec
 
 JSON: TypeAlias = Any  # a value as orjson.loads returns it
 _T = TypeVar("_T")
@@ -67,8 +68,7 @@ Provider.CLAUDE = Provider("claude")
 Provider.CODEX = Provider("codex")
 
 
-@dataclass(frozen=True, slots=True)
-class Provenance:
+class Provenance(msgspec.Struct, frozen=True):
     """Where an item came from: the native file and the 1-based line in it."""
 
     file: str
@@ -120,8 +120,7 @@ class TurnStatus(StrEnum):
     FAILED = "failed"
 
 
-@dataclass(frozen=True, slots=True)
-class Image:
+class Image(msgspec.Struct, frozen=True):
     """An image attached to a message: a data URL, a path, or a remote URL."""
 
     url: str | None = None
@@ -132,8 +131,7 @@ class Image:
 # --- items ------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class UserMessage:
+class UserMessage(msgspec.Struct, frozen=True):
     text: str
     prov: Provenance
     origin: Origin = Origin.TYPED
@@ -142,8 +140,7 @@ class UserMessage:
     kind: Literal["user"] = "user"
 
 
-@dataclass(frozen=True, slots=True)
-class AssistantMessage:
+class AssistantMessage(msgspec.Struct, frozen=True):
     text: str
     prov: Provenance
     model: str | None = None
@@ -151,8 +148,7 @@ class AssistantMessage:
     kind: Literal["assistant"] = "assistant"
 
 
-@dataclass(frozen=True, slots=True)
-class Reasoning:
+class Reasoning(msgspec.Struct, frozen=True):
     """Reasoning the model showed. ``text`` is what anyone can read (Claude's thinking, Codex's
     reasoning summary); ``private`` is the provider's opaque payload (a Claude thinking
     signature, Codex ``encrypted_content``): never portable."""
@@ -168,8 +164,7 @@ class Reasoning:
         return self.private is None
 
 
-@dataclass(frozen=True, slots=True)
-class ToolCall:
+class ToolCall(msgspec.Struct, frozen=True):
     call_id: str
     name: str
     input: JSON  # structured input: a dict for function tools, a string for freeform ones
@@ -179,8 +174,7 @@ class ToolCall:
     kind: Literal["tool_call"] = "tool_call"
 
 
-@dataclass(frozen=True, slots=True)
-class ToolResult:
+class ToolResult(msgspec.Struct, frozen=True):
     call_id: str
     output: str
     prov: Provenance
@@ -191,8 +185,7 @@ class ToolResult:
     kind: Literal["tool_result"] = "tool_result"
 
 
-@dataclass(frozen=True, slots=True)
-class Compaction:
+class Compaction(msgspec.Struct, frozen=True):
     """A point where the provider replaced the history before it with a summary.
 
     ``replacement`` holds the items the provider keeps verbatim after the summary when it resumes
@@ -209,8 +202,7 @@ class Compaction:
     kind: Literal["compaction"] = "compaction"
 
 
-@dataclass(frozen=True, slots=True)
-class ErrorNotice:
+class ErrorNotice(msgspec.Struct, frozen=True):
     """An error the CLI recorded: never an assistant message."""
 
     error_kind: ErrorKind
@@ -221,8 +213,7 @@ class ErrorNotice:
     kind: Literal["error"] = "error"
 
 
-@dataclass(frozen=True, slots=True)
-class TurnMarker:
+class TurnMarker(msgspec.Struct, frozen=True):
     """A turn lifecycle event the CLI recorded (Codex task_started / task_complete / aborts)."""
 
     status: TurnStatus
@@ -232,8 +223,7 @@ class TurnMarker:
     kind: Literal["turn"] = "turn"
 
 
-@dataclass(frozen=True, slots=True)
-class Rollback:
+class Rollback(msgspec.Struct, frozen=True):
     """The user rolled the thread back by ``turns`` user turns (Codex ``thread_rolled_back``)."""
 
     turns: int
@@ -242,8 +232,7 @@ class Rollback:
     kind: Literal["rollback"] = "rollback"
 
 
-@dataclass(frozen=True, slots=True)
-class Opaque:
+class Opaque(msgspec.Struct, frozen=True):
     """A record segue does not interpret, kept with its native kind and line."""
 
     native_kind: str
@@ -271,8 +260,7 @@ Item: TypeAlias = (
 ALL_MODELS = "all"
 
 
-@dataclass(frozen=True, slots=True)
-class LimitWindow:
+class LimitWindow(msgspec.Struct, frozen=True):
     """One usage window of a provider as some source reported it: how long the window is, how
     much of it is used, when it resets, and which models it covers."""
 
@@ -290,8 +278,7 @@ class LimitWindow:
         return self.used_percent is not None and self.used_percent >= 100
 
 
-@dataclass(frozen=True, slots=True)
-class LimitSignal:
+class LimitSignal(msgspec.Struct, frozen=True):
     """The newest usage-limit error a provider's session files hold, with the newest success
     (a model reply) those files hold, so a reader can tell whether the limit is still live."""
 
@@ -306,8 +293,7 @@ class LimitSignal:
 # --- the whole ----------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class Skip:
+class Skip(msgspec.Struct, frozen=True):
     """A line the reader could not use, and why."""
 
     file: str
@@ -315,8 +301,7 @@ class Skip:
     reason: str
 
 
-@dataclass(slots=True)
-class SessionMeta:
+class SessionMeta(msgspec.Struct):
     provider: Provider
     id: str
     path: str
@@ -328,18 +313,19 @@ class SessionMeta:
     created: str | None = None
     updated: str | None = None
     # the newest usage windows the file reports (e.g. Codex's rate-limit snapshots)
-    limits: list[LimitWindow] = field(default_factory=list)
-    extra: dict[str, JSON] = field(default_factory=dict)  # other provider facts, for display
+    limits: list[LimitWindow] = msgspec.field(default_factory=list)
+    extra: dict[str, JSON] = msgspec.field(
+        default_factory=dict
+    )  # other provider facts, for display
 
 
-@dataclass(slots=True)
-class Conversation:
+class Conversation(msgspec.Struct):
     meta: SessionMeta
-    items: list[Item] = field(default_factory=list)
-    skipped: list[Skip] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
+    items: list[Item] = msgspec.field(default_factory=list)
+    skipped: list[Skip] = msgspec.field(default_factory=list)
+    notes: list[str] = msgspec.field(default_factory=list)
     # Other files that belong to the session (Claude subagent transcripts), read the same way.
-    sidechains: list[Conversation] = field(default_factory=list)
+    sidechains: list[Conversation] = msgspec.field(default_factory=list)
 
     def of(self, cls: type[_T]) -> list[_T]:
         """All items of one type, in order."""

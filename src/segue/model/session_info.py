@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
+
+import msgspec
 
 from segue.model.conversation import Provider
 
@@ -19,8 +20,7 @@ class SessionState(StrEnum):
     LIMIT = "limit"  # the last thing that happened is a rate-limit / usage-limit error
 
 
-@dataclass(slots=True)
-class SessionInfo:
+class SessionInfo(msgspec.Struct):
     provider: Provider
     id: str
     path: str

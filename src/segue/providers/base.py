@@ -13,10 +13,11 @@ import os
 import shutil
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
+
+import msgspec
 
 from segue.formats.atomic import NativeSession
 from segue.model.conversation import Conversation, Item, LimitSignal, LimitWindow, Provider
@@ -39,8 +40,7 @@ __all__ = [
 Env = Mapping[str, str]
 
 
-@dataclass(frozen=True, slots=True)
-class HeadlessCommands:
+class HeadlessCommands(msgspec.Struct, frozen=True):
     """What a provider's CLI does headless, given the user's executable. Neither raises."""
 
     # (executable, session file, session id, cwd, env) -> (done, what happened)
@@ -49,22 +49,20 @@ class HeadlessCommands:
     summarize: Callable[[str, str, Env], tuple[str | None, str]]
 
 
-@dataclass(slots=True)
-class UsageReading:
+class UsageReading(msgspec.Struct):
     """What a provider's usage sources said: every window each source reported (the same window
     may come from several sources), quiet notes about sources that could not answer, the newest
     usage-limit error in its session files, and for each model family it limits on its own the
     exact command that switches to another model."""
 
-    windows: list[LimitWindow] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
+    windows: list[LimitWindow] = msgspec.field(default_factory=list)
+    notes: list[str] = msgspec.field(default_factory=list)
     signal: LimitSignal | None = None
-    model_switch: dict[str, str] = field(default_factory=dict)
-    switch_models: dict[str, str] = field(default_factory=dict)  # family → the model to run
+    model_switch: dict[str, str] = msgspec.field(default_factory=dict)
+    switch_models: dict[str, str] = msgspec.field(default_factory=dict)  # family → the model to run
 
 
-@dataclass(frozen=True, slots=True)
-class RunningSession:
+class RunningSession(msgspec.Struct, frozen=True):
     """What a running CLI process is working on, as its provider tells it."""
 
     session_id: str | None  # None: the CLI has not chosen one yet

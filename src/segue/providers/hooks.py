@@ -16,10 +16,11 @@ import os
 import shutil
 import tempfile
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
+
+import msgspec
 
 from segue.model.errors import ConfigError
 from segue.support.state_dir import state_dir
@@ -42,8 +43,7 @@ class HookKind(StrEnum):
     OTHER = "other"  # nothing segue acts on
 
 
-@dataclass(frozen=True, slots=True)
-class HookChange:
+class HookChange(msgspec.Struct, frozen=True):
     """What installing or uninstalling a CLI's hook did (or, in a dry run, would do)."""
 
     path: Path
@@ -53,8 +53,7 @@ class HookChange:
     error: str | None = None  # why nothing could be done (the file is left as it is)
 
 
-@dataclass(frozen=True, slots=True)
-class HookEvent:
+class HookEvent(msgspec.Struct, frozen=True):
     """What a CLI's hook said when it ran."""
 
     kind: HookKind

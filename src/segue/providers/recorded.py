@@ -8,11 +8,12 @@ their tails, so this stays fast with thousands of sessions.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Iterable
 from datetime import datetime
 from pathlib import Path
 from typing import TypeGuard
+
+import msgspec
 
 from segue.model.conversation import (
     ALL_MODELS,
@@ -70,7 +71,7 @@ def recorded_usage(
             elif _is_usage_limit(item) and _newer(when, signal):
                 signal = _signal(item, when, file_windows)
     if signal is not None:
-        signal = dataclasses.replace(signal, last_success=last_success)
+        signal = msgspec.structs.replace(signal, last_success=last_success)
     return windows, notes, signal
 
 
@@ -83,7 +84,7 @@ def _is_usage_limit(item: object) -> TypeGuard[ErrorNotice]:
 
 
 def _relabel(window: LimitWindow) -> LimitWindow:
-    return dataclasses.replace(window, source=f"{SESSION_SOURCE}: {window.source}")
+    return msgspec.structs.replace(window, source=f"{SESSION_SOURCE}: {window.source}")
 
 
 def _signal(error: ErrorNotice, when: datetime, windows: list[LimitWindow]) -> LimitSignal:

@@ -9,8 +9,9 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
+
+import msgspec
 
 from segue.formats.files import noting_opened
 from segue.formats.stamp import Change, Stamp, check_stamp, stamp_file
@@ -31,11 +32,14 @@ __all__ = [
 ]
 
 
-@dataclass(slots=True)
-class Listing:
-    sessions: list[SessionInfo] = field(default_factory=list)
-    problems: list[str] = field(default_factory=list)  # files that could not be listed, and why
-    broken: list[tuple[Provider, Path, str]] = field(default_factory=list)  # session files of
+class Listing(msgspec.Struct):
+    sessions: list[SessionInfo] = msgspec.field(default_factory=list)
+    problems: list[str] = msgspec.field(
+        default_factory=list
+    )  # files that could not be listed, and why
+    broken: list[tuple[Provider, Path, str]] = msgspec.field(
+        default_factory=list
+    )  # session files of
     # them that could not be read: provider, path, why (also in problems)
 
 

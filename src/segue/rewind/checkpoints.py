@@ -13,10 +13,11 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
+
+import msgspec
 
 from segue.model.conversation import Provider
 from segue.model.errors import CheckpointError, ConfigError
@@ -42,15 +43,13 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True, slots=True)
-class Taken:
+class Taken(msgspec.Struct, frozen=True):
     thread_id: str
     checkpoint: Checkpoint
     notes: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
-class Checkpoints:
+class Checkpoints(msgspec.Struct, frozen=True):
     thread_id: str
     folder: str | None
     checkpoints: tuple[Checkpoint, ...]
@@ -163,8 +162,7 @@ def uninstall_hooks(
     return [(p, _each(partial(entry(p).uninstall_hooks, env, dry_run=dry_run))) for p in chosen]
 
 
-@dataclass(frozen=True, slots=True)
-class HookOutcome:
+class HookOutcome(msgspec.Struct, frozen=True):
     event: HookEvent
     checkpoint: Checkpoint | None
     what: str  # one line for the hook log

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
+
+import msgspec
 
 from segue.model.errors import SegueError
 from segue.threads.checkpoints import Checkpoint, CheckpointKind
@@ -20,8 +21,7 @@ from segue.threads.checkpoints import Checkpoint, CheckpointKind
 __all__ = ["Forked", "fork_thread"]
 
 
-@dataclass(frozen=True, slots=True)
-class Forked:
+class Forked(msgspec.Struct, frozen=True):
     thread_id: str
     parent_thread_id: str
     at_run: int

@@ -22,8 +22,9 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
+
+import msgspec
 
 from segue.model.conversation import Provider
 from segue.model.errors import CheckpointError, SegueError
@@ -49,8 +50,7 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True, slots=True)
-class Copy:
+class Copy(msgspec.Struct, frozen=True):
     """A session written at run N for a provider whose session held rolled-back runs."""
 
     provider: Provider
@@ -60,8 +60,7 @@ class Copy:
     problem: str | None = None  # why none was written
 
 
-@dataclass(frozen=True, slots=True)
-class RollbackPlan:
+class RollbackPlan(msgspec.Struct, frozen=True):
     thread_id: str
     to_run: int
     files: bool
@@ -78,15 +77,14 @@ class RollbackPlan:
     refused: str | None = None  # why it cannot be done now (an agent at work on the thread)
 
 
-@dataclass(frozen=True, slots=True)
-class RollbackDone:
+class RollbackDone(msgspec.Struct, frozen=True):
     plan: RollbackPlan
     rollback_id: str
     safety: Checkpoint | None
     done: tuple[FileAction, ...] = ()
     failed: tuple[Skipped, ...] = ()
     copies: tuple[Copy, ...] = ()
-    notes: tuple[str, ...] = field(default=())
+    notes: tuple[str, ...] = ()
 
 
 def _env(env: Mapping[str, str] | None) -> dict[str, str]:
@@ -326,7 +324,7 @@ def rollback(
 
 
 def _files_only(record: Rollback) -> Rollback:
-    from dataclasses import replace
+    from msgspec.structs import replace
 
     return replace(record, runs=(), provider_threads=(), handoffs=())
 

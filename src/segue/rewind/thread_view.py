@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
+
+import msgspec
 
 from segue.model.errors import StoreError
 
@@ -19,12 +20,11 @@ if TYPE_CHECKING:
 __all__ = ["ThreadView", "show_thread"]
 
 
-@dataclass(slots=True)
-class ThreadView:
+class ThreadView(msgspec.Struct):
     graph: ThreadGraph
     forks: list[tuple[str, int | None, str | None]]  # forked threads: id, source run, title
-    checkpoints: list[Checkpoint] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)  # what the sync found, and the journal
+    checkpoints: list[Checkpoint] = msgspec.field(default_factory=list)
+    notes: list[str] = msgspec.field(default_factory=list)  # what the sync found, and the journal
 
 
 def show_thread(

@@ -15,11 +15,11 @@ import os
 import signal
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
 from pathlib import Path
 
+import msgspec
 import psutil
 
 from segue.model.conversation import Provider
@@ -39,8 +39,7 @@ class AgentState(StrEnum):
     PARKED = "parked"  # stopped by a usage or rate limit, until reset_at
 
 
-@dataclass(slots=True)
-class Agent:
+class Agent(msgspec.Struct):
     provider: Provider
     pid: int
     session_id: str | None
@@ -52,7 +51,7 @@ class Agent:
     command: list[str]
     env_home: dict[str, str]  # HOME / CLAUDE_CONFIG_DIR / CODEX_HOME the process runs with
     launcher_pid: int | None = None  # a process that exits with it (Codex's node wrapper)
-    started: float | None = field(default=None, repr=False)  # create time, against pid reuse
+    started: float | None = None  # create time, against pid reuse
 
 
 def list_agents(

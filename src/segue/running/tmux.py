@@ -15,8 +15,9 @@ import socket
 import stat
 import subprocess
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
+
+import msgspec
 
 from segue.model.errors import SegueError
 
@@ -41,15 +42,13 @@ class TmuxError(SegueError):
     """A tmux command failed."""
 
 
-@dataclass(frozen=True, slots=True)
-class Pane:
+class Pane(msgspec.Struct, frozen=True):
     server: str | None  # the server's socket path; None: tmux's default server
     id: str  # "%3": stable for the pane's life
     target: str  # "session:window.pane", for people
 
 
-@dataclass(frozen=True, slots=True)
-class PaneProcess:
+class PaneProcess(msgspec.Struct, frozen=True):
     pane: Pane
     pid: int  # the process tmux started in the pane (a shell, or the command itself)
     dead: bool  # the command exited and the pane remains (remain-on-exit)

@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+
+import msgspec
 
 from segue.model.conversation import ALL_MODELS, LimitSignal, LimitWindow, Provider
 from segue.providers import all_entries, entry
@@ -39,14 +40,13 @@ _LENGTHS = {300: "5-hour", 10080: "weekly"}
 UNKNOWN_RESET_HOLD = timedelta(hours=5)
 
 
-@dataclass(slots=True)
-class ProviderUsage:
+class ProviderUsage(msgspec.Struct):
     provider: Provider
     windows: list[LimitWindow]
     exhausted: bool
     blocking: LimitWindow | None
     suggestion: str | None
-    notes: list[str] = field(default_factory=list)  # sources that could not answer, quietly
+    notes: list[str] = msgspec.field(default_factory=list)  # sources that could not answer, quietly
     switch_model: str | None = None  # the model a family limit suggests switching to
 
 

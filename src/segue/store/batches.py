@@ -10,9 +10,10 @@ import os
 import re
 import socket
 from collections import Counter, defaultdict
-from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
+
+from msgspec.structs import replace
 
 from segue.model.conversation import Provider
 from segue.model.errors import StoreError

@@ -10,9 +10,10 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import parse_qsl, quote, unquote
+
+import msgspec
 
 from segue.model.errors import StoreError
 from segue.support.places import data_dir
@@ -35,8 +36,7 @@ _SCHEME = re.compile(r"([\w+]+)://(.*)", re.DOTALL)
 _SQLITE_OPTIONS = ("timeout",)
 
 
-@dataclass(frozen=True, slots=True)
-class DatabaseUrl:
+class DatabaseUrl(msgspec.Struct, frozen=True):
     """A database URL as segue reads it (SQLAlchemy's spelling, without loading SQLAlchemy).
 
     ``drivername`` is ``sqlite`` or ``postgresql+psycopg``; ``rest`` is everything after

@@ -8,9 +8,10 @@ finishes; nothing is changed once recorded. What comes back is :class:`BatchSumm
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
+
+import msgspec
 
 from segue.model.conversation import Provider
 
@@ -33,8 +34,7 @@ SKIPPED = "skipped"
 FAILED = "failed"
 
 
-@dataclass(frozen=True, slots=True)
-class AgentResult:
+class AgentResult(msgspec.Struct, frozen=True):
     """One agent of a batch, as the fleet switch recorded it: switched, skipped or failed.
 
     ``first_provider`` / ``first_session`` are the session the agent started as (where
@@ -65,8 +65,7 @@ class AgentResult:
     first_session: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class BatchAgent:
+class BatchAgent(msgspec.Struct, frozen=True):
     """A recorded agent: the result as given, its origin, and when it was recorded."""
 
     batch_id: str
@@ -79,8 +78,7 @@ class BatchAgent:
         return outcome(r.skipped is not None, r.error is not None, r.label)
 
 
-@dataclass(frozen=True, slots=True)
-class BatchHeader:
+class BatchHeader(msgspec.Struct, frozen=True):
     """A batch as created: who ran it, when, and with what selection and options."""
 
     id: str
@@ -95,8 +93,7 @@ class BatchHeader:
     segue_version: str
 
 
-@dataclass(frozen=True, slots=True)
-class BatchSummary:
+class BatchSummary(msgspec.Struct, frozen=True):
     """A row of ``segue batches``: a batch and how its agents fared."""
 
     id: str
@@ -105,15 +102,14 @@ class BatchSummary:
     to_provider: Provider | None
     planned: int | None
     agents: int  # recorded so far
-    tally: dict[str, int] = field(default_factory=dict)  # outcome → agents
+    tally: dict[str, int] = msgspec.field(default_factory=dict)  # outcome → agents
 
     @property
     def tally_line(self) -> str:
         return tally_line(self.tally)
 
 
-@dataclass(frozen=True, slots=True)
-class Batch:
+class Batch(msgspec.Struct, frozen=True):
     """One batch with its recorded agents, in selection order."""
 
     header: BatchHeader

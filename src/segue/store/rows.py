@@ -4,17 +4,18 @@ What differs (a pair split into two columns, a JSON form) is given beside."""
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping
 from enum import Enum
 from typing import Any, TypeVar
+
+import msgspec
 
 from segue.model.conversation import Provider
 from segue.store.tables import Table
 
 __all__ = ["from_row", "optional_provider", "row_of"]
 
-_T = TypeVar("_T")
+_T = TypeVar("_T", bound=msgspec.Struct)
 
 
 def row_of(obj: Any, table: Table, **columns: Any) -> dict[str, Any]:
@@ -35,9 +36,9 @@ def from_row(cls: type[_T], row: Mapping[Any, Any], **fields: Any) -> _T:
     """An instance of data class ``cls``: ``fields`` as given, else the column of the same name
     (a field with a default that the row lacks keeps its default)."""
     values = dict(fields)
-    for f in dataclasses.fields(cls):  # type: ignore[arg-type]
-        if f.name not in values and f.name in row:
-            values[f.name] = row[f.name]
+    for name in cls.__struct_fields__:
+        if name not in values and name in row:
+            values[name] = row[name]
     return cls(**values)
 
 

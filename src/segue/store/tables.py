@@ -9,8 +9,10 @@ SQLAlchemy's text form on SQLite), JSON (text on SQLite).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Literal
+
+import msgspec
+from msgspec.structs import force_setattr
 
 __all__ = [
     "TABLES",
@@ -34,8 +36,7 @@ __all__ = [
 Kind = Literal["text", "int", "bool", "time", "json"]
 
 
-@dataclass(frozen=True, slots=True)
-class Column:
+class Column(msgspec.Struct, frozen=True):
     name: str
     kind: Kind = "text"
     nullable: bool = True
@@ -44,15 +45,14 @@ class Column:
     unique: bool = False
 
 
-@dataclass(frozen=True, slots=True)
-class Table:
+class Table(msgspec.Struct, frozen=True):
     name: str
     columns: tuple[Column, ...]
     indexes: tuple[tuple[str, ...], ...] = ()
-    kinds: dict[str, Kind] = field(init=False, compare=False, repr=False)
+    kinds: dict[str, Kind] = msgspec.field(default_factory=dict)  # by name: set from columns
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "kinds", {c.name: c.kind for c in self.columns})
+        force_setattr(self, "kinds", {c.name: c.kind for c in self.columns})
 
     @property
     def names(self) -> tuple[str, ...]:

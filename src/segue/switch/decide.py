@@ -19,11 +19,13 @@ a handoff never holds a detected secret.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+import msgspec
+from msgspec.structs import replace
 
 from segue.formats.atomic import NativeSession
 from segue.model.conversation import Conversation, Item, Provider
@@ -66,8 +68,7 @@ class MoveKind(StrEnum):
     FORK = "fork"  # delta_into_existing / full_into_existing
 
 
-@dataclass(frozen=True, slots=True)
-class SwitchOptions:
+class SwitchOptions(msgspec.Struct, frozen=True):
     to: Provider | None = None
     dry_run: bool = False
     clean: bool = False
@@ -79,8 +80,7 @@ class SwitchOptions:
     agents: Sequence[Agent] | None = None  # the running agents, when the caller scanned them
 
 
-@dataclass(slots=True)
-class Prepared:
+class Prepared(msgspec.Struct):
     """A move worked out and its session prepared, not yet written."""
 
     thread_id: str
@@ -97,7 +97,7 @@ class Prepared:
     created_by: Provider | None = None  # who wrote that summary (None: segue)
     stored_items: list[dict[str, Any]] | None = None  # what the store keeps of a native delta
     supersedes: str | None = None
-    warnings: list[str] = field(default_factory=list)  # what the move loses
+    warnings: list[str] = msgspec.field(default_factory=list)  # what the move loses
     checkpoint_id: str | None = None  # the workspace's latest checkpoint, named by the handoff
 
 
@@ -307,8 +307,7 @@ def prepare_move(
     return _new(move)
 
 
-@dataclass(frozen=True, slots=True)
-class _Move:
+class _Move(msgspec.Struct, frozen=True):
     """What preparing one move works from."""
 
     state: LoadedThread

@@ -18,9 +18,10 @@ The session is written in the fork's folder and adopted as the fork's first prov
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
+
+from msgspec.structs import replace
 
 from segue.formats.files import is_regular
 from segue.model.conversation import Conversation, Provenance, Provider, SessionMeta, UserMessage

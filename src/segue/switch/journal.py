@@ -14,10 +14,12 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+
+import msgspec
+from msgspec.structs import replace
 
 from segue.formats.atomic import process_alive
 from segue.formats.files import is_regular
@@ -54,8 +56,7 @@ __all__ = ["JournalEntry", "entry_for", "open_recording", "replay", "save", "wit
 VERSION = 1
 
 
-@dataclass(frozen=True, slots=True)
-class JournalEntry:
+class JournalEntry(msgspec.Struct, frozen=True):
     """One switch segue wrote and could not record."""
 
     id: str

@@ -12,9 +12,11 @@ gets one warning.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
+
+import msgspec
+from msgspec.structs import replace
 
 from segue.formats.stamp import Stamp, stamp_file
 from segue.model.errors import StoreError
@@ -49,13 +51,12 @@ from segue.threads.strategy import Strategy
 __all__ = ["Written", "layout_for", "record_move", "write_move"]
 
 
-@dataclass(slots=True)
-class Written:
+class Written(msgspec.Struct):
     session_id: str
     path: Path
     stamp: Stamp | None
     turns: list[NativeTurn]  # the turns segue wrote (a fork: after its parent's copy)
-    warnings: list[str] = field(default_factory=list)
+    warnings: list[str] = msgspec.field(default_factory=list)
 
 
 def write_move(prepared: Prepared, env: Mapping[str, str]) -> Written | None:

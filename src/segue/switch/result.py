@@ -4,9 +4,10 @@ how it moved its app thread."""
 from __future__ import annotations
 
 import shlex
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+import msgspec
 
 from segue.formats.stamp import Stamp
 from segue.model.conversation import Conversation, Provider
@@ -19,8 +20,7 @@ if TYPE_CHECKING:
 __all__ = ["Switch", "ThreadMove"]
 
 
-@dataclass(frozen=True, slots=True)
-class ThreadMove:
+class ThreadMove(msgspec.Struct, frozen=True):
     """How a switch moved its app thread (``segue switch --json`` → ``"thread"``)."""
 
     thread_id: str
@@ -34,8 +34,7 @@ class ThreadMove:
     recorded: bool = True  # False: a dry run, or a store that could not record it
 
 
-@dataclass(slots=True)
-class Switch:
+class Switch(msgspec.Struct):
     """A planned (and, unless it was a dry run, written or resumed) switch."""
 
     source: Conversation
@@ -45,15 +44,17 @@ class Switch:
     cwd: str
     session_id: str | None = None  # the session to continue (None for a dry run)
     path: Path | None = None
-    warnings: list[str] = field(default_factory=list)  # what the user must know: never fatal
+    warnings: list[str] = msgspec.field(
+        default_factory=list
+    )  # what the user must know: never fatal
     thread: ThreadMove | None = None
     written: bool = False  # whether it wrote a new session (no_handoff resumes one as it is)
     dry_run: bool = False
     # A dry run keeps what it prepared and what the source file was when read, so that carrying
     # it out publishes exactly the plan that was shown if nothing changed.
-    prepared: Prepared | None = field(default=None, repr=False)
-    source_stamp: Stamp | None = field(default=None, repr=False)
-    options: SwitchOptions | None = field(default=None, repr=False)
+    prepared: Prepared | None = None
+    source_stamp: Stamp | None = None
+    options: SwitchOptions | None = None
     program: str | None = None  # the target's CLI as the user runs it (None: its command)
 
     @property

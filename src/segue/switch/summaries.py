@@ -11,8 +11,9 @@ it (``created_by_provider``: None for segue's own).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
+
+import msgspec
 
 from segue.model.conversation import Provider
 from segue.model.errors import SwitchError
@@ -42,11 +43,10 @@ any tool. Reply with the summary only.
 """
 
 
-@dataclass(frozen=True, slots=True)
-class WrittenSummary:
+class WrittenSummary(msgspec.Struct, frozen=True):
     text: str
     created_by_provider: Provider | None  # None: segue's own deterministic summary
-    notes: list[str] = field(default_factory=list)
+    notes: list[str] = msgspec.field(default_factory=list)
 
 
 def summary_provider(by: str, left: Provider, entered: Provider) -> Provider:

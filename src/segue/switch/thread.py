@@ -14,8 +14,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
 from pathlib import Path
+
+import msgspec
+from msgspec.structs import replace
 
 from segue.formats.stamp import Stamp
 from segue.model.conversation import Conversation, Provider
@@ -32,8 +34,7 @@ from segue.threads.syncing import adoption, observe_graph
 __all__ = ["LoadedThread", "Source", "load_thread", "open_for_switch"]
 
 
-@dataclass(frozen=True, slots=True)
-class Source:
+class Source(msgspec.Struct, frozen=True):
     """The session being switched, read once."""
 
     provider: Provider
@@ -43,8 +44,7 @@ class Source:
     stamp: Stamp | None
 
 
-@dataclass(slots=True)
-class LoadedThread:
+class LoadedThread(msgspec.Struct):
     """The source's thread as the files say it is now, and what recording that takes."""
 
     graph: ThreadGraph
@@ -52,7 +52,7 @@ class LoadedThread:
     source_pt: ProviderThread
     store: Store | None  # where it is recorded (None: nowhere)
     unrecorded: str | None = None  # why a real switch cannot be recorded
-    notes: list[str] = field(default_factory=list)  # what the sync found
+    notes: list[str] = msgspec.field(default_factory=list)  # what the sync found
     earlier: tuple[ThreadGraph, Changes] | None = None  # the thread a divergent source left
     checkpoint: Checkpoint | None = None  # the workspace's latest checkpoint
 
@@ -73,8 +73,7 @@ def open_for_switch(env: Mapping[str, str], *, dry_run: bool) -> tuple[Store | N
     return store, None
 
 
-@dataclass(frozen=True, slots=True)
-class _Session:
+class _Session(msgspec.Struct, frozen=True):
     provider: Provider
     path: Path
     native_id: str

@@ -16,9 +16,10 @@ back as a note.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
+
+import msgspec
 
 from segue.model.conversation import Provider
 from segue.model.errors import CheckpointError
@@ -54,8 +55,7 @@ class CheckpointKind(_Tolerant):
     UNKNOWN = "unknown"
 
 
-@dataclass(frozen=True, slots=True)
-class Checkpoint:
+class Checkpoint(msgspec.Struct, frozen=True):
     id: str
     thread_id: str
     run_ordinal: int
@@ -81,8 +81,7 @@ class Checkpoint:
         return sum(f.removed or 0 for f in self.files)
 
 
-@dataclass(frozen=True, slots=True)
-class Taken:
+class Taken(msgspec.Struct, frozen=True):
     """What asking for a checkpoint came to: the checkpoint, or why there is none."""
 
     checkpoint: Checkpoint | None

@@ -15,8 +15,10 @@ from __future__ import annotations
 import os
 import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass, fields
 from pathlib import Path
+
+import msgspec
+from msgspec.structs import fields
 
 from segue.formats.files import read_config
 from segue.model.errors import ConfigError
@@ -28,8 +30,7 @@ CONFIG_VARIABLE = "SEGUE_CONFIG"
 SECTION = "threads"
 
 
-@dataclass(frozen=True, slots=True)
-class StalenessConfig:
+class StalenessConfig(msgspec.Struct, frozen=True):
     """When an earlier provider thread is too far behind to return to."""
 
     max_off_provider_runs: int = 20

@@ -15,10 +15,12 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable
-from dataclasses import dataclass, field, replace
 from datetime import datetime
 from enum import StrEnum
 from typing import Any, Self
+
+import msgspec
+from msgspec.structs import force_setattr, replace
 
 from segue.formats.stamp import Stamp
 from segue.model.conversation import Provider
@@ -100,8 +102,7 @@ def prompt_hash(prompt: str) -> str:
     return hashlib.blake2b(prompt.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
 
 
-@dataclass(frozen=True, slots=True)
-class FormerFile:
+class FormerFile(msgspec.Struct, frozen=True):
     """A file a provider thread continued from (the parent of a native fork segue wrote): still
     watched, since a turn typed there is work off the thread's line."""
 
@@ -110,8 +111,7 @@ class FormerFile:
     turns: tuple[TurnSlot, ...]
 
 
-@dataclass(frozen=True, slots=True)
-class TurnSlot:
+class TurnSlot(msgspec.Struct, frozen=True):
     """One typed-prompt turn of a provider thread's file, as segue last saw it: its prompt's
     hash and the run it is (natively, or carried by a handoff); ``prompt`` None: unknown (an
     older record), matching any prompt."""
@@ -120,8 +120,7 @@ class TurnSlot:
     run: int | None
 
 
-@dataclass(frozen=True, slots=True)
-class AppThread:
+class AppThread(msgspec.Struct, frozen=True):
     id: str
     created_at: datetime
     title: str | None
@@ -131,8 +130,7 @@ class AppThread:
     parent_checkpoint_id: str | None = None  # the checkpoint a fork's workspace was made from
 
 
-@dataclass(frozen=True, slots=True)
-class Run:
+class Run(msgspec.Struct, frozen=True):
     thread_id: str
     ordinal: int
     provider: Provider
@@ -152,8 +150,7 @@ class Run:
         return self.status not in NOT_ON_THE_LINE
 
 
-@dataclass(frozen=True, slots=True)
-class Handoff:
+class Handoff(msgspec.Struct, frozen=True):
     id: str
     thread_id: str
     to_provider_thread_id: str
@@ -174,11 +171,10 @@ class Handoff:
     def __post_init__(self) -> None:
         by = self.created_by_provider
         if by is not None and type(by) is not Provider:
-            object.__setattr__(self, "created_by_provider", Provider(by))
+            force_setattr(self, "created_by_provider", Provider(by))
 
 
-@dataclass(frozen=True, slots=True)
-class ProviderThread:
+class ProviderThread(msgspec.Struct, frozen=True):
     """A provider thread as it is now: its newest revision, its native runs, its handoffs."""
 
     id: str
@@ -202,7 +198,7 @@ class ProviderThread:
         # a provider named in a journal or a program's data is the registry's type all the same
         # (the graph compares providers with ``is``)
         if type(self.provider) is not Provider:
-            object.__setattr__(self, "provider", Provider(self.provider))
+            force_setattr(self, "provider", Provider(self.provider))
 
     @property
     def first_run(self) -> int | None:
@@ -220,8 +216,7 @@ class ProviderThread:
         return covered
 
 
-@dataclass(frozen=True, slots=True)
-class Transfer:
+class Transfer(msgspec.Struct, frozen=True):
     id: str
     thread_id: str
     type: str  # switch / fork / return
@@ -234,8 +229,7 @@ class Transfer:
     supersedes: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class Rollback:
+class Rollback(msgspec.Struct, frozen=True):
     """``segue rollback``: the thread taken back to run ``to_run`` (or, with ``undoes``, an
     earlier rollback undone). What it changed is kept with what it was, so that it can be
     undone: runs (ordinal, status before), provider threads (id, status before), handoffs it
@@ -255,14 +249,13 @@ class Rollback:
     note: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class ThreadGraph:
+class ThreadGraph(msgspec.Struct, frozen=True):
     """One app thread with its current runs, provider threads and handoffs."""
 
     thread: AppThread
     runs: tuple[Run, ...] = ()
     provider_threads: tuple[ProviderThread, ...] = ()
-    handoffs: tuple[Handoff, ...] = field(default=())
+    handoffs: tuple[Handoff, ...] = ()
     rollbacks: tuple[Rollback, ...] = ()
 
     @property
@@ -283,8 +276,7 @@ class ThreadGraph:
         raise KeyError(provider_thread_id)
 
 
-@dataclass(frozen=True, slots=True)
-class ThreadSummary:
+class ThreadSummary(msgspec.Struct, frozen=True):
     """A row of ``segue thread list``."""
 
     id: str

@@ -5,8 +5,9 @@ each with how it ended (completed, still working, or failed on an error such as 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import datetime
+
+import msgspec
 
 from segue.model.conversation import (
     AssistantMessage,
@@ -26,8 +27,7 @@ from segue.transforms.turns import group_turns
 __all__ = ["NativeTurn", "split_native_turns", "turn_items", "without_turns"]
 
 
-@dataclass(frozen=True, slots=True)
-class NativeTurn:
+class NativeTurn(msgspec.Struct, frozen=True):
     prompt: str
     status: RunStatus
     started_at: datetime | None

@@ -15,8 +15,9 @@ from __future__ import annotations
 import errno
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
+
+import msgspec
 
 from segue.formats.files import is_regular
 from segue.formats.stamp import Change, Stamp, check_stamp
@@ -30,8 +31,7 @@ from segue.threads.native import NativeTurn, split_native_turns
 __all__ = ["Observation", "observe", "observe_former", "provider_entry"]
 
 
-@dataclass(frozen=True, slots=True)
-class Observation:
+class Observation(msgspec.Struct, frozen=True):
     """One provider thread's file as it is now."""
 
     provider_thread_id: str

@@ -14,9 +14,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
+
+import msgspec
+from msgspec.structs import replace
 
 from segue.formats.stamp import Stamp
 from segue.model.conversation import Provider
@@ -80,8 +82,7 @@ if TYPE_CHECKING:
 _ID_PREFIX = re.compile(r"[0-9a-f-]+")
 
 
-@dataclass(frozen=True, slots=True)
-class NewRun:
+class NewRun(msgspec.Struct, frozen=True):
     """A run to record: the next ordinals of the app thread are given in order."""
 
     provider_thread_id: str

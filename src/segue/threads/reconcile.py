@@ -23,9 +23,11 @@ new revisions of provider threads); nothing is recorded here.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
+
+import msgspec
+from msgspec.structs import replace
 
 from segue.formats.stamp import Change
 from segue.model.conversation import Provider
@@ -64,8 +66,7 @@ _FOREVER = datetime.max.replace(tzinfo=UTC)
 PROMPT_SHOWN = 50
 
 
-@dataclass(frozen=True, slots=True)
-class DecisionRecord:
+class DecisionRecord(msgspec.Struct, frozen=True):
     """A strategy decision to record, with the facts it was decided on."""
 
     target_provider: str
@@ -77,8 +78,7 @@ class DecisionRecord:
     inputs: dict[str, Any] | None
 
 
-@dataclass(slots=True)
-class Changes:
+class Changes(msgspec.Struct):
     """What a sync (and a switch after it) adds to the store: inserts only.
 
     ``base`` is what the store held when the changes were worked out (the thread's highest run
@@ -86,15 +86,19 @@ class Changes:
     interleave."""
 
     thread: AppThread | None = None  # a thread adopted now
-    provider_threads: list[ProviderThread] = field(default_factory=list)  # new ones
-    revisions: dict[str, ProviderThread] = field(default_factory=dict)  # id -> its new revision
-    runs: list[Run] = field(default_factory=list)  # new runs
-    run_versions: dict[int, Run] = field(default_factory=dict)  # ordinal -> its next version
-    transfers: list[Transfer] = field(default_factory=list)
-    handoffs: list[Handoff] = field(default_factory=list)
-    decisions: list[DecisionRecord] = field(default_factory=list)
+    provider_threads: list[ProviderThread] = msgspec.field(default_factory=list)  # new ones
+    revisions: dict[str, ProviderThread] = msgspec.field(
+        default_factory=dict
+    )  # id -> its new revision
+    runs: list[Run] = msgspec.field(default_factory=list)  # new runs
+    run_versions: dict[int, Run] = msgspec.field(
+        default_factory=dict
+    )  # ordinal -> its next version
+    transfers: list[Transfer] = msgspec.field(default_factory=list)
+    handoffs: list[Handoff] = msgspec.field(default_factory=list)
+    decisions: list[DecisionRecord] = msgspec.field(default_factory=list)
     base_ordinal: int = 0
-    base_versions: dict[str, int] = field(default_factory=dict)
+    base_versions: dict[str, int] = msgspec.field(default_factory=dict)
 
     @property
     def empty(self) -> bool:
@@ -140,12 +144,11 @@ class Changes:
         self.decisions += later.decisions
 
 
-@dataclass(slots=True)
-class SyncOutcome:
+class SyncOutcome(msgspec.Struct):
     graph: ThreadGraph
     changes: Changes
-    new_runs: list[Run] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)  # what the user should know
+    new_runs: list[Run] = msgspec.field(default_factory=list)
+    notes: list[str] = msgspec.field(default_factory=list)  # what the user should know
 
 
 def _short(text: str) -> str:

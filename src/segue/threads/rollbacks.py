@@ -11,8 +11,9 @@ rollback's row in one transaction (:func:`record_rollback`).
 
 from __future__ import annotations
 
-from dataclasses import replace
 from datetime import UTC, datetime
+
+from msgspec.structs import replace
 
 from segue.store import Store
 from segue.store.ids import new_id

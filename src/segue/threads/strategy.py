@@ -16,9 +16,11 @@ Each decision says why. Nothing here does I/O: the caller loads the graph, gathe
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
 from enum import StrEnum
 from typing import Any
+
+import msgspec
+from msgspec.structs import asdict
 
 from segue.threads.config import StalenessConfig
 from segue.threads.model import (
@@ -40,8 +42,7 @@ class Strategy(StrEnum):
     UNSUPPORTED = "unsupported"
 
 
-@dataclass(frozen=True, slots=True)
-class Facts:
+class Facts(msgspec.Struct, frozen=True):
     """What the caller found out about the target before deciding."""
 
     clean: bool = False  # the user asked for a clean context (--clean)
@@ -56,8 +57,7 @@ class Facts:
         return asdict(self)
 
 
-@dataclass(frozen=True, slots=True)
-class Decision:
+class Decision(msgspec.Struct, frozen=True):
     strategy: Strategy
     reason: str
     provider_thread: str | None = None  # the target's provider thread it goes into

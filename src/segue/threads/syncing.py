@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+
+import msgspec
 
 from segue.model.conversation import Conversation, Provider
 from segue.model.errors import SegueError, SessionError, StoreError
@@ -42,11 +43,11 @@ TITLE_CHARS = 80
 _ATTEMPTS = 5  # how often a sync is worked out again when another process recorded meanwhile
 
 
-@dataclass(slots=True)
-class SyncResult:
+class SyncResult(msgspec.Struct):
     graph: ThreadGraph
-    new_runs: list[Run] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)  # what changed on disk that the user should know
+    new_runs: list[Run] = msgspec.field(default_factory=list)
+    # what changed on disk that the user should know
+    notes: list[str] = msgspec.field(default_factory=list)
 
 
 def _env(env: Mapping[str, str] | None) -> Mapping[str, str]:

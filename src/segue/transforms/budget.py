@@ -26,9 +26,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from typing import Any
 
+import msgspec
 import orjson
 
 from segue.model.conversation import (
@@ -54,8 +54,7 @@ RESERVE_FRACTION = 0.05
 NEWER_CLAUDE_TOKENIZER = 1.35
 
 
-@dataclass(frozen=True, slots=True)
-class Measure:
+class Measure(msgspec.Struct, frozen=True):
     """What a history costs a target, by each of its two limits."""
 
     chars: int  # model-visible characters
@@ -63,8 +62,7 @@ class Measure:
     tokens: int  # the target's tokenizer, estimated from the content, times the safety factor
 
 
-@dataclass(frozen=True, slots=True)
-class TargetProfile:
+class TargetProfile(msgspec.Struct, frozen=True):
     provider: Provider
     model: str | None  # the model the target CLI will run, as configured (None: its default)
     context_window: int  # tokens

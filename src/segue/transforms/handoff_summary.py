@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
+import msgspec
 import orjson
 
 from segue.model.conversation import (
@@ -54,8 +54,7 @@ _REDIRECT = re.compile(r"(?<![0-9&])>>?\s*([^\s;&|<>()'\"]+)")
 _SED_INPLACE = re.compile(r"\bsed\s+-i\S*\s+(?:'[^']*'|\"[^\"]*\"|\S+)\s+([^\s;&|]+)")
 
 
-@dataclass(frozen=True, slots=True)
-class _Detail:
+class _Detail(msgspec.Struct, frozen=True):
     """How much of each thing is shown (reduced until the summary fits)."""
 
     full: int  # chars of the latest prompt and reply
@@ -73,16 +72,14 @@ _LEVELS = (
 )
 
 
-@dataclass(slots=True)
-class _Run:
+class _Run(msgspec.Struct):
     number: int
     prompt: str
     reply: str | None = None
     failed: str | None = None  # the turn failed or was aborted (and why, when said)
 
 
-@dataclass(slots=True)
-class _Command:
+class _Command(msgspec.Struct):
     text: str
     run: int
     exit_code: int | None = None
@@ -91,16 +88,15 @@ class _Command:
     answered: bool = False
 
 
-@dataclass(slots=True)
-class _Facts:
-    runs: list[_Run] = field(default_factory=list)
+class _Facts(msgspec.Struct):
+    runs: list[_Run] = msgspec.field(default_factory=list)
     earlier: str | None = None  # the latest portable compaction's summary
-    files: dict[str, str] = field(default_factory=dict)  # path -> how it changed
-    diff: dict[str, list[int]] = field(default_factory=dict)  # path -> [added, removed]
-    commands: dict[str, _Command] = field(default_factory=dict)  # latest result per command
+    files: dict[str, str] = msgspec.field(default_factory=dict)  # path -> how it changed
+    diff: dict[str, list[int]] = msgspec.field(default_factory=dict)  # path -> [added, removed]
+    commands: dict[str, _Command] = msgspec.field(default_factory=dict)  # latest result per command
     plan: str | None = None
-    failures: list[str] = field(default_factory=list)
-    subagents: list[tuple[str, str]] = field(default_factory=list)  # (what, its report)
+    failures: list[str] = msgspec.field(default_factory=list)
+    subagents: list[tuple[str, str]] = msgspec.field(default_factory=list)  # (what, its report)
     workspace: str | None = None  # the latest checkpoint, one line
 
 

@@ -24,8 +24,9 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from enum import StrEnum
+
+import msgspec
 
 from segue.model.conversation import Compaction, Conversation, Item, ToolResult
 from segue.model.units import format_count
@@ -49,8 +50,7 @@ class Label(StrEnum):
     SHRUNK = "shrunk"  # the shrink ladder removed something to fit the target
 
 
-@dataclass(slots=True)
-class Plan:
+class Plan(msgspec.Struct):
     target: TargetProfile
     items: list[Item]  # exactly what the target writer will write
     label: Label
@@ -59,12 +59,13 @@ class Plan:
     measure_before: Measure  # what the carried history costs, by both limits, before shrinking
     measure_after: Measure  # what ``items`` cost
     shrink: ShrinkReport | None = None
-    notes: list[str] = field(default_factory=list)
+    notes: list[str] = msgspec.field(default_factory=list)
     capped_results: int = 0  # tool outputs cut to what the target itself would keep
     capped_chars: int = 0
     trimmed_results: int = 0  # outputs carried with their middle cut, for either reason
     trimmed_chars: int = 0  # characters cut from them
-    secrets: dict[str, int] = field(default_factory=dict)  # kind -> occurrences in ``items``
+    # kind -> occurrences in ``items``
+    secrets: dict[str, int] = msgspec.field(default_factory=dict)
     secrets_redacted: bool = False  # replaced by markers everywhere (else only in segue's own)
 
     @property

@@ -3,9 +3,10 @@ apart from the detector it calls)."""
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterator, Sequence
 from typing import assert_never
+
+import msgspec
 
 from segue.model import conversation as neutral
 from segue.transforms.secrets import SecretScan, redact_value, scan, strings_in
@@ -43,22 +44,22 @@ def redact_item(item: neutral.Item, found: SecretScan) -> neutral.Item:
     """``item`` with every secret of ``found`` in its texts replaced by a marker."""
     match item:
         case neutral.UserMessage() | neutral.AssistantMessage() | neutral.Reasoning():
-            return dataclasses.replace(item, text=found.redact(item.text))
+            return msgspec.structs.replace(item, text=found.redact(item.text))
         case neutral.ToolCall():
-            return dataclasses.replace(
+            return msgspec.structs.replace(
                 item, name=found.redact(item.name), input=redact_value(item.input, found)
             )
         case neutral.ToolResult():
-            return dataclasses.replace(item, output=found.redact(item.output))
+            return msgspec.structs.replace(item, output=found.redact(item.output))
         case neutral.Compaction():
             replacement = item.replacement
             if replacement is not None:
                 replacement = tuple(redact_item(kept, found) for kept in replacement)
-            return dataclasses.replace(
+            return msgspec.structs.replace(
                 item, summary=found.redact(item.summary), replacement=replacement
             )
         case neutral.ErrorNotice():
-            return dataclasses.replace(item, message=found.redact(item.message))
+            return msgspec.structs.replace(item, message=found.redact(item.message))
         case neutral.TurnMarker() | neutral.Rollback() | neutral.Opaque():
             return item
         case _:

@@ -18,9 +18,10 @@ import importlib
 import re
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
+
+import msgspec
 
 __all__ = ["SecretScan", "marker", "mask", "scan"]
 
@@ -144,13 +145,12 @@ def _gate_open(gate: Gate, haystack: bytes, fold: bool) -> bool:
     )
 
 
-@dataclass(slots=True)
-class SecretScan:
+class SecretScan(msgspec.Struct):
     """The secrets found in some texts: each distinct value with its kind, and how many times
     each kind occurs."""
 
-    values: dict[str, str] = field(default_factory=dict)  # secret text -> kind
-    counts: dict[str, int] = field(default_factory=dict)  # kind -> occurrences
+    values: dict[str, str] = msgspec.field(default_factory=dict)  # secret text -> kind
+    counts: dict[str, int] = msgspec.field(default_factory=dict)  # kind -> occurrences
 
     def __bool__(self) -> bool:
         return bool(self.values)

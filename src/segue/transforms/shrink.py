@@ -22,9 +22,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field, replace
 
+import msgspec
 import orjson
+from msgspec.structs import replace
 
 from segue.model.conversation import (
     JSON,
@@ -76,8 +77,7 @@ def index_line(text: str, limit: int) -> str:
 # --- report -------------------------------------------------------------------------------------
 
 
-@dataclass(slots=True)
-class ShrinkReport:
+class ShrinkReport(msgspec.Struct):
     """What the ladder did. Counts describe the returned list (changes to items that were later
     dropped with their turn are not counted). ``*_chars`` are net savings."""
 
@@ -141,20 +141,19 @@ class Unfittable(SwitchError):
 # --- working state ------------------------------------------------------------------------------
 
 
-@dataclass(slots=True)
-class _Work:
+class _Work(msgspec.Struct):
     """The list being shrunk in place (rungs 1–3 only replace items, so indices are stable)."""
 
     items: list[Item]
     sizes: list[int]
     total: int
-    original: list[Item] = field(default_factory=list)
+    original: list[Item] = msgspec.field(default_factory=list)
     second_pass: bool = False
-    trimmed_results: dict[int, int] = field(default_factory=dict)  # index → chars saved
-    cleared: dict[int, int] = field(default_factory=dict)  # index → net chars saved
-    attachments: dict[int, int] = field(default_factory=dict)  # index → images dropped
-    trimmed: dict[int, int] = field(default_factory=dict)  # index → net chars saved
-    lifted: set[int] = field(default_factory=set)  # indices changed by the second pass
+    trimmed_results: dict[int, int] = msgspec.field(default_factory=dict)  # index → chars saved
+    cleared: dict[int, int] = msgspec.field(default_factory=dict)  # index → net chars saved
+    attachments: dict[int, int] = msgspec.field(default_factory=dict)  # index → images dropped
+    trimmed: dict[int, int] = msgspec.field(default_factory=dict)  # index → net chars saved
+    lifted: set[int] = msgspec.field(default_factory=set)  # indices changed by the second pass
 
     @classmethod
     def of(cls, items: list[Item]) -> _Work:
@@ -172,8 +171,7 @@ class _Work:
         return saved
 
 
-@dataclass(frozen=True, slots=True)
-class _Limits:
+class _Limits(msgspec.Struct, frozen=True):
     max_input_chars: int
     max_indexed_prompts: int
     prompt_index_chars: int
@@ -441,8 +439,7 @@ def _safe_cuts(items: Sequence[Item], prompts: list[int]) -> list[int]:
 # --- rung 4 -------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class _Drop:
+class _Drop(msgspec.Struct, frozen=True):
     result: list[Item]
     kept: list[int]  # original indices retained
     dropped_turns: int

@@ -24,9 +24,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, fields
 
+import msgspec
 import orjson
+from msgspec.structs import fields
 
 from segue.model import conversation as neutral
 
@@ -72,8 +73,7 @@ _LETTERS = bytes(97 if (65 <= b <= 90 or 97 <= b <= 122) else 32 for b in range(
 _DIGITS = bytes(48 if 48 <= b <= 57 else 32 for b in range(256))
 
 
-@dataclass(frozen=True, slots=True)
-class MakeUp:
+class MakeUp(msgspec.Struct, frozen=True):
     """What a text is made of, in UTF-8 bytes and runs (a sampled text's figures are scaled)."""
 
     lower: float = 0.0  # ASCII lower-case letters
@@ -187,8 +187,7 @@ def _images(item: neutral.Item) -> int:
     return 0
 
 
-@dataclass(frozen=True, slots=True)
-class HistoryMakeUp:
+class HistoryMakeUp(msgspec.Struct, frozen=True):
     """A history's text make-up, with what it holds besides text."""
 
     text: MakeUp
@@ -207,8 +206,7 @@ def history_make_up(items: Iterable[neutral.Item]) -> HistoryMakeUp:
     return HistoryMakeUp(make_up(texts), len(texts), images)
 
 
-@dataclass(frozen=True, slots=True)
-class TokenModel:
+class TokenModel(msgspec.Struct, frozen=True):
     """What one tokenizer spends on each part of a text's make-up (tokens each, fitted)."""
 
     name: str

@@ -3,17 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+
+import msgspec
 
 from segue.model.conversation import Item, Origin, UserMessage
 
 
-@dataclass(slots=True)
-class Turn:
+class Turn(msgspec.Struct):
     """``prompt`` is None for what comes before the first typed prompt (a preamble)."""
 
     prompt: UserMessage | None
-    items: list[Item] = field(default_factory=list)
+    items: list[Item] = msgspec.field(default_factory=list)
 
     @property
     def all_items(self) -> list[Item]:

@@ -14,8 +14,9 @@ import os
 import shutil
 import subprocess
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
+
+import msgspec
 
 from segue.model.errors import CheckpointError
 
@@ -70,8 +71,7 @@ def _clean_env(env: Mapping[str, str]) -> dict[str, str]:
     return clean
 
 
-@dataclass(frozen=True, slots=True)
-class Git:
+class Git(msgspec.Struct, frozen=True):
     """git on one repository: ``git_dir`` holds the objects and refs, ``work_tree`` is the
     folder the files are read from and written to, ``index`` the index file it uses (never the
     user's own)."""

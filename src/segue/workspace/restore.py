@@ -17,8 +17,9 @@ import contextlib
 import os
 import tempfile
 from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
+
+import msgspec
 
 from segue.model.errors import CheckpointError
 from segue.workspace.snapshot import (
@@ -35,21 +36,18 @@ from segue.workspace.snapshot import (
 __all__ = ["FileAction", "Restored", "add_worktree", "materialize", "preview", "restore"]
 
 
-@dataclass(frozen=True, slots=True)
-class FileAction:
+class FileAction(msgspec.Struct, frozen=True):
     path: str  # relative to the workspace folder
     action: str  # restore / remove / recreate
 
 
-@dataclass(frozen=True, slots=True)
-class Restored:
+class Restored(msgspec.Struct, frozen=True):
     done: tuple[FileAction, ...]
     failed: tuple[Skipped, ...]  # what could not be done, and why
     left: tuple[Skipped, ...]  # what was left as it is, and why
 
 
-@dataclass(frozen=True, slots=True)
-class _Entry:
+class _Entry(msgspec.Struct, frozen=True):
     mode: str
     sha: str
 

@@ -29,9 +29,10 @@ import stat
 import subprocess
 import threading
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+
+import msgspec
 
 from segue.model.errors import CheckpointError
 from segue.support.places import data_dir
@@ -96,8 +97,7 @@ def max_file_bytes(env: Mapping[str, str]) -> int:
     return value if value > 0 else DEFAULT_MAX_FILE
 
 
-@dataclass(frozen=True, slots=True)
-class Workspace:
+class Workspace(msgspec.Struct, frozen=True):
     """Where a thread's folder is snapshotted: ``git`` on its repository (with segue's own
     index), ``prefix`` the folder below the repository's top ('' at the top)."""
 
@@ -116,22 +116,19 @@ class Workspace:
         return path
 
 
-@dataclass(frozen=True, slots=True)
-class Change:
+class Change(msgspec.Struct, frozen=True):
     path: str  # relative to the workspace folder
     status: str  # added / modified / deleted / type (a file became a link, or back)
     added: int | None  # lines; None: a binary file
     removed: int | None
 
 
-@dataclass(frozen=True, slots=True)
-class Skipped:
+class Skipped(msgspec.Struct, frozen=True):
     path: str
     reason: str
 
 
-@dataclass(frozen=True, slots=True)
-class Snapshot:
+class Snapshot(msgspec.Struct, frozen=True):
     commit: str
     tree: str
     ref: str

@@ -10,7 +10,8 @@ into items is the reader's job.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+
+import msgspec
 
 from segue.formats.claude.records import CHAIN_TYPES, Record, chain_parent
 from segue.formats.jsonl import as_dict
@@ -22,17 +23,18 @@ STRUCTURED_RESULT: Record = {}
 Entry = tuple[int, Record]  # (1-based line number, record)
 
 
-@dataclass(slots=True)
-class TranscriptIndex:
+class TranscriptIndex(msgspec.Struct):
     """One pass over a transcript's records."""
 
-    by_uuid: dict[str, Entry] = field(default_factory=dict)
-    order: list[str] = field(default_factory=list)  # conversation records, in file order
-    metadata: list[Entry] = field(default_factory=list)  # every other record, in file order
+    by_uuid: dict[str, Entry] = msgspec.field(default_factory=dict)
+    order: list[str] = msgspec.field(default_factory=list)  # conversation records, in file order
+    metadata: list[Entry] = msgspec.field(default_factory=list)  # every other record, in file order
     leaf_hint: str | None = None  # the last ``last-prompt`` record's leaf
-    titles: dict[str, str] = field(default_factory=dict)  # custom / ai / summary
-    groups: dict[str, list[str]] = field(default_factory=dict)  # message id -> its records
-    answers: dict[str, list[str]] = field(default_factory=dict)  # tool_use record -> results
+    titles: dict[str, str] = msgspec.field(default_factory=dict)  # custom / ai / summary
+    groups: dict[str, list[str]] = msgspec.field(default_factory=dict)  # message id -> its records
+    answers: dict[str, list[str]] = msgspec.field(
+        default_factory=dict
+    )  # tool_use record -> results
     first_timestamp: str | None = None
     last_timestamp: str | None = None
     session_id: str | None = None  # the first ``sessionId`` a record gives

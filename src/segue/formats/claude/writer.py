@@ -28,11 +28,12 @@ import re
 import shlex
 import uuid
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Literal, assert_never
 
+import msgspec
 import orjson
+from msgspec.structs import replace
 
 from segue.formats.atomic import NativeSession
 from segue.formats.claude.paths import project_dir_for
@@ -247,14 +248,13 @@ def _text(text: str) -> TextBlock:
     return {"type": "text", "text": text}
 
 
-@dataclass(slots=True)
-class _Draft:
+class _Draft(msgspec.Struct):
     """A record before chaining: what it holds and the source timestamp, if any."""
 
     kind: Literal["prompt", "results", "assistant", "boundary", "summary"]
     text: str = ""  # a prompt's or a summary's text
-    results: list[ToolResultBlock] = field(default_factory=list)
-    blocks: list[AssistantBlock] = field(default_factory=list)
+    results: list[ToolResultBlock] = msgspec.field(default_factory=list)
+    blocks: list[AssistantBlock] = msgspec.field(default_factory=list)
     stamp: str | None = None
 
     @property
@@ -270,21 +270,20 @@ def _compaction_drafts(compaction: Compaction) -> list[_Draft]:
     ]
 
 
-@dataclass(slots=True)
-class _Builder:
+class _Builder(msgspec.Struct):
     """Groups crossing items into records: consecutive assistant-side blocks share one
     assistant record, and the results of one assistant record's tool calls share the next user
     record. Assistant-side items that arrive while results are still due wait until after them."""
 
     calls: dict[str, ToolCall]  # source call id -> call, for narrating results
     ids: dict[int, str]  # id(call or result item) -> native tool id
-    drafts: list[_Draft] = field(default_factory=list)
-    blocks: list[AssistantBlock] = field(default_factory=list)
+    drafts: list[_Draft] = msgspec.field(default_factory=list)
+    blocks: list[AssistantBlock] = msgspec.field(default_factory=list)
     block_stamp: str | None = None
-    results: list[ToolResultBlock] = field(default_factory=list)
+    results: list[ToolResultBlock] = msgspec.field(default_factory=list)
     result_stamp: str | None = None
-    due: set[str] = field(default_factory=set)
-    deferred: list[Item] = field(default_factory=list)
+    due: set[str] = msgspec.field(default_factory=set)
+    deferred: list[Item] = msgspec.field(default_factory=list)
 
     def feed(self, item: Item) -> None:
         if isinstance(item, UserMessage):

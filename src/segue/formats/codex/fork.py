@@ -25,11 +25,11 @@ The result is self-contained: it resumes with the parent file moved away.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import orjson
 
 from segue.formats.atomic import FileCopy, NativeSession
@@ -54,8 +54,7 @@ def current_file(path: Path) -> Path:
     return files[-1] if files else path
 
 
-@dataclass(slots=True)
-class _Flat:
+class _Flat(msgspec.Struct):
     meta: dict[str, Any]  # the root segment's session_meta line
     lines: list[bytes]  # every other line, as in the files, each ending in b"\n"
     max_ordinal: int | None

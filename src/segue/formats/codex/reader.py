@@ -7,12 +7,12 @@ snapshots, and UI echoes of messages (which are not turned into messages a secon
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from collections.abc import Iterable
 from datetime import datetime
 from pathlib import Path
 
+import msgspec
 import orjson
 
 from segue.formats.codex.paths import session_id_from_name, sessions_root_of, thread_files
@@ -378,7 +378,7 @@ class _Reader:
                     and (item.text.strip() == message.strip() or message.strip() in item.text)
                 ):
                     # the summary Codex carries as a user message: context, not a prompt
-                    item = dataclasses.replace(item, origin=neutral.Origin.INJECTED)
+                    item = msgspec.structs.replace(item, origin=neutral.Origin.INJECTED)
                 if item is not None:
                     decoded.append(item)
             replacement = tuple(decoded)

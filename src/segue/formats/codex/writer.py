@@ -19,11 +19,11 @@ import sqlite3
 import time
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import assert_never
 
+import msgspec
 import orjson
 
 from segue.formats.atomic import NativeSession
@@ -178,10 +178,9 @@ def _result_payload(result: neutral.ToolResult) -> FunctionCallOutputPayload:
 # --------------------------------------------------------------------------- projection
 
 
-@dataclass(slots=True)
-class _Projector:
+class _Projector(msgspec.Struct):
     now: str
-    lines: list[ResponseItemLine | EventLine] = field(default_factory=list)
+    lines: list[ResponseItemLine | EventLine] = msgspec.field(default_factory=list)
     turns: int = 0
     open_turn: str | None = None
     last_reply: str | None = None

@@ -24,9 +24,10 @@ import json
 import math
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import msgspec
 
 from segue.formats.claude.paths import config_dir
 from segue.formats.files import read_config
@@ -108,13 +109,12 @@ def claude_auto_compact_threshold(
     return threshold
 
 
-@dataclass(slots=True)
-class _Settings:
+class _Settings(msgspec.Struct):
     """The merged settings files (later files win), and where each value came from."""
 
-    values: dict[str, Any] = field(default_factory=dict)
-    origin: dict[str, Path] = field(default_factory=dict)
-    env: dict[str, str] = field(default_factory=dict)  # the merged `env` blocks
+    values: dict[str, Any] = msgspec.field(default_factory=dict)
+    origin: dict[str, Path] = msgspec.field(default_factory=dict)
+    env: dict[str, str] = msgspec.field(default_factory=dict)  # the merged `env` blocks
 
     def add(self, path: Path) -> None:
         data = _read_settings(path)

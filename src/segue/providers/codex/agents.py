@@ -22,9 +22,9 @@ from __future__ import annotations
 import os
 import re
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
+import msgspec
 import psutil
 
 from segue.formats.codex import paths
@@ -105,8 +105,7 @@ def _resumed(argv: list[str]) -> str | None:
     return next((a.lower() for a in after if _ID.fullmatch(a)), None)
 
 
-@dataclass(frozen=True, slots=True)
-class _Served:
+class _Served(msgspec.Struct, frozen=True):
     """What the shared daemons of one Codex home serve, and which threads TUIs resumed."""
 
     locks: frozenset[str]  # the threads whose locks the daemons hold

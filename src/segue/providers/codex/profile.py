@@ -10,9 +10,10 @@ import json
 import math
 import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import msgspec
 
 from segue.formats.codex.paths import codex_home
 from segue.formats.codex.writer import BYTES_PER_TOKEN
@@ -23,8 +24,7 @@ from segue.transforms.budget import TargetProfile
 from segue.transforms.tokens import O200K
 
 
-@dataclass(frozen=True, slots=True)
-class TruncationPolicy:
+class TruncationPolicy(msgspec.Struct, frozen=True):
     """How Codex cuts a tool output it puts into history (replayed ones included): to a budget
     in tokens (4 bytes each) or bytes, times 1.2, keeping head and tail."""
 
@@ -36,8 +36,7 @@ class TruncationPolicy:
         return allowed * BYTES_PER_TOKEN if self.mode == "tokens" else allowed
 
 
-@dataclass(frozen=True, slots=True)
-class CodexModelInfo:
+class CodexModelInfo(msgspec.Struct, frozen=True):
     """The part of a Codex ``ModelInfo`` that sizes the history."""
 
     context_window: int

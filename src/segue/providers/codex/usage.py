@@ -11,11 +11,12 @@ which is Codex's own business) and ``chatgpt_base_url`` from the user's config, 
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import shutil
 from datetime import datetime
 from typing import Any
+
+import msgspec
 
 from segue.formats.codex import paths
 from segue.formats.codex.reader import limit_scope, read_lines
@@ -61,7 +62,7 @@ def window_name(scope: str, minutes: int | None) -> str:
 
 
 def _renamed(window: LimitWindow) -> LimitWindow:
-    return dataclasses.replace(window, name=window_name(window.scope, window.minutes))
+    return msgspec.structs.replace(window, name=window_name(window.scope, window.minutes))
 
 
 # --- the app-server ---------------------------------------------------------------------------
