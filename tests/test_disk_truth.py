@@ -725,7 +725,8 @@ def test_a_moved_codex_session_is_followed_and_said(tmp_path: Path) -> None:
     _, source, env = _home(tmp_path, "claude-multi_turn")
     there = switch_session(str(source), Provider.CODEX, env=env)
     assert there.path is not None
-    elsewhere = there.path.parent.parent / "02" / there.path.name
+    day = "02" if there.path.parent.name != "02" else "03"  # another day's folder than today's
+    elsewhere = there.path.parent.parent / day / there.path.name
     elsewhere.parent.mkdir()
     there.path.rename(elsewhere)
     doc = orjson.loads(segue(["thread", "show", str(source), "--json"], env).stdout)
