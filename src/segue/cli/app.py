@@ -4,6 +4,7 @@ traceback."""
 
 from __future__ import annotations
 
+import copy
 import os
 import sys
 from enum import StrEnum
@@ -544,11 +545,37 @@ def _run_args(args: list[str]) -> list[str]:
     return args
 
 
+def _app_for(args: list[str]) -> typer.Typer:
+    """The app with only the command ``args`` starts with: typer builds every command's options
+    from its signature at each start (14 ms for all of segue's), and a command line runs one.
+    A line that names no command (help, a typo) gets the whole app, its list and suggestions."""
+    from typer.main import get_command_name
+    from typer.models import TyperInfo
+
+    word = args[0] if args else ""
+    commands = [
+        c
+        for c in app.registered_commands
+        if c.callback is not None and (c.name or get_command_name(c.callback.__name__)) == word
+    ]
+    groups = [g for g in app.registered_groups if g.name == word]
+    if not commands and not groups:
+        return app
+    only = copy.copy(app)
+    only.registered_commands, only.registered_groups = commands, groups
+    only.registered_callback = TyperInfo(callback=_no_options)  # a group still, never one command
+    return only
+
+
+def _no_options() -> None:
+    """segue takes no options before its command."""
+
+
 def main(argv: list[str] | None = None) -> None:
     args = _run_args(sys.argv[1:] if argv is None else argv)
     as_json = "--json" in (args[: args.index("--")] if "--" in args else args)
     try:
-        code = app(args=args, standalone_mode=False)
+        code = _app_for(args)(args=args, standalone_mode=False)
     except typer.TyperException as exc:  # a wrong option or argument
         show = getattr(exc, "show", None)
         message = exc.format_message()
