@@ -32,14 +32,13 @@ _MONTHS = {
 }
 
 # "resets 9:26pm (UTC)", "resets Dec 3, 6:46am (UTC)", "try again at 7:43 PM", "resets 10pm"
-_RESET_RE = re.compile(
+_RESET = (
     r"(?:resets?|try again at|again at)\s+"
     r"(?:(?P<mon>[A-Za-z]{3})[a-z]*\s+(?P<day>\d{1,2}),?\s+(?:at\s+)?)?"
     r"(?P<h>\d{1,2})(?::(?P<m>\d{2}))?\s*(?P<ampm>[ap]\.?m\.?)?"
-    r"(?:\s*\((?P<tz>[^)]+)\))?",
-    re.IGNORECASE,
-)
-_UNIX_RE = re.compile(r"\b(1[6-9]\d{8})\b")
+    r"(?:\s*\((?P<tz>[^)]+)\))?"
+)  # (compiled by ``re`` on first use, and kept: not at every start)
+_UNIX = r"\b(1[6-9]\d{8})\b"
 
 
 def parse_reset_time(text: str, now: datetime) -> datetime | None:
@@ -49,9 +48,9 @@ def parse_reset_time(text: str, now: datetime) -> datetime | None:
     for ``UTC``/``GMT``/``UTC±H``; other zones are assumed to be UTC (the CLIs print the
     machine's zone, which a reader cannot know; records that carry an epoch should be preferred).
     """
-    m = _RESET_RE.search(text)
+    m = re.search(_RESET, text, re.IGNORECASE)
     if m is None:
-        unix = _UNIX_RE.search(text)
+        unix = re.search(_UNIX, text)
         return datetime.fromtimestamp(int(unix.group(1)), UTC) if unix else None
     hour = int(m.group("h"))
     minute = int(m.group("m") or 0)

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import re
-import socket
 from collections import Counter, defaultdict
 from datetime import UTC, datetime
 from typing import Any
@@ -53,6 +52,8 @@ def create_batch(
     options: JsonObject | None,
     planned: int | None,
 ) -> BatchHeader:
+    import socket  # (a fleet's first record: no command else pays for importing it)
+
     from segue.support.version import __version__
 
     header = BatchHeader(
