@@ -20,6 +20,7 @@ the session shown is published as it was prepared when nothing it was worked out
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
@@ -36,10 +37,12 @@ from segue.switch.locks import SwitchLocks
 from segue.switch.record import preview_move, record_move, write_move
 from segue.switch.result import Switch, ThreadMove
 from segue.switch.thread import LoadedThread, Source, load_thread
+from segue.threads.model import HandoffForm
 from segue.transforms.budget import TargetProfile
 
 if TYPE_CHECKING:
     from segue.running.agents import Agent
+    from segue.threads.checkpoints import Checkpoint
 
 __all__ = ["carry_out", "switch_session"]
 
@@ -80,12 +83,15 @@ def switch_session(
         locks.session(provider, entry(provider).session_id(path))
         source = read_source(provider, path, reads, env)
         state = load_thread(source, reads, env, locks, dry_run=dry_run)
-        _checkpoint(state, env, dry_run=dry_run or not checkpoint)
-        decision, facts = decide_move(state, source, target, options, reads, env)
-        prepared = prepare_move(state, source, target, decision, facts, options, reads, env)
-        if dry_run:
-            return _preview(state, source, prepared, options, env)
-        return write_and_record(state, source, prepared, reads, env)
+        with _Checkpointing(state, env, dry_run=dry_run or not checkpoint) as mark:
+            decision, facts = decide_move(state, source, target, options, reads, env)
+            if decision.form is HandoffForm.SUMMARY:
+                mark.done()  # a summary names the workspace's latest diff
+            prepared = prepare_move(state, source, target, decision, facts, options, reads, env)
+            if dry_run:
+                mark.done()
+                return _preview(state, source, prepared, options, env)
+            return write_and_record(state, source, prepared, reads, env, mark)
 
 
 def carry_out(preview: Switch, env: Mapping[str, str] | None = None) -> Switch:
@@ -105,25 +111,40 @@ def carry_out(preview: Switch, env: Mapping[str, str] | None = None) -> Switch:
             reads.prime(path, preview.source_stamp, preview.source)
         source = read_source(provider, path, reads, env)
         state = load_thread(source, reads, env, locks, dry_run=False)
-        _checkpoint(state, env, dry_run=False)
-        decision, facts = decide_move(state, source, preview.target, options, reads, env)
-        synced_new_runs = state.changes.thread is None and bool(state.changes.runs)
-        same = (
-            decision == shown.decision
-            and source.stamp == preview.source_stamp
-            and not synced_new_runs
-            and _unchanged(state, shown)
+        with _Checkpointing(state, env, dry_run=False) as mark:
+            return _carry_out(preview, shown, options, source, state, reads, env, mark)
+
+
+def _carry_out(
+    preview: Switch,
+    shown: Prepared,
+    options: SwitchOptions,
+    source: Source,
+    state: LoadedThread,
+    reads: SessionReads,
+    env: dict[str, str],
+    mark: _Checkpointing,
+) -> Switch:
+    """Steps 4 to 6 of a carried-out preview: the session it showed when nothing it was worked
+    out from changed, else worked out again."""
+    decision, facts = decide_move(state, source, preview.target, options, reads, env)
+    if decision.form is HandoffForm.SUMMARY:
+        mark.done()
+    synced_new_runs = state.changes.thread is None and bool(state.changes.runs)
+    same = (
+        decision == shown.decision
+        and source.stamp == preview.source_stamp
+        and not synced_new_runs
+        and _unchanged(state, shown)
+    )
+    if same:
+        prepared = _rebased(shown, state)
+    else:
+        prepared = prepare_move(state, source, preview.target, decision, facts, options, reads, env)
+        prepared.plan.notes.append(
+            "the thread changed since the preview was shown: the switch was worked out again"
         )
-        if same:
-            prepared = _rebased(shown, state)
-        else:
-            prepared = prepare_move(
-                state, source, preview.target, decision, facts, options, reads, env
-            )
-            prepared.plan.notes.append(
-                "the thread changed since the preview was shown: the switch was worked out again"
-            )
-        return write_and_record(state, source, prepared, reads, env)
+    return write_and_record(state, source, prepared, reads, env, mark)
 
 
 _QUIET = ("is gone", "is not known", "not snapshotted", "has no run", "not a folder")
@@ -156,6 +177,51 @@ def _checkpoint(state: LoadedThread, env: Mapping[str, str], *, dry_run: bool) -
     except SegueError as exc:
         if not dry_run:
             state.notes.append(f"no checkpoint: {' '.join(str(exc).split())}")
+
+
+class _Checkpointing:
+    """The workspace's checkpoint (:func:`_checkpoint`), taken beside the move: git works in
+    processes of its own while the session is prepared and copied. :meth:`done` waits for it
+    and puts it in the state, before anything names it; leaving the block waits for it too."""
+
+    def __init__(self, state: LoadedThread, env: Mapping[str, str], *, dry_run: bool) -> None:
+        self._state, self._env, self._dry_run = state, env, dry_run
+        self._thread: threading.Thread | None = None
+        self._failure: BaseException | None = None
+
+    def __enter__(self) -> _Checkpointing:
+        if self._dry_run or self._state.store is None or self._state.changes.thread is not None:
+            _checkpoint(self._state, self._env, dry_run=self._dry_run)  # nothing to take
+        else:
+            self._thread = threading.Thread(target=self._take, name="segue-checkpoint")
+            self._thread.start()
+        return self
+
+    def _take(self) -> None:
+        try:
+            _checkpoint(self._state, self._env, dry_run=False)
+        except BaseException as exc:  # raised again where the switch waits for it
+            self._failure = exc
+
+    def wait(self) -> None:
+        """Wait for the checkpoint, whatever became of it (a switch already failing)."""
+        if self._thread is not None:
+            self._thread.join()
+            self._thread = None
+
+    def done(self) -> Checkpoint | None:
+        """Wait for the checkpoint: the latest one, or the failure that stopped it."""
+        self.wait()
+        failure, self._failure = self._failure, None
+        if failure is not None:
+            raise failure
+        return self._state.checkpoint
+
+    def __exit__(self, *exc: object) -> None:
+        if exc[0] is None:
+            self.done()
+        else:  # keep the first failure
+            self.wait()
 
 
 def _rebased(shown: Prepared, state: LoadedThread) -> Prepared:
@@ -257,13 +323,19 @@ def write_and_record(
     prepared: Prepared,
     reads: SessionReads,
     env: Mapping[str, str],
+    mark: _Checkpointing | None = None,
 ) -> Switch:
+    """Steps 5 and 6, once the checkpoint ``mark`` is taking is done (none: the state's)."""
     try:
         written = write_move(prepared, env)
+        checkpoint = state.checkpoint if mark is None else mark.done()
     except BaseException:
+        if mark is not None:
+            mark.wait()
         if state.store is not None:
             state.store.close()
         raise
+    prepared.checkpoint_id = None if checkpoint is None else checkpoint.id
     move, warnings = record_move(state, source, prepared, written, reads, env)
     switch = _result(
         state, source, prepared, move, [*(written.warnings if written else []), *warnings], env
