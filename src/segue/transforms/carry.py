@@ -17,21 +17,19 @@ __all__ = ["carriable"]
 def carriable(item: neutral.Item) -> bool:
     """A typed prompt, an assistant's text, a portable compaction summary, a tool call or a
     tool result."""
-    match item:
+    match item:  # the commonest kinds first: every item of a history passes here
+        case neutral.ToolCall() | neutral.ToolResult():
+            return True
+        case neutral.Opaque():
+            return False
         case neutral.UserMessage():
             return item.origin is neutral.Origin.TYPED
         case neutral.AssistantMessage():
             return bool(item.text)
         case neutral.Compaction():
             return item.state is neutral.CompactionState.PORTABLE and bool(item.summary)
-        case neutral.ToolCall() | neutral.ToolResult():
-            return True
         case (
-            neutral.Reasoning()
-            | neutral.ErrorNotice()
-            | neutral.TurnMarker()
-            | neutral.Rollback()
-            | neutral.Opaque()
+            neutral.Reasoning() | neutral.ErrorNotice() | neutral.TurnMarker() | neutral.Rollback()
         ):
             return False
         case _:

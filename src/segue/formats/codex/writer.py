@@ -77,14 +77,17 @@ def _item_time(stamp: str | None, fallback: str) -> str:
 # --------------------------------------------------------------------------- selection
 
 
+_TOOL = (neutral.ToolCall, neutral.ToolResult)  # (a tuple: isinstance is quicker with one)
+
+
 def _paired_ids(items: Sequence[neutral.Item]) -> set[str]:
     """Call ids with a call followed by its result."""
     called: set[str] = set()
     paired: set[str] = set()
     for item in items:
-        if isinstance(item, neutral.ToolCall):
+        if type(item) is neutral.ToolCall:
             called.add(item.call_id)
-        elif isinstance(item, neutral.ToolResult) and item.call_id in called:
+        elif type(item) is neutral.ToolResult and item.call_id in called:
             paired.add(item.call_id)
     return paired
 
@@ -96,7 +99,7 @@ def select(items: Sequence[neutral.Item]) -> list[neutral.Item]:
     for item in items:
         if not carriable(item):
             continue
-        if isinstance(item, neutral.ToolCall | neutral.ToolResult) and item.call_id not in paired:
+        if isinstance(item, _TOOL) and item.call_id not in paired:
             continue
         out.append(item)
     return out
