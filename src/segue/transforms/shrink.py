@@ -533,12 +533,12 @@ def shrink(
     cleared as far as the ladder goes, exceeds the budget.
     """
     original = list(items)
-    before = history_chars(original)
+    work = _Work.of(original)  # each item sized once: the ladder keeps the total up to date
+    before = work.total
     report = ShrinkReport(before, before, budget_chars)
     if before <= budget_chars:
         return original, report
     limits = _Limits(max_input_chars, max_indexed_prompts, prompt_index_chars)
-    work = _Work.of(original)
 
     def fits() -> bool:
         return work.total <= budget_chars
@@ -596,7 +596,7 @@ def _finish(
         report.dropped_turns = drop.dropped_turns
         report.dropped_items = drop.dropped_items
         report.indexed_prompts = drop.indexed
-    report.chars_after = history_chars(result)
+    report.chars_after = history_chars(result) if drop is not None else work.total
     return result, report
 
 
