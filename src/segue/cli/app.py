@@ -571,8 +571,15 @@ def _no_options() -> None:
     """segue takes no options before its command."""
 
 
+_RUNS_ON = ("watch", "tui")  # the commands whose process does not end after one command
+
+
 def main(argv: list[str] | None = None) -> None:
     args = _run_args(sys.argv[1:] if argv is None else argv)
+    if not args or args[0] not in _RUNS_ON:
+        from segue.support import collector
+
+        collector.one_command()
     as_json = "--json" in (args[: args.index("--")] if "--" in args else args)
     try:
         code = _app_for(args)(args=args, standalone_mode=False)

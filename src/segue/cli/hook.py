@@ -14,6 +14,9 @@ def run_hook(args: list[str]) -> None:
     """``segue hook PROVIDER ARGS…``, what the CLIs' hooks run (stdin: Claude Code's input):
     quiet on stdout (Claude Code reads a hook's output) and always exit 0."""
     from segue.rewind import handle_hook
+    from segue.support import collector
+
+    collector.one_command()
 
     stdin = b""
     if "--payload" in args:  # the input, given by a hook that went on in the background

@@ -7,11 +7,9 @@ rest of the file is still read. Nothing here ever opens a file for writing.
 
 from __future__ import annotations
 
-import gc
 import mmap
 import os
 from collections.abc import Iterable, Iterator, Mapping
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -157,24 +155,6 @@ def tail_lines(path: Path, limit: int = 256 * 1024) -> list[bytes]:
                 start = mm.find(b"\n", start) + 1
             data = mm[start:size]
     return split_lines(data)
-
-
-@contextmanager
-def collector_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector while a reader builds many objects that form no
-    cycles (a third of a large read was collection pauses); restore it afterwards, with what
-    the read kept put in the oldest generation at once (``freeze`` then ``unfreeze``, two list
-    moves): the next young collection does not walk them all (16 ms after a 100 MB read), and
-    a full one still can."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.freeze()
-        gc.unfreeze()
-        if was_enabled:
-            gc.enable()
 
 
 def dump_line(record: Mapping[str, Any]) -> bytes:

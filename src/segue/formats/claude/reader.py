@@ -27,12 +27,13 @@ from segue.formats.claude.chain import (
 from segue.formats.claude.paths import subagent_files
 from segue.formats.claude.records import COMPACT_BOUNDARY, SYNTHETIC_MODEL, Record
 from segue.formats.claude.tools import tool_kind
-from segue.formats.jsonl import LineReport, as_dict, as_str, collector_paused, iter_records
+from segue.formats.jsonl import LineReport, as_dict, as_str, iter_records
 from segue.formats.jsonl import iter_records_in as iter_line_records
 from segue.model import conversation as neutral
 from segue.model.errors import SegueError
 from segue.model.limits import looks_like_limit_text, parse_reset_time
 from segue.model.times import from_epoch, parse_iso
+from segue.support import collector
 
 INTERRUPTED_PREFIX = "[Request interrupted"
 _LOCAL_COMMAND_TAGS = re.compile(r"</?local-command-(?:stdout|stderr)>")
@@ -64,7 +65,7 @@ LIMIT_WINDOWS: dict[str, tuple[int, str]] = {
 
 def read_session(path: Path, *, with_subagents: bool = True) -> neutral.Conversation:
     """Read one Claude Code transcript (and, by default, its subagent transcripts)."""
-    with collector_paused():
+    with collector.paused():
         conversation = _read(path, None, sidechain=False, follow_chain=True)
     if with_subagents:
         for sub in subagent_files(path):

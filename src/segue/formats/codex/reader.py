@@ -23,7 +23,6 @@ from segue.formats.jsonl import (
     LineReport,
     as_dict,
     as_str,
-    collector_paused,
     iter_records,
     iter_records_in,
 )
@@ -31,6 +30,7 @@ from segue.model import conversation as neutral
 from segue.model.errors import SegueError
 from segue.model.limits import parse_reset_time
 from segue.model.times import from_epoch, parse_iso
+from segue.support import collector
 
 # User-role texts that Codex itself adds to the history (its "contextual" fragments).
 INJECTED_MARKERS = (
@@ -69,7 +69,7 @@ def read_session(path: Path) -> neutral.Conversation:
     """Read a rollout. A later *generation* file of a thread (written after a rollback) is read
     together with the files before it: the earlier history, the turns that were rolled back,
     a :class:`Rollback` item, then the new generation."""
-    with collector_paused():
+    with collector.paused():
         conversation = _Reader(path).read()
     base = conversation.meta.extra.get("history_base")
     if isinstance(base, dict):
