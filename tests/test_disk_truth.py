@@ -867,3 +867,26 @@ def test_a_store_that_names_a_provider_garbled_or_unknown_is_a_note(
     again = segue(["switch", str(source), "--to", "codex", "--json"], env)
     assert again.returncode == 0 and "internal error" not in again.stdout + again.stderr
     assert orjson.loads(again.stdout)["thread"]["strategy"] == "full_into_new"
+
+
+def test_a_checkpoint_that_fails_unforeseen_after_the_write_still_leaves_the_switch_recorded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The checkpoint of a return is taken beside the copy; a bug that stops it once the fork
+    is published is a warning, and the fork is the thread's (never a file segue forgot)."""
+    import segue.threads.checkpoints as checkpoints
+
+    _, source, env = _home(tmp_path, "claude-multi_turn")
+    there = switch_session(str(source), Provider.CODEX, env=env)
+    assert there.path is not None
+    append_turn(Provider.CODEX, there.path)
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("the checkpoint broke")
+
+    monkeypatch.setattr(checkpoints, "take_checkpoint", broken)
+    back = switch_session(str(there.path), Provider.CLAUDE, env=env)
+    assert _moved(back).strategy == "delta_into_existing" and back.path is not None
+    assert any("no checkpoint: internal error: RuntimeError" in w for w in back.warnings)
+    again = switch_session(str(there.path), Provider.CLAUDE, env=env)
+    assert _moved(again).strategy == "no_handoff" and again.path == back.path  # recorded

@@ -59,7 +59,15 @@ from segue.transforms.state import session_state
 if TYPE_CHECKING:
     from segue.running.agents import Agent
 
-__all__ = ["MoveKind", "Prepared", "SwitchOptions", "decide_move", "prepare_move", "run_items"]
+__all__ = [
+    "MoveKind",
+    "Prepared",
+    "SwitchOptions",
+    "decide_move",
+    "names_workspace",
+    "prepare_move",
+    "run_items",
+]
 
 
 class MoveKind(StrEnum):
@@ -270,6 +278,15 @@ def _in(run: Run, covers: tuple[int, int]) -> bool:
     return covers[0] <= run.ordinal <= covers[1]
 
 
+_FORKS = (Strategy.DELTA_INTO_EXISTING, Strategy.FULL_INTO_EXISTING)
+
+
+def names_workspace(decision: Decision) -> bool:
+    """Whether preparing ``decision``'s move writes the workspace's latest diff into what it
+    carries (a summary carried into a fork): it needs the checkpoint before it is prepared."""
+    return decision.form is HandoffForm.SUMMARY and decision.strategy in _FORKS
+
+
 def prepare_move(
     state: LoadedThread,
     source: Source,
@@ -302,7 +319,7 @@ def prepare_move(
         plan.notes += [*notes, f"nothing to carry: {reason}"]
         return Prepared(thread_id, decision, facts, MoveKind.RESUME, plan, cwd, held)
     move = _Move(state, source, to, decision, facts, options, reads, env, cwd, now, notes)
-    if strategy in (Strategy.DELTA_INTO_EXISTING, Strategy.FULL_INTO_EXISTING):
+    if strategy in _FORKS:
         return _fork(move)
     return _new(move)
 

@@ -32,12 +32,18 @@ from segue.model.conversation import Provider
 from segue.model.errors import SessionError, SwitchError
 from segue.providers import default_target, entry
 from segue.providers.sessions import SessionReads, current_session, find_session
-from segue.switch.decide import MoveKind, Prepared, SwitchOptions, decide_move, prepare_move
+from segue.switch.decide import (
+    MoveKind,
+    Prepared,
+    SwitchOptions,
+    decide_move,
+    names_workspace,
+    prepare_move,
+)
 from segue.switch.locks import SwitchLocks
 from segue.switch.record import preview_move, record_move, write_move
 from segue.switch.result import Switch, ThreadMove
 from segue.switch.thread import LoadedThread, Source, load_thread
-from segue.threads.model import HandoffForm
 from segue.transforms.budget import TargetProfile
 
 if TYPE_CHECKING:
@@ -85,8 +91,8 @@ def switch_session(
         state = load_thread(source, reads, env, locks, dry_run=dry_run)
         with _Checkpointing(state, env, dry_run=dry_run or not checkpoint) as mark:
             decision, facts = decide_move(state, source, target, options, reads, env)
-            if decision.form is HandoffForm.SUMMARY:
-                mark.done()  # a summary names the workspace's latest diff
+            if names_workspace(decision):
+                mark.done()
             prepared = prepare_move(state, source, target, decision, facts, options, reads, env)
             if dry_run:
                 mark.done()
@@ -128,7 +134,7 @@ def _carry_out(
     """Steps 4 to 6 of a carried-out preview: the session it showed when nothing it was worked
     out from changed, else worked out again."""
     decision, facts = decide_move(state, source, preview.target, options, reads, env)
-    if decision.form is HandoffForm.SUMMARY:
+    if names_workspace(decision):
         mark.done()
     synced_new_runs = state.changes.thread is None and bool(state.changes.runs)
     same = (
@@ -325,16 +331,24 @@ def write_and_record(
     env: Mapping[str, str],
     mark: _Checkpointing | None = None,
 ) -> Switch:
-    """Steps 5 and 6, once the checkpoint ``mark`` is taking is done (none: the state's)."""
+    """Steps 5 and 6, once the checkpoint ``mark`` is taking is done (none: the state's). What
+    was written is recorded whatever became of the checkpoint: a checkpoint that failed in a way
+    nothing foresaw (a bug) is a warning then, never a session published and not recorded."""
     try:
         written = write_move(prepared, env)
-        checkpoint = state.checkpoint if mark is None else mark.done()
     except BaseException:
         if mark is not None:
             mark.wait()
         if state.store is not None:
             state.store.close()
         raise
+    checkpoint = state.checkpoint
+    if mark is not None:
+        try:
+            checkpoint = mark.done()
+        except Exception as exc:
+            checkpoint = None
+            state.notes.append(f"no checkpoint: internal error: {type(exc).__name__}: {exc}")
     prepared.checkpoint_id = None if checkpoint is None else checkpoint.id
     move, warnings = record_move(state, source, prepared, written, reads, env)
     switch = _result(
