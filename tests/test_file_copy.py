@@ -36,6 +36,7 @@ def _copy(parent: Path, out: Path, copy: FileCopy, at: int) -> tuple[bytes, int]
     new=st.sampled_from([SAME, b'"sessionId":"short"', OLD + b"-longer-than-it-was"]),
     cut=st.tuples(st.integers(0, 30), st.integers(0, 30)),
     at=st.integers(0, 9),
+    short=st.integers(0, 9),
 )
 def test_the_copy_is_the_range_with_every_id_replaced_wherever_the_buffer_cuts(
     tmp_path_factory: pytest.TempPathFactory,
@@ -44,7 +45,9 @@ def test_the_copy_is_the_range_with_every_id_replaced_wherever_the_buffer_cuts(
     new: bytes,
     cut: tuple[int, int],
     at: int,
+    short: int,
 ) -> None:
+    """``short``: each read returns at most that many bytes, as a network filesystem may."""
     folder = tmp_path_factory.mktemp("copy")
     data = b"".join(pieces)
     start = min(cut[0], len(data))
@@ -52,12 +55,16 @@ def test_the_copy_is_the_range_with_every_id_replaced_wherever_the_buffer_cuts(
     parent = folder / "parent.jsonl"
     parent.write_bytes(data)
     copy = FileCopy(parent, start, end, OLD, new, head=data[:3])
-    saved = atomic.COPY_CHUNK
-    atomic.COPY_CHUNK = chunk
+    saved, read_into = atomic.COPY_CHUNK, atomic._read_into
+
+    def read_short(fd: int, view: memoryview, at: int) -> int:
+        return read_into(fd, view[:short] if short else view, at)
+
+    atomic.COPY_CHUNK, atomic._read_into = chunk, read_short
     try:
         written, n = _copy(parent, folder / "fork.jsonl", copy, at)
     finally:
-        atomic.COPY_CHUNK = saved
+        atomic.COPY_CHUNK, atomic._read_into = saved, read_into
     assert written == data[start:end].replace(OLD, new)
     assert n == len(written)
     assert parent.read_bytes() == data  # the parent is only read

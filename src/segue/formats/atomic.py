@@ -74,7 +74,7 @@ class FileCopy(msgspec.Struct, frozen=True):
         view = memoryview(buf)
         pos, written = self.start, at
         while pos < self.end:
-            n = _read_into(src, view[: min(len(buf), self.end - pos)], pos)
+            n = _fill(src, view[: min(len(buf), self.end - pos)], pos)
             if n == 0:
                 raise SwitchError(f"{self.path}: changed since the fork was prepared")
             parts: list[bytes | memoryview] = []
@@ -163,6 +163,18 @@ def _start_writeback(fd: int, at: int, length: int) -> None:
     call = _sync_file_range()
     if call is not None and length > 0:
         call(fd, at, length, _WRITE)
+
+
+def _fill(fd: int, view: memoryview, at: int) -> int:
+    """Read into all of ``view`` from offset ``at``, over as many reads as it takes (a network
+    or FUSE filesystem may return less than asked); less only at the end of the file."""
+    n = 0
+    while n < len(view):
+        got = _read_into(fd, view[n:], at + n)
+        if got == 0:
+            break
+        n += got
+    return n
 
 
 _IOV_MAX = 1024  # the fewest buffers one vectored write takes on the systems segue runs on
