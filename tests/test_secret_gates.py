@@ -35,6 +35,7 @@ pieces = st.one_of(
     st.sampled_from(SHAPES),
     st.sampled_from(SHAPES).map(str.lower),
     st.sampled_from(SHAPES).map(str.upper),
+    st.sampled_from(SHAPES).map(lambda t: t.replace("k", "\u212a").replace("s", "\u017f")),
     st.text(max_size=30),
     st.sampled_from([g for *_, gate, _ in DETECTORS for alt in gate for g in alt]),
 )
@@ -63,3 +64,8 @@ def test_every_kind_is_found() -> None:
     found = scan(SHAPES)
     kinds = {kind for *_, kind, _, _ in DETECTORS}
     assert set(found.counts) == kinds
+
+
+def test_a_case_blind_detector_is_asked_when_a_unicode_fold_spells_its_literal() -> None:
+    hook = "https://hoo\u212as.slack.com/services/T00000000/B00000000/" + "X" * 24  # Kelvin K
+    assert scan([hook]).counts == {"slack_token": 1}

@@ -158,11 +158,23 @@ def _finders() -> tuple[tuple[bytes, ...], Any, tuple[bytes, ...], Any]:
     return exact, BytesAhoCorasick(list(exact)), folded, BytesAhoCorasick(list(folded))
 
 
+# What a case-blind pattern of an ASCII letter matches besides its two cases (Python's ``re``:
+# every such character there is), so that a gate of lowered literals opens for them too.
+_FOLDS = tuple(
+    (chr(code).encode(), letter)
+    for code, letter in ((0x130, b"i"), (0x131, b"i"), (0x17F, b"s"), (0x212A, b"k"))
+)
+
+
 def _literals_in(raw: bytes) -> tuple[set[bytes], set[bytes]]:
-    """Which gate literals occur in ``raw``: as they are, and in its lowered form."""
+    """Which gate literals occur in ``raw``: as they are, and in its case-folded form."""
     exact, exact_finder, folded, folded_finder = _finders()
     found = {exact[i] for i, _, _ in exact_finder.find_matches_as_indexes(raw, overlapping=True)}
     lowered = raw.lower()
+    if not raw.isascii():
+        for char, letter in _FOLDS:
+            if char[:1] in lowered:  # (one byte: a memchr, where a search of the whole costs more)
+                lowered = lowered.replace(char, letter)
     hits = folded_finder.find_matches_as_indexes(lowered, overlapping=True)
     return found, {folded[i] for i, _, _ in hits}
 
