@@ -54,6 +54,9 @@ class Table(msgspec.Struct, frozen=True):
     def __post_init__(self) -> None:
         force_setattr(self, "kinds", {c.name: c.kind for c in self.columns})
 
+    def __hash__(self) -> int:  # (``kinds`` is made from the columns: a table is its columns)
+        return hash((self.name, self.columns, self.indexes))
+
     @property
     def names(self) -> tuple[str, ...]:
         return tuple(c.name for c in self.columns)
