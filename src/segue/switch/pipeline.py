@@ -349,7 +349,8 @@ def write_and_record(
         except Exception as exc:
             checkpoint = None
             state.notes.append(f"no checkpoint: internal error: {type(exc).__name__}: {exc}")
-    prepared.checkpoint_id = None if checkpoint is None else checkpoint.id
+    if not names_workspace(prepared.decision):  # (a summary keeps the one its text names)
+        prepared.checkpoint_id = None if checkpoint is None else checkpoint.id
     move, warnings = record_move(state, source, prepared, written, reads, env)
     switch = _result(
         state, source, prepared, move, [*(written.warnings if written else []), *warnings], env
