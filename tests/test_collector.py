@@ -17,11 +17,12 @@ from segue.support import collector
 if sys.argv[2] == "one":
     collector.one_command()
 path = Path(sys.argv[1])
-for _ in range(300):
+for _ in range(200):
     read_session(path)
-    cycle = [bytearray(2000)]
-    cycle.append(cycle)  # garbage only the cyclic collector frees
-    del cycle
+    for _ in range(10):
+        cycle = [bytearray(2000)]
+        cycle.append(cycle)  # garbage only the cyclic collector frees
+        del cycle
 print(gc.collect())  # what the collections along the way left
 """
 
@@ -36,7 +37,7 @@ def _left(mode: str) -> int:
 
 
 def test_a_process_that_runs_on_still_collects_the_cycles_made_between_reads() -> None:
-    assert _left("library") < 100  # of 300 made
+    assert _left("library") < 500  # of the 2,000 made; a one-command process keeps them all
 
 
 def test_a_one_command_process_puts_what_a_read_kept_in_the_oldest_generation() -> None:
@@ -56,4 +57,5 @@ def test_a_one_command_process_puts_what_a_read_kept_in_the_oldest_generation() 
         argv = [sys.executable, "-c", probe, str(transcript), mode]
         return subprocess.run(argv, capture_output=True, text=True, check=True).stdout.strip()
 
-    assert (generation("one"), generation("library")) == ("2", "0")
+    assert generation("one") == "2"
+    assert generation("library") in ("0", "1")  # young: a young collection may have aged it
