@@ -128,6 +128,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
+    if args.runs < 1 or args.files < 1:
+        parser.error("--runs and --files take a number of at least 1")
     result = bench(args.files, args.runs)
     if args.json:
         sys.stdout.write(orjson.dumps(result, option=orjson.OPT_INDENT_2).decode() + "\n")
