@@ -48,6 +48,7 @@ from segue.transforms.budget import TargetProfile
 
 if TYPE_CHECKING:
     from segue.running.agents import Agent
+    from segue.store import Store
     from segue.threads.checkpoints import Checkpoint
 
 __all__ = ["carry_out", "switch_session"]
@@ -94,8 +95,7 @@ def switch_session(
             if names_workspace(decision):
                 mark.done()
             prepared = prepare_move(state, source, target, decision, facts, options, reads, env)
-            if dry_run:
-                mark.done()
+            if dry_run:  # (a dry run's checkpoint was only looked up, on entering)
                 return _preview(state, source, prepared, options, env)
             return write_and_record(state, source, prepared, reads, env, mark)
 
@@ -169,8 +169,8 @@ def _checkpoint(state: LoadedThread, env: Mapping[str, str], *, dry_run: bool) -
         take_checkpoint,
     )
 
-    store = state.store
-    if store is None or state.changes.thread is not None:  # (a thread adopted now: next time)
+    store = _checkpoint_store(state)
+    if store is None:
         return
     try:
         if not dry_run:
@@ -185,6 +185,12 @@ def _checkpoint(state: LoadedThread, env: Mapping[str, str], *, dry_run: bool) -
             state.notes.append(f"no checkpoint: {' '.join(str(exc).split())}")
 
 
+def _checkpoint_store(state: LoadedThread) -> Store | None:
+    """The store a checkpoint of the thread goes into; None when there is no store, or the
+    thread was adopted by this command (its checkpoint comes next time)."""
+    return None if state.changes.thread is not None else state.store
+
+
 class _Checkpointing:
     """The workspace's checkpoint (:func:`_checkpoint`), taken beside the move: git works in
     processes of its own while the session is prepared and copied. :meth:`done` waits for it
@@ -196,7 +202,7 @@ class _Checkpointing:
         self._failure: BaseException | None = None
 
     def __enter__(self) -> _Checkpointing:
-        if self._dry_run or self._state.store is None or self._state.changes.thread is not None:
+        if self._dry_run or _checkpoint_store(self._state) is None:
             _checkpoint(self._state, self._env, dry_run=self._dry_run)  # nothing to take
         else:
             self._thread = threading.Thread(target=self._take, name="segue-checkpoint")
