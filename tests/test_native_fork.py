@@ -14,6 +14,7 @@ from typing import Any
 import orjson
 import pytest
 
+from segue.formats.atomic import NativeSession
 from segue.model.conversation import (
     AssistantMessage,
     Item,
@@ -30,6 +31,18 @@ from segue_testbed.standin.server import StandIn
 
 PROMPT = "Reply with the word MARKER and nothing else."
 BY_NAME = {f.name: f for f in all_fixtures()}
+
+
+def _published(session: NativeSession) -> bytes:
+    """What a published fork holds: its new head, the parent's copied range with the session
+    ids replaced, then the lines segue wrote."""
+    copied = b""
+    if session.copied is not None:
+        part = session.copied
+        copied = part.path.read_bytes()[part.start : part.end]
+        if part.old is not None and part.new is not None:
+            copied = copied.replace(part.old, part.new)
+    return b"".join(session.head) + copied + b"".join(session.lines)
 
 
 def _sha(path: Path) -> str:
@@ -107,7 +120,7 @@ def test_codex_resumes_a_fork_with_the_parent_verbatim_then_the_delta(
         assert texts.index(handoff) < texts.index(prompt_text)
     # and Codex goes on in the fork's own file
     assert codex_entry.current_file(session.path, env) == session.path
-    assert session.path.read_bytes().startswith(b"".join(session.chunks()))
+    assert session.path.read_bytes().startswith(_published(session))
 
 
 def _ids_of_file(items: list[Any], on_disk: bytes) -> list[Any]:
@@ -237,5 +250,5 @@ def test_claude_resumes_a_fork_with_the_parent_verbatim_then_the_delta(
     assert positions == sorted(positions)
     assert positions[-1] < rest.rindex(PROMPT)
     # and Claude goes on in the fork's own file
-    assert session.path.read_bytes().startswith(b"".join(session.chunks()))
+    assert session.path.read_bytes().startswith(_published(session))
     assert len(session.path.read_bytes()) > session.size

@@ -13,7 +13,7 @@ import errno
 import os
 import sys
 import tempfile
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from functools import cache
 from pathlib import Path
 from typing import BinaryIO, cast
@@ -104,28 +104,6 @@ class FileCopy(msgspec.Struct, frozen=True):
             self.head and os.pread(src, len(self.head), 0) != self.head
         ):
             raise SwitchError(f"{self.path}: changed since the fork was prepared")
-
-    def chunks(self) -> Iterator[bytes]:
-        with self._open() as f:
-            try:
-                self._check(f.fileno())
-                at = self.start
-                rest = b""
-                while at < self.end:
-                    data = os.pread(f.fileno(), min(COPY_CHUNK, self.end - at), at)
-                    if not data:
-                        raise SwitchError(f"{self.path}: changed since the fork was prepared")
-                    at += len(data)
-                    data = rest + data
-                    cut = data.rfind(b"\n") + 1 if at < self.end else len(data)
-                    data, rest = data[:cut], data[cut:]  # replace whole lines only
-                    if self.old is not None and self.new is not None:
-                        data = data.replace(self.old, self.new)
-                    yield data
-                if rest:
-                    yield rest
-            except OSError as exc:
-                raise SwitchError(f"{self.path}: cannot read: {exc.strerror}") from None
 
 
 def _read_into(fd: int, view: memoryview, at: int) -> int:
@@ -220,13 +198,6 @@ class NativeSession(msgspec.Struct):
     def size(self) -> int:
         copied = 0 if self.copied is None else self.copied.size
         return sum(map(len, self.head)) + copied + sum(map(len, self.lines))
-
-    def chunks(self) -> Iterator[bytes]:
-        """The file's bytes, in order (the parent's copy streamed as it is read)."""
-        yield from self.head
-        if self.copied is not None:
-            yield from self.copied.chunks()
-        yield from self.lines
 
     def write_into(self, f: BinaryIO) -> None:
         """Write the file into ``f`` (a parent's copy straight from file to file)."""
