@@ -27,16 +27,13 @@ from typing import Any
 
 import orjson
 
+if __package__ in (None, ""):  # run as a script: make ``benchmarks`` importable
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from benchmarks.switch import _segue
 from segue.model.conversation import Provider
 from segue_testbed.fixtures import all_fixtures
 from segue_testbed.generate import append_turn
-
-
-def _segue() -> str:
-    found = shutil.which("segue", path=str(Path(sys.executable).parent))
-    if found is None:
-        raise SystemExit("the segue command is not installed in this environment (uv sync)")
-    return found
 
 
 def _git(repo: Path, *args: str) -> None:

@@ -32,9 +32,9 @@ __all__ = ["SecretScan", "marker", "mask", "scan"]
 # detector whose literals are absent from a text is not run, and detect-secrets is only imported
 # when one is present: a scan of text without candidates is one pass of an Aho-Corasick automaton
 # over it (about a millisecond a MB, see ``_finders``), and ``segue sessions`` does not pay for
-# importing the scanner. (detect-secrets' Discord and
-# Telegram detectors are left out: their patterns have no literal to look for first and cost
-# more than all the others together, for kinds rarely seen here.)
+# importing the scanner. (detect-secrets' Discord and Telegram detectors are left out: their
+# patterns have no literal to look for first and cost more than all the others together, for
+# kinds rarely seen here.)
 Gate = tuple[tuple[str, ...], ...]
 DETECTORS: tuple[tuple[str, str, str, Gate, bool], ...] = (
     (
