@@ -597,7 +597,7 @@ def test_a_capture_that_cannot_start_its_index_update_leaves_no_half_pack(
 
 def test_the_hook_claude_code_waits_for_loads_no_command_line_app(tmp_path: Path) -> None:
     """Claude Code waits for its Stop hook after every turn: ``python -m segue hook`` goes to
-    the hook straight, without typer and the command line's app (a tenth of a second)."""
+    the hook straight, without the command line's app and its parser."""
     done = subprocess.run(
         [sys.executable, "-X", "importtime", "-m", "segue", "hook", "claude"],
         input=b"{}",
@@ -612,5 +612,5 @@ def test_the_hook_claude_code_waits_for_loads_no_command_line_app(tmp_path: Path
         if line.startswith("import time:")
     }
     assert "segue.cli.hook" in loaded
-    assert "typer" not in loaded and "segue.cli.app" not in loaded
+    assert "segue.cli.app" not in loaded and "argparse" not in loaded
     assert "sqlalchemy" not in loaded  # the store's queries go through sqlite3 itself

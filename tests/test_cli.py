@@ -111,3 +111,63 @@ def test_show_ambiguous_prefix_is_a_clear_error(home: Path) -> None:
     result = segue(home, "show", prefix)
     assert result.returncode == 1
     assert "matches several sessions" in result.stderr
+
+
+def _command_lines() -> list[list[str]]:
+    """Every command's words (``["switch"]``, ``["thread", "show"]``)."""
+    from segue.cli.app import app
+    from segue.cli.grammar import Group
+
+    lines: list[list[str]] = []
+
+    def walk(group: Group, words: list[str]) -> None:
+        for name, entry in group.entries.items():
+            if isinstance(entry, Group):
+                walk(entry, [*words, name])
+            else:
+                lines.append([*words, name])
+
+    walk(app, [])
+    return lines
+
+
+def test_every_command_has_its_help(capsys: pytest.CaptureFixture[str]) -> None:
+    """A command's parser is built only when a line names it: each one's help is built here,
+    so a parameter the grammar cannot read fails this test, not a user."""
+    from segue.cli.app import app
+
+    lines = _command_lines()
+    assert {"switch", "run", "rollback", "fork", "watch", "tui"} <= {w[-1] for w in lines}
+    for words in lines:
+        with pytest.raises(SystemExit) as ended:
+            app.parse([*words, "--help"])
+        out = capsys.readouterr().out
+        assert ended.value.code == 0, words
+        assert out.startswith(f"usage: segue {' '.join(words)}"), out
+    with pytest.raises(SystemExit) as ended:
+        app.parse(["--help"])
+    listing = capsys.readouterr().out
+    assert ended.value.code == 0
+    assert all(f"  {w[0]} " in listing for w in lines), listing
+
+
+def test_a_wrong_command_line_is_one_line_naming_the_help(home: Path) -> None:
+    bare = segue(home)
+    assert bare.returncode == 2 and "commands:" in bare.stdout and "switch" in bare.stdout
+    for args, says in (
+        (["swich"], "'swich' is not a command of segue; did you mean switch or watch?"),
+        (["thread", "lst"], "'lst' is not a command of segue thread; did you mean list?"),
+        (["--to", "codex"], "--to is not a command of segue: options go after the command"),
+        (["switch", "x", "--bogus"], "unrecognized arguments: --bogus (segue switch --help)"),
+        (["switch", "x", "--to", "gemini"], "argument --to: 'gemini' is not one of claude, codex"),
+        (["switch", "x", "--arrival-compact", "soon"], "'soon' is not one of auto, on, off"),
+        (["rollback", "--to-run", "two"], "argument --to-run: 'two' is not a whole number"),
+        (["show"], "the following arguments are required: SESSION (segue show --help)"),
+        (["run", "--thread", "t", "--version"], "goes after --: segue run -- PROMPT"),
+    ):
+        done = segue(home, *args)
+        assert done.returncode == 2, (args, done.stderr)
+        assert done.stderr.count("\n") == 1 and says in done.stderr, (args, done.stderr)
+        as_json = segue(home, *args, "--json")
+        assert as_json.returncode == 2 and as_json.stderr == "", (args, as_json.stderr)
+        assert orjson.loads(as_json.stdout)["exit_code"] == 2

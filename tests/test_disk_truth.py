@@ -673,12 +673,16 @@ def test_a_run_on_a_missing_cli_writes_nothing(tmp_path: Path) -> None:
 
 
 def test_a_prompt_that_is_a_list_item_keeps_the_options_after_it() -> None:
-    from segue.cli.app import _run_args
+    from segue.cli.app import app
 
-    assert _run_args(["run", "--thread", "t", "- a list item", "--json"]) == [
-        "run", "--thread", "t", "--json", "--", "- a list item",
-    ]  # fmt: skip
-    assert _run_args(["run", "--thread", "- odd id", "go"]) == ["run", "--thread", "- odd id", "go"]
+    _, values = app.parse(["run", "--thread", "t", "- a list item", "--json"])
+    assert (values["prompt"], values["thread"], values["as_json"]) == ("- a list item", "t", True)
+    _, values = app.parse(["run", "--thread", "- odd id", "go"])
+    assert (values["prompt"], values["thread"]) == ("go", "- odd id")
+    _, values = app.parse(["run", "--json", "--", "--version"])
+    assert (values["prompt"], values["as_json"]) == ("--version", True)
+    _, values = app.parse(["run", "-"])
+    assert values["prompt"] == "-"
 
 
 def test_dry_runs_of_a_return_create_no_store(tmp_path: Path) -> None:

@@ -12,12 +12,11 @@ import shutil
 from collections.abc import Iterable, Iterator
 from datetime import datetime
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import orjson
 import pytest
 from msgspec.structs import replace
-from typer.testing import CliRunner
 
 from segue.formats.atomic import NativeSession
 from segue.model.conversation import Conversation, Provider
@@ -141,26 +140,48 @@ def test_a_session_moves_from_a_registered_provider_and_back(relay: Relay, tmp_p
     assert back.thread is not None and back.thread.thread_id == there.thread.thread_id
 
 
-def test_the_commands_offer_a_registered_provider(relay: Relay, tmp_path: Path) -> None:
-    from segue.cli.app import app
+def _command(
+    args: list[str], env: dict[str, str], monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> tuple[int, str, str]:
+    """``segue ARGS`` in this process (where the relay is registered): exit code, out, err."""
+    from segue.cli.app import main
 
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    try:
+        main(args)
+        code = 0
+    except SystemExit as exc:
+        code = int(exc.code or 0)
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_the_commands_offer_a_registered_provider(
+    relay: Relay, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
     env, session_id, _ = _relay_home(tmp_path, "codex-chat")
-    runner = CliRunner()
-    listed = runner.invoke(app, ["sessions", "--all", "-p", "relay", "--json"], env=env)
-    assert listed.exit_code == 0, listed.output
-    assert [s["provider"] for s in orjson.loads(listed.stdout)["sessions"]] == ["relay"]
-    moved = runner.invoke(app, ["switch", session_id, "--to", "claude", "--json"], env=env)
-    assert moved.exit_code == 0, moved.output
-    doc = orjson.loads(moved.stdout)
+    code, out, err = _command(
+        ["sessions", "--all", "-p", "relay", "--json"], env, monkeypatch, capsys
+    )
+    assert code == 0, err
+    assert [s["provider"] for s in orjson.loads(out)["sessions"]] == ["relay"]
+    code, out, err = _command(
+        ["switch", session_id, "--to", "claude", "--json"], env, monkeypatch, capsys
+    )
+    assert code == 0, err
+    doc = orjson.loads(out)
     assert doc["source"]["provider"] == "relay" and doc["target"]["provider"] == "claude"
-    shown = runner.invoke(app, ["thread", "show", doc["thread"]["id"], "--json"], env=env)
-    assert shown.exit_code == 0, shown.output
-    assert {pt["provider"] for pt in orjson.loads(shown.stdout)["provider_threads"]} == {
+    code, out, err = _command(
+        ["thread", "show", doc["thread"]["id"], "--json"], env, monkeypatch, capsys
+    )
+    assert code == 0, err
+    assert {pt["provider"] for pt in orjson.loads(out)["provider_threads"]} == {
         "relay",
         "claude",
     }
-    wrong = runner.invoke(app, ["switch", session_id, "--to", "gemini"], env=env)
-    assert wrong.exit_code == 2 and "claude, codex, relay" in wrong.output
+    code, out, err = _command(["switch", session_id, "--to", "gemini"], env, monkeypatch, capsys)
+    assert code == 2 and "claude, codex, relay" in err, err
 
 
 def test_the_graph_holds_the_registry_type_whatever_names_a_provider() -> None:

@@ -4,15 +4,13 @@ traceback."""
 
 from __future__ import annotations
 
-import copy
 import os
 import sys
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, NoReturn
 
-import typer
-
+from segue.cli.grammar import Argument, Option, UsageError
 from segue.cli.options import PROVIDER, JsonOption, RedactOption, command_group, print_json
 from segue.model.conversation import Provider
 from segue.model.errors import SegueError
@@ -26,7 +24,7 @@ app = command_group(
 
 ShowSecrets = Annotated[
     bool,
-    typer.Option(
+    Option(
         "--show-secrets",
         help="Print detected secrets (API keys, tokens, private keys) instead of masking them.",
     ),
@@ -45,10 +43,6 @@ def _stderr() -> Console:
     return Console(stderr=True, highlight=False, soft_wrap=True)
 
 
-class UsageError(SegueError):
-    """The command line itself is wrong (exit status 2)."""
-
-
 class Arrival(StrEnum):
     AUTO = "auto"
     ON = "on"
@@ -59,15 +53,13 @@ class Arrival(StrEnum):
 def sessions(
     provider: Annotated[
         Provider | None,
-        typer.Option("--provider", "-p", click_type=PROVIDER, help="Only this provider."),
+        Option("--provider", "-p", kind=PROVIDER, help="Only this provider."),
     ] = None,
     cwd: Annotated[
         Path | None,
-        typer.Option("--cwd", help="Sessions of this directory (default: the current one)."),
+        Option("--cwd", help="Sessions of this directory (default: the current one)."),
     ] = None,
-    all_dirs: Annotated[
-        bool, typer.Option("--all", "-a", help="Sessions of every directory.")
-    ] = False,
+    all_dirs: Annotated[bool, Option("--all", "-a", help="Sessions of every directory.")] = False,
     as_json: JsonOption = False,
     show_secrets: ShowSecrets = False,
 ) -> None:
@@ -99,9 +91,7 @@ def sessions(
 def agents(
     sockets: Annotated[
         list[str] | None,
-        typer.Option(
-            "--socket", "-S", help="Also look in this tmux server's panes (a socket path)."
-        ),
+        Option("--socket", "-S", help="Also look in this tmux server's panes (a socket path)."),
     ] = None,
     as_json: JsonOption = False,
 ) -> None:
@@ -124,10 +114,10 @@ def agents(
 
 @app.command()
 def show(
-    session: Annotated[str, typer.Argument(help="A session id, a unique id prefix, or a path.")],
-    as_json: Annotated[bool, typer.Option("--json", help="The neutral model as JSON.")] = False,
+    session: Annotated[str, Argument(help="A session id, a unique id prefix, or a path.")],
+    as_json: Annotated[bool, Option("--json", help="The neutral model as JSON.")] = False,
     verbose: Annotated[
-        bool, typer.Option("--verbose", "-v", help="Also show injected context and records.")
+        bool, Option("--verbose", "-v", help="Also show injected context and records.")
     ] = False,
     show_secrets: ShowSecrets = False,
 ) -> None:
@@ -153,49 +143,45 @@ def show(
 def switch(
     sessions: Annotated[
         list[str] | None,
-        typer.Argument(help="Session ids, unique id prefixes or paths (with --return: a batch)."),
+        Argument(help="Session ids, unique id prefixes or paths (with --return: a batch)."),
     ] = None,
     to: Annotated[
         Provider | None,
-        typer.Option(
-            "--to", click_type=PROVIDER, help="The provider to move to (default: the other one)."
-        ),
+        Option("--to", kind=PROVIDER, help="The provider to move to (default: the other one)."),
     ] = None,
     from_: Annotated[
         Provider | None,
-        typer.Option(
+        Option(
             "--from",
-            click_type=PROVIDER,
+            kind=PROVIDER,
             help="Move a fleet off this provider (default: the exhausted one).",
         ),
     ] = None,
     all_: Annotated[
-        bool, typer.Option("--all", help="Every session of the source provider, in any directory.")
+        bool, Option("--all", help="Every session of the source provider, in any directory.")
     ] = False,
     cwd: Annotated[
-        Path | None, typer.Option("--cwd", help="The source provider's sessions of this directory.")
+        Path | None, Option("--cwd", help="The source provider's sessions of this directory.")
     ] = None,
     under: Annotated[
         Path | None,
-        typer.Option(
+        Option(
             "--under", help="Only the sessions and agents working in this directory or below it."
         ),
     ] = None,
-    yes: Annotated[bool, typer.Option("--yes", "-y", help="Confirm the whole batch.")] = False,
-    dry_run: Annotated[
-        bool, typer.Option("--dry-run", help="Show the plan; write nothing.")
-    ] = False,
+    yes: Annotated[bool, Option("--yes", "-y", help="Confirm the whole batch.")] = False,
+    dry_run: Annotated[bool, Option("--dry-run", help="Show the plan; write nothing.")] = False,
     as_json: JsonOption = False,
     exec_: Annotated[
-        bool, typer.Option("--exec", help="Then replace this process with the resume command.")
+        bool, Option("--exec", help="Then replace this process with the resume command.")
     ] = False,
     relaunch: Annotated[
         bool,
-        typer.Option("--relaunch", help="Restart each agent's tmux pane on its new session."),
+        Option("--relaunch", help="Restart each agent's tmux pane on its new session."),
     ] = False,
     arrival_compact: Annotated[
         Arrival | None,
-        typer.Option(
+        Option(
             "--arrival-compact",
             help="Compact on the target after arriving: auto (above half its window), on or "
             "off (default: auto for a fleet, off for one session).",
@@ -203,19 +189,19 @@ def switch(
     ] = None,
     source_compact: Annotated[
         bool,
-        typer.Option("--source-compact", help="Ask the source CLI to compact first (opt-in)."),
+        Option("--source-compact", help="Ask the source CLI to compact first (opt-in)."),
     ] = False,
     return_: Annotated[
-        bool, typer.Option("--return", help="Move a batch's agents back (default: the latest).")
+        bool, Option("--return", help="Move a batch's agents back (default: the latest).")
     ] = False,
     clean: Annotated[
         bool,
-        typer.Option("--clean", help="A clean context: a new session, never an earlier one."),
+        Option("--clean", help="A clean context: a new session, never an earlier one."),
     ] = False,
     redact_secrets: RedactOption = False,
     summary_by: Annotated[
         str | None,
-        typer.Option(
+        Option(
             "--summary-by",
             help="Who writes a summary handoff: claude, codex, left or entered "
             "(default: segue's deterministic summary).",
@@ -338,7 +324,7 @@ def _switch_one(
 def batches(
     batch: Annotated[
         str | None,
-        typer.Argument(help="Show this batch: an id or a unique id prefix (default: list them)."),
+        Argument(help="Show this batch: an id or a unique id prefix (default: list them)."),
     ] = None,
     as_json: JsonOption = False,
 ) -> None:
@@ -387,7 +373,7 @@ def usage(
     as_json: JsonOption = False,
     offline: Annotated[
         bool,
-        typer.Option("--offline", help="Only the session files and local caches; ask no service."),
+        Option("--offline", help="Only the session files and local caches; ask no service."),
     ] = False,
 ) -> None:
     """How much of each provider's usage windows is used, and whether one is exhausted.
@@ -412,21 +398,19 @@ def usage(
 
 @app.command()
 def run(
-    prompt: Annotated[
-        str, typer.Argument(help="The prompt of the run (after --, it may start with -).")
-    ],
+    prompt: Annotated[str, Argument(help="The prompt of the run (after --, it may start with -).")],
     thread: Annotated[
         str | None,
-        typer.Option(
+        Option(
             "--thread",
             help="A thread id or prefix, or a session it holds (default: this folder's).",
         ),
     ] = None,
     provider: Annotated[
         Provider | None,
-        typer.Option(
+        Option(
             "--provider",
-            click_type=PROVIDER,
+            kind=PROVIDER,
             help="Where to run it (default: where the last run ran).",
         ),
     ] = None,
@@ -481,7 +465,7 @@ def run(
 @app.command()
 def demo(
     home: Annotated[
-        Path | None, typer.Option("--home", help="Scratch home to use (default: a new one).")
+        Path | None, Option("--home", help="Scratch home to use (default: a new one).")
     ] = None,
 ) -> None:
     """Switch a bundled, recorded Codex session that hit its usage limit to Claude Code,
@@ -496,8 +480,8 @@ def _register_threads() -> None:
     from segue.cli.checkpoints import checkpoint_command, checkpoints_command, hooks_app
     from segue.cli.threads import thread_app
 
-    app.add_typer(thread_app, name="thread")
-    app.add_typer(hooks_app, name="hooks")
+    app.add_group(thread_app)
+    app.add_group(hooks_app)
     app.command("checkpoint")(checkpoint_command)
     app.command("checkpoints")(checkpoints_command)
     from segue.cli.rollback import fork_command, rollback_command
@@ -524,81 +508,36 @@ def _fail(message: str, code: int, as_json: bool) -> NoReturn:
     raise SystemExit(code)
 
 
-_RUN_OPTIONS = {"--thread", "--provider", "--json", "--help"}
-
-
-def _run_args(args: list[str]) -> list[str]:
-    """``segue run``'s prompt may start with ``-`` (a Markdown list item, ``- fix it``): an
-    argument that starts with ``-`` but holds a space is no option, so it is taken as the
-    prompt (moved after ``--``, the options around it kept)."""
-    if not args or args[0] != "run" or "--" in args:
-        return args
-    for n, arg in enumerate(args[1:], start=1):
-        if args[n - 1] in ("--thread", "--provider"):
-            continue  # an option's value
-        if (
-            arg.startswith("-")
-            and arg.split("=", 1)[0] not in _RUN_OPTIONS
-            and (any(c.isspace() for c in arg) or arg == "-")
-        ):
-            return [*args[:n], *args[n + 1 :], "--", arg]
-    return args
-
-
-def _app_for(args: list[str]) -> typer.Typer:
-    """The app with only the command ``args`` starts with: typer builds every command's options
-    from its signature at each start (14 ms for all of segue's), and a command line runs one.
-    A line that names no command (help, a typo) gets the whole app, its list and suggestions."""
-    from typer.main import get_command_name
-    from typer.models import TyperInfo
-
-    word = args[0] if args else ""
-    commands = [
-        c
-        for c in app.registered_commands
-        if c.callback is not None and (c.name or get_command_name(c.callback.__name__)) == word
-    ]
-    groups = [g for g in app.registered_groups if g.name == word]
-    if not commands and not groups:
-        return app
-    only = copy.copy(app)
-    only.registered_commands, only.registered_groups = commands, groups
-    only.registered_callback = TyperInfo(callback=_no_options)  # a group still, never one command
-    return only
-
-
-def _no_options() -> None:
-    """segue takes no options before its command."""
+def _looks_like_a_prompt(error: str) -> bool:
+    """Whether ``segue run``'s error may be a prompt that starts with ``-`` taken for an option
+    (one that holds a space, ``- fix it``, is a prompt already)."""
+    return "unrecognized arguments: -" in error or "required: PROMPT" in error
 
 
 _RUNS_ON = ("watch", "tui")  # the commands whose process does not end after one command
 
 
 def main(argv: list[str] | None = None) -> None:
-    args = _run_args(sys.argv[1:] if argv is None else argv)
+    args = list(sys.argv[1:] if argv is None else argv)
     if not args or args[0] not in _RUNS_ON:
         from segue.support import collector
 
         collector.one_command()
     as_json = "--json" in (args[: args.index("--")] if "--" in args else args)
     try:
-        code = _app_for(args)(args=args, standalone_mode=False)
-    except typer.TyperException as exc:  # a wrong option or argument
-        show = getattr(exc, "show", None)
-        message = exc.format_message()
-        if args[:1] == ["run"] and "No such option" in message:
-            message += " (a prompt that starts with - goes after --: segue run -- PROMPT)"
-            show = None
-        if as_json or show is None:
-            _fail(message, exc.exit_code, as_json)
-        show()
-        raise SystemExit(exc.exit_code) from None
+        try:
+            command, values = app.parse(args)
+        except UsageError as exc:
+            if args[:1] == ["run"] and _looks_like_a_prompt(str(exc)):
+                raise UsageError(
+                    f"{exc}; a prompt that starts with - goes after --: segue run -- PROMPT"
+                ) from None
+            raise
+        command(**values)
     except UsageError as exc:
         _fail(str(exc), 2, as_json)
     except SegueError as exc:
         _fail(str(exc), 1, as_json)
-    except typer.Abort:
-        _fail("aborted", 1, as_json)
     except KeyboardInterrupt:
         _fail("interrupted", 130, as_json)
     except BrokenPipeError:
@@ -610,5 +549,3 @@ def main(argv: list[str] | None = None) -> None:
         _fail(
             f"internal error: {type(exc).__name__}: {exc} (SEGUE_DEBUG=1 shows where)", 70, as_json
         )
-    if isinstance(code, int) and code:
-        raise SystemExit(code)

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Annotated
 
-import typer
-
+from segue.cli.grammar import Argument, Option
 from segue.cli.options import PROVIDER, JsonOption, command_group, print_json
 from segue.model.conversation import Provider
 
@@ -17,7 +16,7 @@ __all__ = ["checkpoint_command", "checkpoints_command", "hooks_app"]
 
 ThreadArgument = Annotated[
     str | None,
-    typer.Argument(
+    Argument(
         help="A thread id or unique prefix, or a session it holds (default: this folder's "
         "newest session's thread)."
     ),
@@ -28,7 +27,7 @@ def checkpoint_command(
     thread: ThreadArgument = None,
     exact: Annotated[
         bool,
-        typer.Option(
+        Option(
             "--exact",
             help="The newest run has just ended (what the CLIs' hooks say): label it exact.",
         ),
@@ -110,13 +109,9 @@ hooks_app = command_group(
 
 ProvidersOption = Annotated[
     list[Provider] | None,
-    typer.Option(
-        "--provider", "-p", click_type=PROVIDER, help="Only this CLI (repeat for several)."
-    ),
+    Option("--provider", "-p", kind=PROVIDER, help="Only this CLI (repeat for several)."),
 ]
-DryRunOption = Annotated[
-    bool, typer.Option("--dry-run", help="Say what would change; change nothing.")
-]
+DryRunOption = Annotated[bool, Option("--dry-run", help="Say what would change; change nothing.")]
 
 
 def _print_changes(

@@ -1,5 +1,5 @@
 """The ``segue`` command's entry (the console script and ``python -m segue``): a CLI's hook
-goes straight to :func:`segue.cli.hook.run_hook`, without loading the typer app (Claude Code
+goes straight to :func:`segue.cli.hook.run_hook`, without loading the commands (Claude Code
 waits for its ``Stop`` hook after every turn); every other command goes to
 :func:`segue.cli.app.main`."""
 

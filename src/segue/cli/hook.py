@@ -1,6 +1,6 @@
 """``segue hook PROVIDER ARGS…``: what the CLIs' hooks run after each turn. Claude Code waits
 for its ``Stop`` hook, so this path loads no more than the work needs: not the command line's
-typer app (the ``segue`` command comes here straight from :mod:`segue.cli.entry`)."""
+other commands (the ``segue`` command comes here straight from :mod:`segue.cli.entry`)."""
 
 from __future__ import annotations
 

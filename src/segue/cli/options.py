@@ -2,48 +2,42 @@
 
 A provider is taken by its name in the registry (:func:`segue.providers.known`), so an option
 offers whatever providers this segue has, and a provider added to the registry is offered
-without a change here. The registry is loaded only when a provider option is parsed or its
-command's help is shown, not at every start.
+without a change here. The registry is loaded only when a provider option is given, not at
+every start.
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
-import typer
-from typer._click.types import ParamType  # what typer.Option(click_type=...) takes
-
+from segue.cli.grammar import Group, Option
 from segue.model.conversation import Provider
 
 __all__ = ["PROVIDER", "JsonOption", "RedactOption", "command_group", "print_json"]
 
 
-class _ProviderType(ParamType):
-    name = "provider"
+class _ProviderKind:
+    """A provider, by its name in the registry."""
 
-    def get_metavar(self, param: Any, ctx: Any = None) -> str:
-        from segue.providers import names
+    def metavar(self) -> str:
+        return "PROVIDER"
 
-        return "<" + "|".join(names()) + ">"
-
-    def convert(self, value: Any, param: Any, ctx: Any) -> Provider:
-        if isinstance(value, Provider):
-            return value
+    def convert(self, text: str) -> Provider:
         from segue.providers import known, names
 
         try:
-            return known(str(value))
+            return known(text)
         except ValueError:
-            self.fail(f"{value!r} is not one of {', '.join(names())}", param, ctx)
+            raise ValueError(f"{text!r} is not one of {', '.join(names())}") from None
 
 
-PROVIDER = _ProviderType()
+PROVIDER = _ProviderKind()
 
 
-JsonOption = Annotated[bool, typer.Option("--json", help="Machine-readable output.")]
+JsonOption = Annotated[bool, Option("--json", help="Machine-readable output.")]
 RedactOption = Annotated[
     bool,
-    typer.Option(
+    Option(
         "--redact-secrets",
         help="Replace detected secrets in the new session by markers naming their kind.",
     ),
@@ -60,14 +54,6 @@ def print_json(obj: object) -> None:
     sys.stdout.flush()
 
 
-def command_group(name: str, help: str) -> typer.Typer:
-    """A group of commands as segue's are: help when called bare, no completion, errors as one
-    line (no pretty tracebacks), and click's plain help (rich's costs --help 60 ms a start)."""
-    return typer.Typer(
-        rich_markup_mode=None,
-        name=name,
-        help=help,
-        no_args_is_help=True,
-        add_completion=False,
-        pretty_exceptions_enable=False,
-    )
+def command_group(name: str, help: str) -> Group:
+    """A group of commands (``segue``, ``segue thread``): its help when called bare."""
+    return Group(name, help)

@@ -6,8 +6,7 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING, Annotated, Any
 
-import typer
-
+from segue.cli.grammar import Argument, Option
 from segue.cli.options import JsonOption, print_json
 from segue.model.errors import SegueError
 
@@ -84,25 +83,23 @@ def _print_plan(console: Console, plan: RollbackPlan) -> None:
 def rollback_command(
     thread: Annotated[
         str | None,
-        typer.Argument(
+        Argument(
             help="A thread id or unique prefix, or a session it holds (default: this folder's)."
         ),
     ] = None,
     to_run: Annotated[
-        int | None, typer.Option("--to-run", help="The run to go back to (runs after it go).")
+        int | None, Option("--to-run", help="The run to go back to (runs after it go).")
     ] = None,
     undo: Annotated[
-        bool, typer.Option("--undo", help="Undo the last rollback (its safety snapshot back).")
+        bool, Option("--undo", help="Undo the last rollback (its safety snapshot back).")
     ] = False,
-    dry_run: Annotated[
-        bool, typer.Option("--dry-run", help="Show the preview; change nothing.")
-    ] = False,
-    yes: Annotated[bool, typer.Option("--yes", "-y", help="Confirm without asking.")] = False,
+    dry_run: Annotated[bool, Option("--dry-run", help="Show the preview; change nothing.")] = False,
+    yes: Annotated[bool, Option("--yes", "-y", help="Confirm without asking.")] = False,
     files_only: Annotated[
-        bool, typer.Option("--files-only", help="Only the files; the thread stays as it is.")
+        bool, Option("--files-only", help="Only the files; the thread stays as it is.")
     ] = False,
     context_only: Annotated[
-        bool, typer.Option("--context-only", help="Only the thread; the files stay as they are.")
+        bool, Option("--context-only", help="Only the thread; the files stay as they are.")
     ] = False,
     as_json: JsonOption = False,
 ) -> None:
@@ -146,7 +143,11 @@ def _confirm(yes: bool, question: str, as_json: bool) -> None:
         return
     if as_json or not sys.stdin.isatty():
         raise SegueError("not done: confirm with --yes (no terminal to ask on)")
-    if not typer.confirm(question, default=False):
+    try:
+        answer = input(f"{question} [y/N]: ")
+    except EOFError:
+        answer = ""
+    if answer.strip().lower() not in ("y", "yes"):
         raise SegueError("not done: not confirmed")
 
 
@@ -164,14 +165,14 @@ def _report(console: Console, done: RollbackDone, as_json: bool) -> None:
 def fork_command(
     thread: Annotated[
         str | None,
-        typer.Argument(
+        Argument(
             help="A thread id or unique prefix, or a session it holds (default: this folder's)."
         ),
     ] = None,
-    at_run: Annotated[int, typer.Option("--at-run", help="The run the fork starts after.")] = 0,
+    at_run: Annotated[int, Option("--at-run", help="The run the fork starts after.")] = 0,
     into: Annotated[
         str | None,
-        typer.Option("--into", help="The fork's folder (default: <folder>-fork-<N> beside it)."),
+        Option("--into", help="The fork's folder (default: <folder>-fork-<N> beside it)."),
     ] = None,
     as_json: JsonOption = False,
 ) -> None:

@@ -6,8 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Annotated
 
-import typer
-
+from segue.cli.grammar import Argument
 from segue.cli.options import JsonOption, command_group, print_json
 
 if TYPE_CHECKING:
@@ -28,7 +27,7 @@ def _console() -> Console:
 
 @thread_app.command("adopt")
 def adopt_command(
-    session: Annotated[str, typer.Argument(help="A session id, a unique id prefix, or a path.")],
+    session: Annotated[str, Argument(help="A session id, a unique id prefix, or a path.")],
     as_json: JsonOption = False,
 ) -> None:
     """Make a native session an app thread (or show the thread that already holds it)."""
@@ -80,7 +79,7 @@ def list_command(as_json: JsonOption = False) -> None:
 def show_command(
     thread: Annotated[
         str,
-        typer.Argument(help="A thread id or unique prefix, or a session (id or path) it holds."),
+        Argument(help="A thread id or unique prefix, or a session (id or path) it holds."),
     ],
     as_json: JsonOption = False,
 ) -> None:

@@ -5,8 +5,7 @@ from __future__ import annotations
 import sys
 from typing import Annotated
 
-import typer
-
+from segue.cli.grammar import Option
 from segue.cli.options import RedactOption
 from segue.model.errors import SegueError
 
@@ -15,27 +14,25 @@ __all__ = ["tui_command"]
 
 def tui_command(
     under: Annotated[
-        str | None, typer.Option("--under", help="Only agents working below this directory.")
+        str | None, Option("--under", help="Only agents working below this directory.")
     ] = None,
     offline: Annotated[
-        bool, typer.Option("--offline", help="Only the session files; ask no usage service.")
+        bool, Option("--offline", help="Only the session files; ask no usage service.")
     ] = False,
     watching: Annotated[
-        bool, typer.Option("--watch", help="Start with the watch loop on (w toggles it).")
+        bool, Option("--watch", help="Start with the watch loop on (w toggles it).")
     ] = False,
-    auto: Annotated[bool, typer.Option("--auto", help="Watch: move without asking.")] = False,
-    ask: Annotated[bool, typer.Option("--ask", help="Watch: ask once per move (default).")] = False,
+    auto: Annotated[bool, Option("--auto", help="Watch: move without asking.")] = False,
+    ask: Annotated[bool, Option("--ask", help="Watch: ask once per move (default).")] = False,
     returns: Annotated[
-        str, typer.Option("--return", help="Watch: bring moved agents back: auto, ask, never.")
+        str, Option("--return", help="Watch: bring moved agents back: auto, ask, never.")
     ] = "ask",
-    interval: Annotated[
-        float, typer.Option("--interval", help="Watch: seconds between passes.")
-    ] = 30.0,
+    interval: Annotated[float, Option("--interval", help="Watch: seconds between passes.")] = 30.0,
     quiet: Annotated[
-        float, typer.Option("--quiet", help="Watch: seconds within which no session moves twice.")
+        float, Option("--quiet", help="Watch: seconds within which no session moves twice.")
     ] = 900.0,
     no_relaunch: Annotated[
-        bool, typer.Option("--no-relaunch", help="Do not restart the switched agents' panes.")
+        bool, Option("--no-relaunch", help="Do not restart the switched agents' panes.")
     ] = False,
     redact_secrets: RedactOption = False,
 ) -> None:

@@ -11,8 +11,8 @@ import sys
 from typing import TYPE_CHECKING, Annotated
 
 import orjson
-import typer
 
+from segue.cli.grammar import Option
 from segue.cli.options import JsonOption, RedactOption
 from segue.model.errors import SegueError
 
@@ -51,6 +51,27 @@ def _notify(text: str) -> None:
         )
 
 
+def _getchar() -> str:
+    """One key from the terminal, not echoed: Ctrl-C is ``KeyboardInterrupt``, Ctrl-D (or the
+    terminal gone) ``EOFError``."""
+    import termios
+    import tty
+
+    fd = sys.stdin.fileno()
+    before = termios.tcgetattr(fd)
+    try:
+        tty.setraw(fd)
+        data = os.read(fd, 32)
+    finally:
+        termios.tcsetattr(fd, termios.TCSADRAIN, before)
+    key = data.decode(errors="replace")
+    if key == "\x03":
+        raise KeyboardInterrupt
+    if key in ("", "\x04"):
+        raise EOFError
+    return key
+
+
 def _ask(text: str) -> bool:
     """The preview, then one key: y goes ahead, anything else declines."""
     if not sys.stdin.isatty():
@@ -69,7 +90,7 @@ def _ask(text: str) -> bool:
     signal.signal(signal.SIGTERM, stopped)  # a SIGTERM while it waits is a no, and the end
     ended = False
     try:
-        key = typer.getchar()
+        key = _getchar()
     except (EOFError, KeyboardInterrupt):
         key = ""
     except Stopped:
@@ -117,28 +138,28 @@ def watch_policy(
 
 
 def watch_command(
-    auto: Annotated[bool, typer.Option("--auto", help="Move without asking.")] = False,
-    ask: Annotated[bool, typer.Option("--ask", help="Ask once per move (the default).")] = False,
+    auto: Annotated[bool, Option("--auto", help="Move without asking.")] = False,
+    ask: Annotated[bool, Option("--ask", help="Ask once per move (the default).")] = False,
     returns: Annotated[
-        str, typer.Option("--return", help="Bring moved agents back: auto, ask or never.")
+        str, Option("--return", help="Bring moved agents back: auto, ask or never.")
     ] = "ask",
-    interval: Annotated[float, typer.Option("--interval", help="Seconds between passes.")] = 30.0,
+    interval: Annotated[float, Option("--interval", help="Seconds between passes.")] = 30.0,
     quiet: Annotated[
-        float, typer.Option("--quiet", help="Seconds within which no session moves twice.")
+        float, Option("--quiet", help="Seconds within which no session moves twice.")
     ] = 900.0,
     under: Annotated[
-        str | None, typer.Option("--under", help="Only agents working below this directory.")
+        str | None, Option("--under", help="Only agents working below this directory.")
     ] = None,
-    once: Annotated[bool, typer.Option("--once", help="One pass, then exit.")] = False,
+    once: Annotated[bool, Option("--once", help="One pass, then exit.")] = False,
     offline: Annotated[
-        bool, typer.Option("--offline", help="Only the session files; ask no usage service.")
+        bool, Option("--offline", help="Only the session files; ask no usage service.")
     ] = False,
     no_relaunch: Annotated[
-        bool, typer.Option("--no-relaunch", help="Do not restart the moved agents' panes.")
+        bool, Option("--no-relaunch", help="Do not restart the moved agents' panes.")
     ] = False,
     redact_secrets: RedactOption = False,
     print_unit: Annotated[
-        bool, typer.Option("--print-unit", help="Print a systemd user unit that keeps it running.")
+        bool, Option("--print-unit", help="Print a systemd user unit that keeps it running.")
     ] = False,
     as_json: JsonOption = False,
 ) -> None:

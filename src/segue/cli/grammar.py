@@ -1,0 +1,272 @@
+"""The command line's grammar: segue's commands, their arguments and options, parsed by the
+standard library's argparse.
+
+A command is a plain function whose parameters say what it takes from the command line, each
+``Annotated`` with an :class:`Option` or an :class:`Argument` and given its default::
+
+    def show(
+        session: Annotated[str, Argument(help="A session id.")],
+        as_json: Annotated[bool, Option("--json", help="As JSON.")] = False,
+    ) -> None: ...
+
+The type says how a value is read: ``bool`` is a flag, ``int``/``float``/``str``/``Path`` a
+value, an enum one of its values, ``list[T]`` an option given again (an argument: any number
+of words), ``T | None`` a value that may be missing. An option's ``kind`` reads a value no
+type says how to (a provider, by its name in the registry). Only the command a line names has
+its parameters read and its parser built, so a start costs little more than argparse's import.
+
+Every mistake on the command line is a :class:`UsageError` (exit status 2) whose message is one
+line naming what was wrong and where the command's help is.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import types
+import typing
+from collections.abc import Callable, Sequence
+from enum import Enum
+from pathlib import Path
+from typing import Any, NoReturn, Protocol, TypeVar
+
+from segue.model.errors import SegueError
+
+__all__ = ["Argument", "Group", "Kind", "Option", "UsageError"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class UsageError(SegueError):
+    """The command line itself is wrong (exit status 2)."""
+
+
+class Kind(Protocol):
+    """How an option reads a value its type cannot say how to read."""
+
+    def metavar(self) -> str: ...
+
+    def convert(self, text: str) -> Any:
+        """The value, or ``ValueError`` with what is wrong with ``text``."""
+        ...
+
+
+class Option:
+    """A parameter given by name: ``--name VALUE`` (a ``bool``: just ``--name``)."""
+
+    __slots__ = ("help", "kind", "names")
+
+    def __init__(self, *names: str, help: str = "", kind: Kind | None = None) -> None:
+        self.names, self.help, self.kind = names, help, kind
+
+
+class Argument:
+    """A parameter given by place."""
+
+    __slots__ = ("help",)
+
+    def __init__(self, help: str = "") -> None:
+        self.help = help
+
+
+class Group:
+    """Commands under one name (``segue``, ``segue thread``), each a function or a group."""
+
+    def __init__(self, name: str, help: str) -> None:
+        self.name, self.help = name, help
+        self.entries: dict[str, Callable[..., Any] | Group] = {}
+
+    def command(self, name: str | None = None) -> Callable[[F], F]:
+        """Register a function as the command ``name`` (default: its own, ``_`` as ``-``)."""
+
+        def register(fn: F) -> F:
+            self.entries[name or fn.__name__.replace("_", "-")] = fn
+            return fn
+
+        return register
+
+    def add_group(self, group: Group) -> None:
+        self.entries[group.name] = group
+
+    def parse(self, args: Sequence[str]) -> tuple[Callable[..., Any], dict[str, Any]]:
+        """The command ``args`` name and the values it is called with. A line that asks for
+        help prints it and ends the process (status 0; a bare group's, 2)."""
+        group, prog, rest = self, self.name, list(args)
+        while True:
+            if not rest or rest[0] in ("-h", "--help"):
+                sys.stdout.write(group.help_text(prog))
+                sys.stdout.flush()
+                raise SystemExit(0 if rest else 2)
+            word, rest = rest[0], rest[1:]
+            entry = group.entries.get(word)
+            if entry is None:
+                raise UsageError(group._unknown(word, prog))
+            prog = f"{prog} {word}"
+            if isinstance(entry, Group):
+                group = entry
+                continue
+            return entry, _command_values(entry, prog, rest)
+
+    def help_text(self, prog: str) -> str:
+        import shutil
+        import textwrap
+
+        width = max((len(name) for name in self.entries), default=0)
+        columns = max(min(shutil.get_terminal_size().columns, 100) - width - 4, 30)
+        lines = [f"usage: {prog} COMMAND [ARGS]...", "", self.help, "", "commands:"]
+        for name, entry in self.entries.items():
+            about = entry.help if isinstance(entry, Group) else _first_sentence(entry.__doc__)
+            for n, part in enumerate(textwrap.wrap(about, columns) or [""]):
+                lines.append(f"  {(name if n == 0 else '').ljust(width)}  {part}")
+        lines += ["", f"{prog} COMMAND --help shows what a command takes."]
+        return "\n".join(lines) + "\n"
+
+    def _unknown(self, word: str, prog: str) -> str:
+        if word.startswith("-"):
+            return (
+                f"{word} is not a command of {prog}: options go after the command ({prog} --help)"
+            )
+        from difflib import get_close_matches
+
+        close = get_close_matches(word, list(self.entries), n=2)
+        maybe = f"; did you mean {' or '.join(close)}?" if close else ""
+        return f"{word!r} is not a command of {prog}{maybe} ({prog} --help lists them)"
+
+
+def _first_sentence(doc: str | None) -> str:
+    paragraph = " ".join((doc or "").strip().split("\n\n")[0].split())
+    cut = paragraph.find(". ")
+    return paragraph if cut == -1 else paragraph[: cut + 1]
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"{message} ({self.prog} --help)")
+
+
+def _command_values(fn: Callable[..., Any], prog: str, args: list[str]) -> dict[str, Any]:
+    parser = _Parser(
+        prog=prog,
+        description=_description(fn.__doc__),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        allow_abbrev=False,
+    )
+    for name, hint, default in _parameters(fn):
+        _add(parser, name, hint, default)
+    # options may come between arguments (``switch A --to codex B``); after ``--`` every word
+    # is an argument, which only the plain parse keeps to (3.11's intermixed one loses it)
+    parsed = parser.parse_args(args) if "--" in args else parser.parse_intermixed_args(args)
+    return vars(parsed)
+
+
+def _description(doc: str | None) -> str:
+    lines = (doc or "").strip().splitlines()
+    rest = [line.strip() for line in lines[1:]]
+    return "\n".join([*lines[:1], *rest])
+
+
+def _parameters(fn: Callable[..., Any]) -> list[tuple[str, Any, Any]]:
+    """(name, annotation, default) of each parameter, in order."""
+    code = fn.__code__
+    names = code.co_varnames[: code.co_argcount]
+    defaults = fn.__defaults__ or ()
+    missing = len(names) - len(defaults)
+    hints = typing.get_type_hints(fn, include_extras=True)
+    return [
+        (name, hints[name], defaults[n - missing] if n >= missing else _REQUIRED)
+        for n, name in enumerate(names)
+    ]
+
+
+_REQUIRED = object()
+_NONE_TYPE = type(None)
+
+
+def _add(parser: argparse.ArgumentParser, name: str, hint: Any, default: Any) -> None:
+    if typing.get_origin(hint) is not typing.Annotated:
+        raise TypeError(f"{name}: a command's parameter is Annotated with Option or Argument")
+    base, spec = hint.__origin__, hint.__metadata__[0]
+    if typing.get_origin(base) in (types.UnionType, typing.Union):
+        base = next(a for a in typing.get_args(base) if a is not _NONE_TYPE)
+    many = typing.get_origin(base) is list
+    if many:
+        base = typing.get_args(base)[0]
+    if isinstance(spec, Argument):
+        word = name.upper()
+        if many:
+            parser.add_argument(name, nargs="*", type=_reader(base, None, word), help=spec.help,
+                                metavar=word)  # fmt: skip
+        elif default is _REQUIRED:
+            parser.add_argument(name, type=_reader(base, None, word), help=spec.help, metavar=word)
+        else:
+            parser.add_argument(name, nargs="?", default=default, type=_reader(base, None, word),
+                                help=spec.help, metavar=word)  # fmt: skip
+        return
+    assert isinstance(spec, Option), name
+    help_text = spec.help.replace("%", "%%")
+    if base is bool and spec.kind is None:
+        parser.add_argument(*spec.names, dest=name, action="store_true", help=help_text)
+        return
+    metavar = spec.kind.metavar() if spec.kind is not None else _metavar(base)
+    parser.add_argument(
+        *spec.names,
+        dest=name,
+        type=_reader(base, spec.kind, metavar),
+        action="append" if many else "store",
+        default=None if default is _REQUIRED else default,
+        required=default is _REQUIRED,
+        metavar=metavar,
+        help=help_text,
+    )
+
+
+def _metavar(base: Any) -> str:
+    if isinstance(base, type) and issubclass(base, Enum):
+        return "{" + ",".join(str(m.value) for m in base) + "}"
+    return {int: "N", float: "SECONDS"}.get(base, "TEXT" if base is str else "PATH")
+
+
+def _reader(base: Any, kind: Kind | None, word: str) -> Callable[[str], Any]:
+    """What turns one word of the command line into the parameter's value."""
+    convert: Callable[[str], Any]
+    if kind is not None:
+        convert = kind.convert
+    elif isinstance(base, type) and issubclass(base, Enum):
+        choices = [str(m.value) for m in base]
+
+        def convert(text: str) -> Any:
+            if text not in choices:
+                raise ValueError(f"{text!r} is not one of {', '.join(choices)}")
+            return base(text)
+
+    elif base is int:
+
+        def convert(text: str) -> Any:
+            try:
+                return int(text)
+            except ValueError:
+                raise ValueError(f"{text!r} is not a whole number") from None
+
+    elif base is float:
+
+        def convert(text: str) -> Any:
+            try:
+                return float(text)
+            except ValueError:
+                raise ValueError(f"{text!r} is not a number") from None
+
+    elif base is Path:
+        convert = Path
+    elif base is str:
+        convert = str
+    else:
+        raise TypeError(f"no reader for {base!r}")
+
+    def read(text: str) -> Any:
+        try:
+            return convert(text)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+
+    read.__name__ = word  # what argparse names in an error it words itself
+    return read
