@@ -11,7 +11,25 @@ __all__ = ["main"]
 
 
 def main(argv: list[str] | None = None) -> None:
+    """The process's command line (``argv`` None: ``sys.argv``, and the process ends here,
+    without the interpreter's teardown; see :mod:`segue.support.quick_exit`)."""
     args = sys.argv[1:] if argv is None else argv
+    try:
+        _run(args)
+    except SystemExit as exc:
+        code = exc.code
+    else:
+        code = 0
+    if argv is not None or args[:1] in (["watch"], ["tui"]):
+        if code:
+            raise SystemExit(code)
+        return
+    from segue.support.quick_exit import exit_now
+
+    exit_now(code)
+
+
+def _run(args: list[str]) -> None:
     if args[:1] == ["hook"]:  # what the CLIs' hooks run: never an error, never a word on stdout
         from segue.cli.hook import run_hook
 
