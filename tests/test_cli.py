@@ -121,7 +121,8 @@ def _command_lines() -> list[list[str]]:
     lines: list[list[str]] = []
 
     def walk(group: Group, words: list[str]) -> None:
-        for name, entry in group.entries.items():
+        for name in list(group.entries):
+            entry = group.entry(name)
             if isinstance(entry, Group):
                 walk(entry, [*words, name])
             else:

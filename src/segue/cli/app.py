@@ -476,27 +476,18 @@ def demo(
     print_demo(_console(), run_demo(home=home))
 
 
-def _register_threads() -> None:
-    from segue.cli.checkpoints import checkpoint_command, checkpoints_command, hooks_app
-    from segue.cli.threads import thread_app
-
-    app.add_group(thread_app)
-    app.add_group(hooks_app)
-    app.command("checkpoint")(checkpoint_command)
-    app.command("checkpoints")(checkpoints_command)
-    from segue.cli.rollback import fork_command, rollback_command
-
-    app.command("rollback")(rollback_command)
-    app.command("fork")(fork_command)
-    from segue.cli.watch import watch_command
-
-    app.command("watch")(watch_command)
-    from segue.cli.tui import tui_command
-
-    app.command("tui")(tui_command)
-
-
-_register_threads()
+# the other commands, each imported only when a line names it (or the help lists them all)
+for _name, _where in (
+    ("thread", "segue.cli.threads:thread_app"),
+    ("hooks", "segue.cli.checkpoints:hooks_app"),
+    ("checkpoint", "segue.cli.checkpoints:checkpoint_command"),
+    ("checkpoints", "segue.cli.checkpoints:checkpoints_command"),
+    ("rollback", "segue.cli.rollback:rollback_command"),
+    ("fork", "segue.cli.rollback:fork_command"),
+    ("watch", "segue.cli.watch:watch_command"),
+    ("tui", "segue.cli.tui:tui_command"),
+):
+    app.add_lazy(_name, _where)
 
 
 def _fail(message: str, code: int, as_json: bool) -> NoReturn:

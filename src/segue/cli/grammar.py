@@ -74,7 +74,8 @@ class Group:
 
     def __init__(self, name: str, help: str) -> None:
         self.name, self.help = name, help
-        self.entries: dict[str, Callable[..., Any] | Group] = {}
+        # a command, a group, or where one is ("module:attribute", imported when named)
+        self.entries: dict[str, Callable[..., Any] | Group | str] = {}
 
     def command(self, name: str | None = None) -> Callable[[F], F]:
         """Register a function as the command ``name`` (default: its own, ``_`` as ``-``)."""
@@ -88,6 +89,20 @@ class Group:
     def add_group(self, group: Group) -> None:
         self.entries[group.name] = group
 
+    def add_lazy(self, name: str, where: str) -> None:
+        """The command or group ``name`` is ``where`` ("module:attribute"), imported only
+        when a line names it (or the group's help lists it)."""
+        self.entries[name] = where
+
+    def entry(self, name: str) -> Callable[..., Any] | Group | None:
+        found = self.entries.get(name)
+        if isinstance(found, str):
+            from importlib import import_module
+
+            module, _, attribute = found.partition(":")
+            found = self.entries[name] = getattr(import_module(module), attribute)
+        return found
+
     def parse(self, args: Sequence[str]) -> tuple[Callable[..., Any], dict[str, Any]]:
         """The command ``args`` name and the values it is called with. A line that asks for
         help prints it and ends the process (status 0; a bare group's, 2)."""
@@ -98,7 +113,7 @@ class Group:
                 sys.stdout.flush()
                 raise SystemExit(0 if rest else 2)
             word, rest = rest[0], rest[1:]
-            entry = group.entries.get(word)
+            entry = group.entry(word)
             if entry is None:
                 raise UsageError(group._unknown(word, prog))
             prog = f"{prog} {word}"
@@ -114,7 +129,8 @@ class Group:
         width = max((len(name) for name in self.entries), default=0)
         columns = max(min(shutil.get_terminal_size().columns, 100) - width - 4, 30)
         lines = [f"usage: {prog} COMMAND [ARGS]...", "", self.help, "", "commands:"]
-        for name, entry in self.entries.items():
+        for name in list(self.entries):
+            entry = self.entry(name)
             about = entry.help if isinstance(entry, Group) else _first_sentence(entry.__doc__)
             for n, part in enumerate(textwrap.wrap(about, columns) or [""]):
                 lines.append(f"  {(name if n == 0 else '').ljust(width)}  {part}")
