@@ -172,3 +172,10 @@ def test_a_wrong_command_line_is_one_line_naming_the_help(home: Path) -> None:
         as_json = segue(home, *args, "--json")
         assert as_json.returncode == 2 and as_json.stderr == "", (args, as_json.stderr)
         assert orjson.loads(as_json.stdout)["exit_code"] == 2
+
+
+def test_the_version_is_the_installed_one(home: Path) -> None:
+    from importlib.metadata import version
+
+    done = segue(home, "--version")
+    assert done.returncode == 0 and done.stdout == f"segue {version('segue')}\n", done

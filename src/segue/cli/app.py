@@ -499,10 +499,15 @@ def _fail(message: str, code: int, as_json: bool) -> NoReturn:
     raise SystemExit(code)
 
 
-def _looks_like_a_prompt(error: str) -> bool:
-    """Whether ``segue run``'s error may be a prompt that starts with ``-`` taken for an option
-    (one that holds a space, ``- fix it``, is a prompt already)."""
-    return "unrecognized arguments: -" in error or "required: PROMPT" in error
+_RUN_OPTIONS = {"--thread", "--provider", "--json", "-h", "--help"}
+
+
+def _looks_like_a_prompt(args: list[str]) -> bool:
+    """Whether a wrong ``segue run`` line holds a word that starts with ``-`` and is none of its
+    options: a prompt taken for an option (one that holds a space, ``- fix it``, is a prompt
+    already)."""
+    words = args[: args.index("--")] if "--" in args else args
+    return any(w.startswith("-") and w.split("=", 1)[0] not in _RUN_OPTIONS for w in words)
 
 
 _RUNS_ON = ("watch", "tui")  # the commands whose process does not end after one command
@@ -519,7 +524,7 @@ def main(argv: list[str] | None = None) -> None:
         try:
             command, values = app.parse(args)
         except UsageError as exc:
-            if args[:1] == ["run"] and _looks_like_a_prompt(str(exc)):
+            if args[:1] == ["run"] and _looks_like_a_prompt(args[1:]):
                 raise UsageError(
                     f"{exc}; a prompt that starts with - goes after --: segue run -- PROMPT"
                 ) from None

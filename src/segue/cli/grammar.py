@@ -107,6 +107,15 @@ class Group:
         """The command ``args`` name and the values it is called with. A line that asks for
         help prints it and ends the process (status 0; a bare group's, 2)."""
         group, prog, rest = self, self.name, list(args)
+        if rest == ["--version"]:
+            from importlib.metadata import PackageNotFoundError, version
+
+            try:
+                installed = version(prog)
+            except PackageNotFoundError:  # run from a source tree that is not installed
+                installed = "(not installed)"
+            sys.stdout.write(f"{prog} {installed}\n")
+            raise SystemExit(0)
         while True:
             if not rest or rest[0] in ("-h", "--help"):
                 sys.stdout.write(group.help_text(prog))
@@ -134,7 +143,8 @@ class Group:
             about = entry.help if isinstance(entry, Group) else _first_sentence(entry.__doc__)
             for n, part in enumerate(textwrap.wrap(about, columns) or [""]):
                 lines.append(f"  {(name if n == 0 else '').ljust(width)}  {part}")
-        lines += ["", f"{prog} COMMAND --help shows what a command takes."]
+        also = "" if " " in prog else f"; {prog} --version, the version"
+        lines += ["", f"{prog} COMMAND --help shows what a command takes{also}."]
         return "\n".join(lines) + "\n"
 
     def _unknown(self, word: str, prog: str) -> str:
