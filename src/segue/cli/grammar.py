@@ -217,19 +217,21 @@ def _add(parser: argparse.ArgumentParser, name: str, hint: Any, default: Any) ->
     many = typing.get_origin(base) is list
     if many:
         base = typing.get_args(base)[0]
+    help_text = spec.help.replace("%", "%%")  # (argparse formats a help with %)
     if isinstance(spec, Argument):
         word = name.upper()
-        if many:
-            parser.add_argument(name, nargs="*", type=_reader(base, None, word), help=spec.help,
-                                metavar=word)  # fmt: skip
-        elif default is _REQUIRED:
-            parser.add_argument(name, type=_reader(base, None, word), help=spec.help, metavar=word)
-        else:
-            parser.add_argument(name, nargs="?", default=default, type=_reader(base, None, word),
-                                help=spec.help, metavar=word)  # fmt: skip
+        shape: dict[str, Any] = (
+            {"nargs": "*"}
+            if many
+            else {}
+            if default is _REQUIRED
+            else {"nargs": "?", "default": default}
+        )
+        parser.add_argument(
+            name, type=_reader(base, None, word), help=help_text, metavar=word, **shape
+        )
         return
     assert isinstance(spec, Option), name
-    help_text = spec.help.replace("%", "%%")
     if base is bool and spec.kind is None:
         parser.add_argument(*spec.names, dest=name, action="store_true", help=help_text)
         return
@@ -244,6 +246,9 @@ def _add(parser: argparse.ArgumentParser, name: str, hint: Any, default: Any) ->
         metavar=metavar,
         help=help_text,
     )
+
+
+_NUMBERS: dict[type, str] = {int: "a whole number", float: "a number"}
 
 
 def _metavar(base: Any) -> str:
@@ -265,21 +270,14 @@ def _reader(base: Any, kind: Kind | None, word: str) -> Callable[[str], Any]:
                 raise ValueError(f"{text!r} is not one of {', '.join(choices)}")
             return base(text)
 
-    elif base is int:
+    elif base in _NUMBERS:
+        number, what = base, _NUMBERS[base]
 
         def convert(text: str) -> Any:
             try:
-                return int(text)
+                return number(text)
             except ValueError:
-                raise ValueError(f"{text!r} is not a whole number") from None
-
-    elif base is float:
-
-        def convert(text: str) -> Any:
-            try:
-                return float(text)
-            except ValueError:
-                raise ValueError(f"{text!r} is not a number") from None
+                raise ValueError(f"{text!r} is not {what}") from None
 
     elif base is Path:
         convert = Path
