@@ -5,7 +5,9 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 
 import orjson
@@ -179,3 +181,71 @@ def test_the_version_is_the_installed_one(home: Path) -> None:
 
     done = segue(home, "--version")
     assert done.returncode == 0 and done.stdout == f"segue {version('segue')}\n", done
+
+
+def test_words_after_double_dash_and_dash_prompts_are_arguments() -> None:
+    from segue.cli.app import app
+    from segue.cli.grammar import UsageError
+
+    def values(*args: str) -> dict[str, object]:
+        return app.parse(list(args))[1]
+
+    assert values("run", "-h is this help?")["prompt"] == "-h is this help?"
+    assert values("run", "--json", "--", "--version")["prompt"] == "--version"
+    assert values("show", "X", "--json", "--") == {**values("show", "X", "--json")}
+    assert values("switch", "A", "--dry-run", "--", "-B")["sessions"] == ["A", "-B"]
+    assert values("switch", "A", "--to", "codex", "B", "--", "C")["sessions"] == ["A", "B", "C"]
+    assert values("rollback", "T", "--to-run", "3", "--")["to_run"] == 3
+    assert values("run", "--thread", "- odd id", "go")["thread"] == "- odd id"
+    for args, says in (
+        (["run", "--thread", "--", "x"], "argument --thread: expected one argument"),
+        (["rollback", "--to-run", "- 3"], "'- 3' is not a whole number"),
+        (["sessions", "-a b"], "unrecognized arguments: -a b"),
+    ):
+        with pytest.raises(UsageError, match=says):
+            app.parse(args)
+
+
+def test_no_output_to_write_to_is_a_status_not_a_traceback(home: Path, tmp_path: Path) -> None:
+    """stdout closed at start, or a full disk behind it: one line on stderr and status 1; the
+    hooks, with no stdin or no stderr, still exit 0."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CLAUDE_", "CODEX_"))}
+    env["HOME"] = str(home)
+    command = [sys.executable, "-m", "segue"]
+    for args in (["--version"], ["sessions", "--all"], ["sessions", "--all", "--json"]):
+        closed = subprocess.run(
+            [*command, *args], env=env, capture_output=False, stderr=subprocess.PIPE,
+            preexec_fn=partial(os.close, 1), timeout=120,
+        )  # fmt: skip
+        assert closed.returncode == 1, (args, closed.stderr)
+        assert closed.stderr.decode().count("\n") == 1 and b"Traceback" not in closed.stderr
+        with open("/dev/full", "wb") as full:
+            done = subprocess.run(
+                [*command, *args], env=env, stdout=full, stderr=subprocess.PIPE, timeout=120
+            )
+        assert done.returncode == 1 and b"cannot write the output" in done.stderr, done.stderr
+    for closing in (0, 2):
+        hook = subprocess.run(
+            [*command, "hook", "claude", "stop"], env=env, stdout=subprocess.PIPE,
+            preexec_fn=partial(os.close, closing), timeout=120,
+        )  # fmt: skip
+        assert hook.returncode == 0 and hook.stdout == b""
+
+
+def test_a_name_that_is_not_utf8_is_escaped_in_the_json_error(home: Path) -> None:
+    env = {**os.environ, "HOME": str(home)}
+    for args in (
+        [b"thread", b"show", b"\xff", b"--json"],
+        [b"run", b"--thread", b"\xff", b"x", b"--json"],
+    ):
+        done = subprocess.run(
+            [sys.executable, "-m", "segue", *args], env=env, capture_output=True, timeout=120
+        )
+        assert done.returncode == 1 and done.stderr == b"", done.stderr
+        assert "\\xff" in orjson.loads(done.stdout)["error"]
+
+
+def test_a_wrong_rollback_line_is_a_usage_error(home: Path) -> None:
+    for args in (["rollback", "--files-only", "--context-only", "--to-run", "1"], ["rollback"]):
+        done = segue(home, *args)
+        assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr

@@ -427,9 +427,11 @@ def test_spans_no_clock_takes_are_one_line(home: dict[str, str], args: list[str]
     from tests.segue_cli import segue
 
     done = segue(["tui", *args], {**home, "PATH": os.environ["PATH"]})
-    assert done.returncode == 1 and "give a number of seconds" in done.stderr, done.stderr
+    assert done.returncode == 2 and "give a number of seconds" in done.stderr, done.stderr
     watched = segue(["watch", "--once", *args], {**home, "PATH": os.environ["PATH"]})
-    assert watched.returncode == 1 and "give a number of seconds" in watched.stderr
+    assert watched.returncode == 2 and "give a number of seconds" in watched.stderr
+    unit = segue(["watch", "--print-unit", *args], {**home, "PATH": os.environ["PATH"]})
+    assert unit.returncode == 2 and unit.stdout == "", unit.stdout  # no unit that cannot start
 
 
 def test_the_switch_sheet_says_what_secrets_go_and_redact_secrets_makes_them_markers(

@@ -158,7 +158,7 @@ def test_one_watch_a_store_and_sigterm_ends_it_between_passes(tmp_path: Path) ->
 @pytest.mark.parametrize("args", [["--return", "bogus"], ["--auto", "--ask"], ["--interval", "0"]])
 def test_a_wrong_option_is_one_line(tmp_path: Path, args: list[str]) -> None:
     done = segue(["watch", "--once", "--offline", *args], _home(tmp_path, {"multi_turn"}))
-    assert done.returncode == 1 and done.stderr.startswith("segue: ")
+    assert done.returncode == 2 and done.stderr.startswith("segue: ")
     assert len(done.stderr.strip().splitlines()) == 1
 
 

@@ -4,6 +4,7 @@ traceback."""
 
 from __future__ import annotations
 
+import errno
 import os
 import sys
 from enum import StrEnum
@@ -492,11 +493,18 @@ for _name, _where in (
 
 def _fail(message: str, code: int, as_json: bool) -> NoReturn:
     line = " ".join(message.split())  # one line, whatever the message held
-    if as_json:
-        print_json({"error": line, "exit_code": code})
-    else:
-        _stderr().print(f"segue: {line}", style="red", markup=False)
+    try:
+        if as_json:
+            print_json({"error": line, "exit_code": code})
+        else:
+            _stderr().print(f"segue: {line}", style="red", markup=False)
+    except (OSError, ValueError, SegueError):
+        pass  # nowhere left to say it: the exit status says it
     raise SystemExit(code)
+
+
+# what a write to a full disk, a broken device or a closed descriptor says: the output is lost
+_OUTPUT_ERRNOS = frozenset({errno.ENOSPC, errno.EIO, errno.EBADF, errno.EDQUOT})
 
 
 _RUN_OPTIONS = {"--thread", "--provider", "--json", "-h", "--help"}
@@ -520,6 +528,8 @@ def main(argv: list[str] | None = None) -> None:
 
         collector.one_command()
     as_json = "--json" in (args[: args.index("--")] if "--" in args else args)
+    if sys.stdout is None:  # started with it closed: every command's output would be lost
+        _fail("cannot write the output: standard output is closed", 1, False)
     try:
         try:
             command, values = app.parse(args)
@@ -539,9 +549,15 @@ def main(argv: list[str] | None = None) -> None:
     except BrokenPipeError:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         raise SystemExit(1) from None
+    except OSError as exc:
+        if exc.errno not in _OUTPUT_ERRNOS or exc.filename is not None:
+            _internal(exc, as_json)
+        _fail(f"cannot write the output: {exc.strerror}", 1, False)
     except Exception as exc:  # a bug: still one line, with a way to see the traceback
-        if os.environ.get("SEGUE_DEBUG"):
-            raise
-        _fail(
-            f"internal error: {type(exc).__name__}: {exc} (SEGUE_DEBUG=1 shows where)", 70, as_json
-        )
+        _internal(exc, as_json)
+
+
+def _internal(exc: Exception, as_json: bool) -> NoReturn:
+    if os.environ.get("SEGUE_DEBUG"):
+        raise exc
+    _fail(f"internal error: {type(exc).__name__}: {exc} (SEGUE_DEBUG=1 shows where)", 70, as_json)

@@ -100,7 +100,7 @@ def run_fleet_command(
 
 
 def _confirm(plan: FleetPlan, console: Console) -> bool:
-    if not sys.stdin.isatty():
+    if sys.stdin is None or not sys.stdin.isatty():
         return False
     n = len(plan.to_switch)
     answer = console.input(

@@ -114,12 +114,11 @@ class Group:
                 installed = version(prog)
             except PackageNotFoundError:  # run from a source tree that is not installed
                 installed = "(not installed)"
-            sys.stdout.write(f"{prog} {installed}\n")
+            _say(f"{prog} {installed}\n")
             raise SystemExit(0)
         while True:
             if not rest or rest[0] in ("-h", "--help"):
-                sys.stdout.write(group.help_text(prog))
-                sys.stdout.flush()
+                _say(group.help_text(prog))
                 raise SystemExit(0 if rest else 2)
             word, rest = rest[0], rest[1:]
             entry = group.entry(word)
@@ -159,6 +158,13 @@ class Group:
         return f"{word!r} is not a command of {prog}{maybe} ({prog} --help lists them)"
 
 
+def _say(text: str) -> None:
+    if sys.stdout is None:
+        raise SegueError("cannot write the output: standard output is closed")
+    sys.stdout.write(text)
+    sys.stdout.flush()
+
+
 def _first_sentence(doc: str | None) -> str:
     paragraph = " ".join((doc or "").strip().split("\n\n")[0].split())
     cut = paragraph.find(". ")
@@ -166,7 +172,11 @@ def _first_sentence(doc: str | None) -> str:
 
 
 class _Parser(argparse.ArgumentParser):
+    held: dict[str, str] = {}  # noqa: RUF012  (each parser is given its own)
+
     def error(self, message: str) -> NoReturn:
+        for stand_in in sorted(self.held, key=len, reverse=True):  # the words the user typed
+            message = message.replace(stand_in, self.held[stand_in])
         raise UsageError(f"{message} ({self.prog} --help)")
 
 
@@ -177,12 +187,37 @@ def _command_values(fn: Callable[..., Any], prog: str, args: list[str]) -> dict[
         formatter_class=argparse.RawDescriptionHelpFormatter,
         allow_abbrev=False,
     )
+    words, held = _held_words(args)
+    parser.held = held
     for name, hint, default in _parameters(fn):
-        _add(parser, name, hint, default)
-    # options may come between arguments (``switch A --to codex B``); after ``--`` every word
-    # is an argument, which only the plain parse keeps to (3.11's intermixed one loses it)
-    parsed = parser.parse_args(args) if "--" in args else parser.parse_intermixed_args(args)
-    return vars(parsed)
+        _add(parser, name, hint, default, held)
+    # options may come between arguments (``switch A --to codex B``)
+    return vars(parser.parse_intermixed_args(words))
+
+
+def _held_words(args: list[str]) -> tuple[list[str], dict[str, str]]:
+    """``args`` with the words that can only be arguments held back as stand-ins argparse
+    takes for nothing else: every word after ``--`` (which 3.11's intermixed parse loses), and
+    a word that starts with ``-`` but holds a space (a prompt, ``- fix it``, which argparse
+    would read as ``-h`` or another short option with its value). Each parameter's reader turns
+    a stand-in back into its word; an option's refuses one from after ``--``."""
+    words: list[str] = []
+    held: dict[str, str] = {}
+    after = False
+    for word in args:
+        if word == "--" and not after:
+            after = True
+            continue
+        if after or (word.startswith("-") and any(c.isspace() for c in word)):
+            stand_in = f"{_AFTER if after else _HELD}{len(held)}"
+            held[stand_in] = word
+            word = stand_in
+        words.append(word)
+    return words, held
+
+
+# what a stand-in starts with: no option or argument a user types starts with NUL or SOH
+_HELD, _AFTER = "\0", "\1"
 
 
 def _description(doc: str | None) -> str:
@@ -198,22 +233,30 @@ def _parameters(fn: Callable[..., Any]) -> list[tuple[str, Any, Any]]:
     defaults = fn.__defaults__ or ()
     missing = len(names) - len(defaults)
     hints = typing.get_type_hints(fn, include_extras=True)
+    keyword = code.co_varnames[code.co_argcount : code.co_argcount + code.co_kwonlyargcount]
+    given = fn.__kwdefaults__ or {}
     return [
-        (name, hints[name], defaults[n - missing] if n >= missing else _REQUIRED)
-        for n, name in enumerate(names)
-    ]
+        *((name, hints[name], defaults[n - missing] if n >= missing else _REQUIRED)
+          for n, name in enumerate(names)),
+        *((name, hints[name], given.get(name, _REQUIRED)) for name in keyword),
+    ]  # fmt: skip
 
 
 _REQUIRED = object()
 _NONE_TYPE = type(None)
 
 
-def _add(parser: argparse.ArgumentParser, name: str, hint: Any, default: Any) -> None:
+def _add(
+    parser: argparse.ArgumentParser, name: str, hint: Any, default: Any, held: dict[str, str]
+) -> None:
     if typing.get_origin(hint) is not typing.Annotated:
         raise TypeError(f"{name}: a command's parameter is Annotated with Option or Argument")
     base, spec = hint.__origin__, hint.__metadata__[0]
     if typing.get_origin(base) in (types.UnionType, typing.Union):
-        base = next(a for a in typing.get_args(base) if a is not _NONE_TYPE)
+        kinds = [a for a in typing.get_args(base) if a is not _NONE_TYPE]
+        if len(kinds) != 1:
+            raise TypeError(f"{name}: one type, or one type or None ({base!r})")
+        base = kinds[0]
     many = typing.get_origin(base) is list
     if many:
         base = typing.get_args(base)[0]
@@ -228,18 +271,20 @@ def _add(parser: argparse.ArgumentParser, name: str, hint: Any, default: Any) ->
             else {"nargs": "?", "default": default}
         )
         parser.add_argument(
-            name, type=_reader(base, None, word), help=help_text, metavar=word, **shape
+            name, type=_reader(base, None, word, held), help=help_text, metavar=word, **shape
         )
         return
     assert isinstance(spec, Option), name
     if base is bool and spec.kind is None:
+        if default is not False:
+            raise TypeError(f"{name}: a flag is off unless given (its default is False)")
         parser.add_argument(*spec.names, dest=name, action="store_true", help=help_text)
         return
     metavar = spec.kind.metavar() if spec.kind is not None else _metavar(base)
     parser.add_argument(
         *spec.names,
         dest=name,
-        type=_reader(base, spec.kind, metavar),
+        type=_reader(base, spec.kind, metavar, held, option=True),
         action="append" if many else "store",
         default=None if default is _REQUIRED else default,
         required=default is _REQUIRED,
@@ -257,7 +302,9 @@ def _metavar(base: Any) -> str:
     return {int: "N", float: "SECONDS"}.get(base, "TEXT" if base is str else "PATH")
 
 
-def _reader(base: Any, kind: Kind | None, word: str) -> Callable[[str], Any]:
+def _reader(
+    base: Any, kind: Kind | None, word: str, held: dict[str, str], *, option: bool = False
+) -> Callable[[str], Any]:
     """What turns one word of the command line into the parameter's value."""
     convert: Callable[[str], Any]
     if kind is not None:
@@ -287,8 +334,10 @@ def _reader(base: Any, kind: Kind | None, word: str) -> Callable[[str], Any]:
         raise TypeError(f"no reader for {base!r}")
 
     def read(text: str) -> Any:
+        if option and text.startswith(_AFTER):
+            raise argparse.ArgumentTypeError("expected one argument")  # (-- ended the options)
         try:
-            return convert(text)
+            return convert(held.get(text, text))
         except ValueError as exc:
             raise argparse.ArgumentTypeError(str(exc)) from None
 

@@ -24,7 +24,7 @@ def run_hook(args: list[str]) -> None:
         payload = args[at + 1] if at + 1 < len(args) else ""
         args = args[:at] + args[at + 2 :]
         stdin = os.fsencode(payload)
-    elif not sys.stdin.isatty():
+    elif sys.stdin is not None and not sys.stdin.isatty():
         try:
             stdin = sys.stdin.buffer.read(1 << 20)
         except (OSError, ValueError):

@@ -45,13 +45,40 @@ RedactOption = Annotated[
 
 
 def print_json(obj: object) -> None:
-    """A command's ``--json`` document on stdout, indented, one trailing newline."""
+    """A command's ``--json`` document on stdout, indented, one trailing newline. A text that
+    is not UTF-8 (a path's undecodable bytes) is written as JSON escapes."""
     import sys
 
     import orjson
 
-    sys.stdout.buffer.write(orjson.dumps(obj, option=orjson.OPT_INDENT_2) + b"\n")
+    try:
+        data = orjson.dumps(obj, option=orjson.OPT_INDENT_2) + b"\n"
+    except TypeError:  # a lone surrogate: the bytes it stands for, written as \xNN
+        data = orjson.dumps(_readable(obj), option=orjson.OPT_INDENT_2) + b"\n"
+    if sys.stdout is None:
+        from segue.model.errors import SegueError
+
+        raise SegueError("cannot write the output: standard output is closed")
+    out = sys.stdout.buffer
+    view = memoryview(data)
+    while view:  # a pipe may take part of it: the rest, or the error that ends it
+        view = view[out.write(view) or 0 :]
     sys.stdout.flush()
+
+
+def _readable(value: object) -> object:
+    """``value`` with each text's undecodable bytes (a surrogate) written out as ``\\xNN``."""
+    if isinstance(value, str):
+        try:  # a name's undecodable byte, as Python decoded it (surrogateescape)
+            raw = value.encode("utf-8", "surrogateescape")
+        except UnicodeEncodeError:  # a lone surrogate of another origin (a JSON escape)
+            raw = value.encode("utf-8", "surrogatepass")
+        return raw.decode("utf-8", "backslashreplace")
+    if isinstance(value, dict):
+        return {_readable(k): _readable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_readable(v) for v in value]
+    return value
 
 
 def command_group(name: str, help: str) -> Group:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING, Annotated, Any
 
-from segue.cli.grammar import Argument, Option
+from segue.cli.grammar import Argument, Option, UsageError
 from segue.cli.options import JsonOption, print_json
 from segue.model.errors import SegueError
 
@@ -110,13 +110,13 @@ def rollback_command(
     from segue.rewind.rollback import plan_rollback, rollback, undo_rollback
 
     if files_only and context_only:
-        raise SegueError("--files-only and --context-only exclude each other")
+        raise UsageError("--files-only and --context-only exclude each other")
     if undo == (to_run is not None):
-        raise SegueError("give --to-run N (the run to go back to), or --undo")
+        raise UsageError("give --to-run N (the run to go back to), or --undo")
     console = Console(highlight=False, soft_wrap=True, stderr=as_json)
     if undo:
         if dry_run:
-            raise SegueError("--undo has no --dry-run: segue rollback --undo shows what it undoes")
+            raise UsageError("--undo has no --dry-run: segue rollback --undo shows what it undoes")
         _confirm(yes, "Undo the last rollback?", as_json)
         done = undo_rollback(thread, confirmed=True)
         _report(console, done, as_json)
@@ -141,12 +141,13 @@ def rollback_command(
 def _confirm(yes: bool, question: str, as_json: bool) -> None:
     if yes:
         return
-    if as_json or not sys.stdin.isatty():
+    if as_json or sys.stdin is None or not sys.stdin.isatty():
         raise SegueError("not done: confirm with --yes (no terminal to ask on)")
-    try:
-        answer = input(f"{question} [y/N]: ")
-    except EOFError:
-        answer = ""
+    sys.stderr.write(f"{question} [y/N]: ")  # (stdout may be a file the user is keeping)
+    sys.stderr.flush()
+    answer = sys.stdin.readline()
+    if not answer.endswith("\n"):  # Ctrl-D: the error starts on a line of its own
+        sys.stderr.write("\n")
     if answer.strip().lower() not in ("y", "yes"):
         raise SegueError("not done: not confirmed")
 
@@ -183,7 +184,7 @@ def fork_command(
     from segue.rewind.fork import fork_thread
 
     if at_run < 1:
-        raise SegueError("give --at-run N (the run the fork starts after)")
+        raise UsageError("give --at-run N (the run the fork starts after)")
     forked = fork_thread(thread, at_run, into=into)
     if as_json:
         print_json(

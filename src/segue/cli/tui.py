@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from typing import Annotated
 
-from segue.cli.grammar import Option
+from segue.cli.grammar import Option, UsageError
 from segue.cli.options import RedactOption
 from segue.model.errors import SegueError
 
@@ -42,8 +42,8 @@ def tui_command(
 
     policy = watch_policy(auto, ask, returns, quiet, under, offline, no_relaunch, redact_secrets)
     if not 0 < interval <= MAX_SECONDS:  # (nan too)
-        raise SegueError(f"--interval {interval}: give a number of seconds above 0")
-    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        raise UsageError(f"--interval {interval}: give a number of seconds above 0")
+    if sys.stdin is None or sys.stdout is None or not (sys.stdin.isatty() and sys.stdout.isatty()):
         raise SegueError("segue tui needs a terminal (for scripts: segue agents, segue switch)")
     from segue.tui import run_tui
 

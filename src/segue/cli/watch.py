@@ -12,9 +12,8 @@ from typing import TYPE_CHECKING, Annotated
 
 import orjson
 
-from segue.cli.grammar import Option
+from segue.cli.grammar import Option, UsageError
 from segue.cli.options import JsonOption, RedactOption
-from segue.model.errors import SegueError
 
 if TYPE_CHECKING:
     from segue.watch import WatchPolicy
@@ -61,10 +60,11 @@ def _getchar() -> str:
     before = termios.tcgetattr(fd)
     try:
         tty.setraw(fd)
+        termios.tcflush(fd, termios.TCIFLUSH)  # keys typed before the question answer nothing
         data = os.read(fd, 32)
     finally:
         termios.tcsetattr(fd, termios.TCSADRAIN, before)
-    key = data.decode(errors="replace")
+    key = data.decode(errors="replace")[:1]  # (a pasted word: its first letter)
     if key == "\x03":
         raise KeyboardInterrupt
     if key in ("", "\x04"):
@@ -74,7 +74,7 @@ def _getchar() -> str:
 
 def _ask(text: str) -> bool:
     """The preview, then one key: y goes ahead, anything else declines."""
-    if not sys.stdin.isatty():
+    if sys.stdin is None or not sys.stdin.isatty():
         return False  # no one to ask: declined, and recorded so
     _notify(text)
     sys.stderr.write(text + "\nGo ahead? [y/N] ")
@@ -119,13 +119,13 @@ def watch_policy(
     from segue.watch import Mode, WatchPolicy
 
     if auto and ask:
-        raise SegueError("--auto and --ask exclude each other")
+        raise UsageError("--auto and --ask exclude each other")
     try:
         back = Mode(returns)
     except ValueError:
-        raise SegueError(f"--return {returns!r}: expected auto, ask or never") from None
+        raise UsageError(f"--return {returns!r}: expected auto, ask or never") from None
     if not 0 <= quiet <= MAX_SECONDS:  # (nan too)
-        raise SegueError(f"--quiet {quiet}: give a number of seconds, 0 to {MAX_SECONDS:g}")
+        raise UsageError(f"--quiet {quiet}: give a number of seconds, 0 to {MAX_SECONDS:g}")
     return WatchPolicy(
         move=Mode.AUTO if auto else Mode.ASK,
         returns=back,
@@ -169,6 +169,8 @@ def watch_command(
 
     policy = watch_policy(auto, ask, returns, quiet, under, offline, no_relaunch, redact_secrets)
     back = policy.returns
+    if not 0 < interval <= MAX_SECONDS:  # (nan too; the loop checks it the same way)
+        raise UsageError(f"--interval {interval}: give a number of seconds above 0")
     if print_unit:  # every option given, so the service watches as this command would
         argv = [sys.executable, "-m", "segue", "watch", "--auto" if auto else "--ask"]
         argv += ["--return", back.value, "--interval", f"{interval:g}", "--quiet", f"{quiet:g}"]

@@ -28,6 +28,8 @@ def exit_now(code: object = 0) -> NoReturn:
         atexit._run_exitfuncs()
     finally:
         for stream in (sys.stdout, sys.stderr):
+            if stream is None:  # started with that descriptor closed: nothing to flush
+                continue
             try:
                 stream.flush()
             except (OSError, ValueError):  # a closed pipe (| head): what was lost is lost
