@@ -90,10 +90,13 @@ def index_records(records: Iterable[Entry], *, sidechain: bool = False) -> Trans
 
 
 def holds_tool_result(rec: Record) -> bool:
-    content = as_dict(rec.get("message")).get("content")
-    return type(content) is list and any(
-        type(b) is dict and b.get("type") == "tool_result" for b in content
-    )
+    message = rec.get("message")
+    content = message.get("content") if type(message) is dict else None
+    if type(content) is list:  # (a loop: a generator costs more than the few blocks it reads)
+        for block in content:
+            if type(block) is dict and block.get("type") == "tool_result":
+                return True
+    return False
 
 
 def file_order(index: TranscriptIndex) -> list[Entry]:
