@@ -131,15 +131,23 @@ class _Decoder:
     # -- metadata ---------------------------------------------------------------------------
 
     def meta(self, path: Path, chain: list[Entry]) -> neutral.SessionMeta:
+        # each the newest record's that gives one (a non-empty string): read from the end, so
+        # a long session stops after its last few records
         cwd = branch = version = model = None
-        for _, rec in chain:
-            cwd = _str_or_none(rec.get("cwd")) or cwd
-            branch = _str_or_none(rec.get("gitBranch")) or branch
-            version = _str_or_none(rec.get("version")) or version
-            if rec.get("type") == "assistant" and not rec.get("isApiErrorMessage"):
+        for _, rec in reversed(chain):
+            cwd = cwd or _str_or_none(rec.get("cwd")) or None
+            branch = branch or _str_or_none(rec.get("gitBranch")) or None
+            version = version or _str_or_none(rec.get("version")) or None
+            if (
+                model is None
+                and rec.get("type") == "assistant"
+                and not rec.get("isApiErrorMessage")
+            ):
                 m = as_dict(rec.get("message")).get("model")
                 if type(m) is str and m != SYNTHETIC_MODEL:
                     model = m
+            if cwd and branch and version and model:
+                break
         if cwd is None:
             for _, rec in self.index.metadata:
                 cwd = _str_or_none(rec.get("cwd")) or cwd
