@@ -4,7 +4,7 @@ each with how it ended (completed, still working, or failed on an error such as 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from datetime import datetime
 
 import msgspec
@@ -61,19 +61,27 @@ def split_native_turns(conversation: Conversation) -> list[NativeTurn]:
     out = []
     for n, turn in enumerate(turns):
         assert turn.prompt is not None
-        stamps = [parse_iso(item.timestamp) for item in turn.all_items]
-        known = [s for s in stamps if s is not None]
         status, note = _outcome(turn.items, last=n == len(turns) - 1)
+        every = turn.all_items
         out.append(
             NativeTurn(
                 prompt=turn.prompt.text,
                 status=status,
-                started_at=known[0] if known else None,
-                ended_at=known[-1] if known else None,
+                started_at=_first_time(every),
+                ended_at=_first_time(reversed(every)),
                 note=note,
             )
         )
     return out
+
+
+def _first_time(items: Iterable[Item]) -> datetime | None:
+    """The first of ``items``' times that can be read (only as many are parsed as it takes)."""
+    for item in items:
+        when = parse_iso(item.timestamp)
+        if when is not None:
+            return when
+    return None
 
 
 def _outcome(items: Sequence[Item], *, last: bool) -> tuple[RunStatus, str | None]:
