@@ -197,6 +197,13 @@ def test_words_after_double_dash_and_dash_prompts_are_arguments() -> None:
     assert values("switch", "A", "--to", "codex", "B", "--", "C")["sessions"] == ["A", "B", "C"]
     assert values("rollback", "T", "--to-run", "3", "--")["to_run"] == 3
     assert values("run", "--thread", "- odd id", "go")["thread"] == "- odd id"
+    # an option given its value in the same word is still the option, spaces and all
+    assert values("run", "--thread=a b", "go")["thread"] == "a b"
+    assert values("sessions", "--cwd=/tmp/my dir")["cwd"] == Path("/tmp/my dir")
+    assert values("agents", "-S/tmp/my sock")["sockets"] == ["/tmp/my sock"]
+    assert values("run", "--version now")["prompt"] == "--version now"
+    # the stand-ins cannot meet a word a user types (a control character is just a word)
+    assert values("switch", "\x010", "--", "foo")["sessions"] == ["\x010", "foo"]
     for args, says in (
         (["run", "--thread", "--", "x"], "argument --thread: expected one argument"),
         (["rollback", "--to-run", "- 3"], "'- 3' is not a whole number"),
@@ -224,6 +231,13 @@ def test_no_output_to_write_to_is_a_status_not_a_traceback(home: Path, tmp_path:
                 [*command, *args], env=env, stdout=full, stderr=subprocess.PIPE, timeout=120
             )
         assert done.returncode == 1 and b"cannot write the output" in done.stderr, done.stderr
+    for args in (["run", "--help"], ["show", "nope", "--json"], ["watch", "--print-unit"]):
+        with open("/dev/full", "wb") as full:
+            done = subprocess.run(
+                [*command, *args], env=env, stdout=full, stderr=subprocess.PIPE, timeout=120
+            )
+        assert done.returncode == 1 and done.stderr.count(b"\n") == 1, (args, done.stderr)
+        assert b"Traceback" not in done.stderr and b"Exception ignored" not in done.stderr
     for closing in (0, 2):
         hook = subprocess.run(
             [*command, "hook", "claude", "stop"], env=env, stdout=subprocess.PIPE,

@@ -495,8 +495,11 @@ def _fail(message: str, code: int, as_json: bool) -> NoReturn:
     line = " ".join(message.split())  # one line, whatever the message held
     try:
         if as_json:
-            print_json({"error": line, "exit_code": code})
-        else:
+            try:
+                print_json({"error": line, "exit_code": code})
+            except (OSError, ValueError, SegueError):  # no stdout to say it on: stderr
+                as_json = False
+        if not as_json:
             _stderr().print(f"segue: {line}", style="red", markup=False)
     except (OSError, ValueError, SegueError):
         pass  # nowhere left to say it: the exit status says it
@@ -528,8 +531,6 @@ def main(argv: list[str] | None = None) -> None:
 
         collector.one_command()
     as_json = "--json" in (args[: args.index("--")] if "--" in args else args)
-    if sys.stdout is None:  # started with it closed: every command's output would be lost
-        _fail("cannot write the output: standard output is closed", 1, False)
     try:
         try:
             command, values = app.parse(args)
@@ -539,7 +540,10 @@ def main(argv: list[str] | None = None) -> None:
                     f"{exc}; a prompt that starts with - goes after --: segue run -- PROMPT"
                 ) from None
             raise
+        if sys.stdout is None:  # started with it closed: the command's output would be lost
+            raise SegueError("cannot write the output: standard output is closed")
         command(**values)
+        sys.stdout.flush()  # (a failure to write what is left is said here, as one line)
     except UsageError as exc:
         _fail(str(exc), 2, as_json)
     except SegueError as exc:

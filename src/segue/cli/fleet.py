@@ -81,7 +81,7 @@ def run_fleet_command(
         return
     if not as_json:
         print_fleet_plan(console, plan)
-    if not yes and not _confirm(plan, console):
+    if not yes and (as_json or not _confirm(plan)):
         raise NotConfirmed(
             f"nothing switched: confirm the {len(plan.to_switch)} switches with --yes"
         )
@@ -99,11 +99,14 @@ def run_fleet_command(
         raise SystemExit(1)
 
 
-def _confirm(plan: FleetPlan, console: Console) -> bool:
-    if sys.stdin is None or not sys.stdin.isatty():
+def _confirm(plan: FleetPlan) -> bool:
+    """The question on stderr (stdout may be a file the user keeps); no terminal, no yes."""
+    if sys.stdin is None or sys.stderr is None or not sys.stdin.isatty():
         return False
     n = len(plan.to_switch)
-    answer = console.input(
-        f"Switch {n} session{'s' if n != 1 else ''} to {plan.target.value}? [y/N] "
-    )
+    sys.stderr.write(f"Switch {n} session{'s' if n != 1 else ''} to {plan.target.value}? [y/N] ")
+    sys.stderr.flush()
+    answer = sys.stdin.readline()
+    if not answer.endswith("\n"):
+        sys.stderr.write("\n")
     return answer.strip().lower() in ("y", "yes")

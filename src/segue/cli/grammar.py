@@ -174,6 +174,11 @@ def _first_sentence(doc: str | None) -> str:
 class _Parser(argparse.ArgumentParser):
     held: dict[str, str] = {}  # noqa: RUF012  (each parser is given its own)
 
+    def _print_message(self, message: str, file: Any = None) -> None:
+        """Help on stdout, and a failure to write it said (argparse's own ignores it)."""
+        if message:
+            _say(message)
+
     def error(self, message: str) -> NoReturn:
         for stand_in in sorted(self.held, key=len, reverse=True):  # the words the user typed
             message = message.replace(stand_in, self.held[stand_in])
@@ -187,20 +192,25 @@ def _command_values(fn: Callable[..., Any], prog: str, args: list[str]) -> dict[
         formatter_class=argparse.RawDescriptionHelpFormatter,
         allow_abbrev=False,
     )
-    words, held = _held_words(args)
+    held: dict[str, str] = {}
     parser.held = held
+    valued: set[str] = set()  # the option names that take a value (a word may start with one)
     for name, hint, default in _parameters(fn):
-        _add(parser, name, hint, default, held)
+        valued.update(_add(parser, name, hint, default, held))
+    words, stand_ins = _held_words(args, valued)
+    held.update(stand_ins)  # (the readers and the error messages share this one dict)
     # options may come between arguments (``switch A --to codex B``)
     return vars(parser.parse_intermixed_args(words))
 
 
-def _held_words(args: list[str]) -> tuple[list[str], dict[str, str]]:
+def _held_words(args: list[str], valued: set[str]) -> tuple[list[str], dict[str, str]]:
     """``args`` with the words that can only be arguments held back as stand-ins argparse
     takes for nothing else: every word after ``--`` (which 3.11's intermixed parse loses), and
     a word that starts with ``-`` but holds a space (a prompt, ``- fix it``, which argparse
-    would read as ``-h`` or another short option with its value). Each parameter's reader turns
-    a stand-in back into its word; an option's refuses one from after ``--``."""
+    would read as ``-h`` or another short option with its value), unless it is an option of
+    ``valued`` given its value in the same word (``--cwd=my dir``, ``-Smy sock``). Each
+    parameter's reader turns a stand-in back into its word; an option's refuses one from
+    after ``--``."""
     words: list[str] = []
     held: dict[str, str] = {}
     after = False
@@ -208,7 +218,12 @@ def _held_words(args: list[str]) -> tuple[list[str], dict[str, str]]:
         if word == "--" and not after:
             after = True
             continue
-        if after or (word.startswith("-") and any(c.isspace() for c in word)):
+        if after or (
+            word.startswith("-")
+            and any(c.isspace() for c in word)
+            and word.split("=", 1)[0] not in valued
+            and word[:2] not in valued
+        ):
             stand_in = f"{_AFTER if after else _HELD}{len(held)}"
             held[stand_in] = word
             word = stand_in
@@ -216,8 +231,8 @@ def _held_words(args: list[str]) -> tuple[list[str], dict[str, str]]:
     return words, held
 
 
-# what a stand-in starts with: no option or argument a user types starts with NUL or SOH
-_HELD, _AFTER = "\0", "\1"
+# what a stand-in starts with: no word of a command line can hold a NUL
+_HELD, _AFTER = "\0H", "\0A"
 
 
 def _description(doc: str | None) -> str:
@@ -248,7 +263,8 @@ _NONE_TYPE = type(None)
 
 def _add(
     parser: argparse.ArgumentParser, name: str, hint: Any, default: Any, held: dict[str, str]
-) -> None:
+) -> tuple[str, ...]:
+    """Add the parameter to ``parser``; the option names that take a value, if it has any."""
     if typing.get_origin(hint) is not typing.Annotated:
         raise TypeError(f"{name}: a command's parameter is Annotated with Option or Argument")
     base, spec = hint.__origin__, hint.__metadata__[0]
@@ -273,13 +289,13 @@ def _add(
         parser.add_argument(
             name, type=_reader(base, None, word, held), help=help_text, metavar=word, **shape
         )
-        return
+        return ()
     assert isinstance(spec, Option), name
     if base is bool and spec.kind is None:
         if default is not False:
             raise TypeError(f"{name}: a flag is off unless given (its default is False)")
         parser.add_argument(*spec.names, dest=name, action="store_true", help=help_text)
-        return
+        return ()
     metavar = spec.kind.metavar() if spec.kind is not None else _metavar(base)
     parser.add_argument(
         *spec.names,
@@ -291,6 +307,7 @@ def _add(
         metavar=metavar,
         help=help_text,
     )
+    return spec.names
 
 
 _NUMBERS: dict[type, str] = {int: "a whole number", float: "a number"}

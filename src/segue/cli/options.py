@@ -59,10 +59,19 @@ def print_json(obj: object) -> None:
         from segue.model.errors import SegueError
 
         raise SegueError("cannot write the output: standard output is closed")
+    sys.stdout.flush()
     out = sys.stdout.buffer
     view = memoryview(data)
     while view:  # a pipe may take part of it: the rest, or the error that ends it
-        view = view[out.write(view) or 0 :]
+        try:
+            taken = out.write(view)
+        except BlockingIOError as exc:  # a non-blocking pipe that is full
+            taken = exc.characters_written
+        if not taken:
+            import select
+
+            select.select([], [sys.stdout.fileno()], [])  # until the reader makes room
+        view = view[taken or 0 :]
     sys.stdout.flush()
 
 

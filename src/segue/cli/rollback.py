@@ -141,7 +141,7 @@ def rollback_command(
 def _confirm(yes: bool, question: str, as_json: bool) -> None:
     if yes:
         return
-    if as_json or sys.stdin is None or not sys.stdin.isatty():
+    if as_json or sys.stdin is None or sys.stderr is None or not sys.stdin.isatty():
         raise SegueError("not done: confirm with --yes (no terminal to ask on)")
     sys.stderr.write(f"{question} [y/N]: ")  # (stdout may be a file the user is keeping)
     sys.stderr.flush()
