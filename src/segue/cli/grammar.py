@@ -207,7 +207,8 @@ def _held_words(args: list[str], valued: set[str]) -> tuple[list[str], dict[str,
     """``args`` with the words that can only be arguments held back as stand-ins argparse
     takes for nothing else: every word after ``--`` (which 3.11's intermixed parse loses), and
     a word that starts with ``-`` but holds a space (a prompt, ``- fix it``, which argparse
-    would read as ``-h`` or another short option with its value), unless it is an option of
+    would read as ``-h`` or another short option with its value) or a negative number (``-1e3``
+    is an option to argparse), unless it is an option of
     ``valued`` given its value in the same word (``--cwd=my dir``, ``-Smy sock``). Each
     parameter's reader turns a stand-in back into its word; an option's refuses one from
     after ``--``."""
@@ -218,17 +219,32 @@ def _held_words(args: list[str], valued: set[str]) -> tuple[list[str], dict[str,
         if word == "--" and not after:
             after = True
             continue
-        if after or (
-            word.startswith("-")
-            and any(c.isspace() for c in word)
-            and word.split("=", 1)[0] not in valued
-            and word[:2] not in valued
+        if (
+            after
+            or _number(word)
+            or (
+                word.startswith("-")
+                and any(c.isspace() for c in word)
+                and word.split("=", 1)[0] not in valued
+                and word[:2] not in valued
+            )
         ):
             stand_in = f"{_AFTER if after else _HELD}{len(held)}"
             held[stand_in] = word
             word = stand_in
         words.append(word)
     return words, held
+
+
+def _number(word: str) -> bool:
+    """A negative number argparse would take for an option (``-1e3``, ``-inf``)."""
+    if not word.startswith("-") or word == "-":
+        return False
+    try:
+        float(word)
+    except ValueError:
+        return False
+    return True
 
 
 # what a stand-in starts with: no word of a command line can hold a NUL
