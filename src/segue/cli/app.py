@@ -11,7 +11,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, NoReturn
 
-from segue.cli.grammar import Argument, Option, UsageError
+from segue.cli.grammar import Argument, Option, UsageError, option_names, writable_stdout
 from segue.cli.options import PROVIDER, JsonOption, RedactOption, command_group, print_json
 from segue.model.conversation import Provider
 from segue.model.errors import SegueError
@@ -510,15 +510,19 @@ def _fail(message: str, code: int, as_json: bool) -> NoReturn:
 _OUTPUT_ERRNOS = frozenset({errno.ENOSPC, errno.EIO, errno.EBADF, errno.EDQUOT})
 
 
-_RUN_OPTIONS = {"--thread", "--provider", "--json", "-h", "--help"}
+def _before_dashes(args: list[str]) -> list[str]:
+    """The words before ``--`` (after it, none is an option)."""
+    return args[: args.index("--")] if "--" in args else args
 
 
 def _looks_like_a_prompt(args: list[str]) -> bool:
     """Whether a wrong ``segue run`` line holds a word that starts with ``-`` and is none of its
     options: a prompt taken for an option (one that holds a space, ``- fix it``, is a prompt
     already)."""
-    words = args[: args.index("--")] if "--" in args else args
-    return any(w.startswith("-") and w.split("=", 1)[0] not in _RUN_OPTIONS for w in words)
+    options = option_names(run)
+    return any(
+        w.startswith("-") and w.split("=", 1)[0] not in options for w in _before_dashes(args)
+    )
 
 
 _RUNS_ON = ("watch", "tui")  # the commands whose process does not end after one command
@@ -530,7 +534,7 @@ def main(argv: list[str] | None = None) -> None:
         from segue.support import collector
 
         collector.one_command()
-    as_json = "--json" in (args[: args.index("--")] if "--" in args else args)
+    as_json = "--json" in _before_dashes(args)
     try:
         try:
             command, values = app.parse(args)
@@ -540,8 +544,7 @@ def main(argv: list[str] | None = None) -> None:
                     f"{exc}; a prompt that starts with - goes after --: segue run -- PROMPT"
                 ) from None
             raise
-        if sys.stdout is None:  # started with it closed: the command's output would be lost
-            raise SegueError("cannot write the output: standard output is closed")
+        writable_stdout()  # (started with it closed: the command's output would be lost)
         command(**values)
         sys.stdout.flush()  # (a failure to write what is left is said here, as one line)
     except UsageError as exc:

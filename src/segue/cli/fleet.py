@@ -3,11 +3,11 @@ the batch, the tally). The work is :mod:`segue.fleet.batch`; this module only ta
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable
 
 from rich.console import Console
 
+from segue.cli.options import terminal_answer
 from segue.fleet.batch import ArrivalCompact, FleetPlan, plan_fleet, run_fleet
 from segue.model.conversation import Provider
 from segue.model.errors import SegueError
@@ -100,13 +100,7 @@ def run_fleet_command(
 
 
 def _confirm(plan: FleetPlan) -> bool:
-    """The question on stderr (stdout may be a file the user keeps); no terminal, no yes."""
-    if sys.stdin is None or sys.stderr is None or not sys.stdin.isatty():
-        return False
+    """No terminal to ask on: no yes."""
     n = len(plan.to_switch)
-    sys.stderr.write(f"Switch {n} session{'s' if n != 1 else ''} to {plan.target.value}? [y/N] ")
-    sys.stderr.flush()
-    answer = sys.stdin.readline()
-    if not answer.endswith("\n"):
-        sys.stderr.write("\n")
-    return answer.strip().lower() in ("y", "yes")
+    prompt = f"Switch {n} session{'s' if n != 1 else ''} to {plan.target.value}? [y/N] "
+    return terminal_answer(prompt) is True

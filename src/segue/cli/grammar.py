@@ -28,11 +28,11 @@ import typing
 from collections.abc import Callable, Sequence
 from enum import Enum
 from pathlib import Path
-from typing import Any, NoReturn, Protocol, TypeVar
+from typing import Any, NoReturn, Protocol, TextIO, TypeVar
 
 from segue.model.errors import SegueError
 
-__all__ = ["Argument", "Group", "Kind", "Option", "UsageError"]
+__all__ = ["Argument", "Group", "Kind", "Option", "UsageError", "option_names", "writable_stdout"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -158,11 +158,18 @@ class Group:
         return f"{word!r} is not a command of {prog}{maybe} ({prog} --help lists them)"
 
 
-def _say(text: str) -> None:
+def writable_stdout() -> TextIO:
+    """``sys.stdout``, or the error that says the output cannot be written (the process
+    started with it closed)."""
     if sys.stdout is None:
         raise SegueError("cannot write the output: standard output is closed")
-    sys.stdout.write(text)
-    sys.stdout.flush()
+    return sys.stdout
+
+
+def _say(text: str) -> None:
+    out = writable_stdout()
+    out.write(text)
+    out.flush()
 
 
 def _first_sentence(doc: str | None) -> str:
@@ -172,7 +179,7 @@ def _first_sentence(doc: str | None) -> str:
 
 
 class _Parser(argparse.ArgumentParser):
-    held: dict[str, str] = {}  # noqa: RUF012  (each parser is given its own)
+    held: dict[str, str]  # the stand-ins of this line (see _hold_words)
 
     def _print_message(self, message: str, file: Any = None) -> None:
         """Help on stdout, and a failure to write it said (argparse's own ignores it)."""
@@ -192,28 +199,34 @@ def _command_values(fn: Callable[..., Any], prog: str, args: list[str]) -> dict[
         formatter_class=argparse.RawDescriptionHelpFormatter,
         allow_abbrev=False,
     )
-    held: dict[str, str] = {}
-    parser.held = held
+    parser.held = {}  # filled below; the readers and the error messages share it
     valued: set[str] = set()  # the option names that take a value (a word may start with one)
     for name, hint, default in _parameters(fn):
-        valued.update(_add(parser, name, hint, default, held))
-    words, stand_ins = _held_words(args, valued)
-    held.update(stand_ins)  # (the readers and the error messages share this one dict)
+        valued.update(_add(parser, name, hint, default, parser.held))
+    words = _hold_words(args, valued, parser.held)
     # options may come between arguments (``switch A --to codex B``)
     return vars(parser.parse_intermixed_args(words))
 
 
-def _held_words(args: list[str], valued: set[str]) -> tuple[list[str], dict[str, str]]:
-    """``args`` with the words that can only be arguments held back as stand-ins argparse
-    takes for nothing else: every word after ``--`` (which 3.11's intermixed parse loses), and
-    a word that starts with ``-`` but holds a space (a prompt, ``- fix it``, which argparse
-    would read as ``-h`` or another short option with its value) or a negative number (``-1e3``
-    is an option to argparse), unless it is an option of
-    ``valued`` given its value in the same word (``--cwd=my dir``, ``-Smy sock``). Each
-    parameter's reader turns a stand-in back into its word; an option's refuses one from
-    after ``--``."""
+def option_names(fn: Callable[..., Any]) -> set[str]:
+    """Every option name a command takes, its help's included."""
+    names = {"-h", "--help"}
+    for _, hint, _ in _parameters(fn):
+        spec = hint.__metadata__[0] if typing.get_origin(hint) is typing.Annotated else None
+        if isinstance(spec, Option):
+            names.update(spec.names)
+    return names
+
+
+def _hold_words(args: list[str], valued: set[str], held: dict[str, str]) -> list[str]:
+    """``args`` with the words that can only be arguments held back in ``held``, as stand-ins
+    argparse takes for nothing else: every word after ``--`` (which 3.11's intermixed parse
+    loses); a negative number (``-1e3`` is an option to argparse); and a word that starts with
+    ``-`` but holds a space (a prompt, ``- fix it``, which argparse would read as ``-h`` or
+    another short option with its value), unless it is an option of ``valued`` given its
+    value in the same word (``--cwd=my dir``, ``-Smy sock``). Each parameter's reader turns a
+    stand-in back into its word; an option's refuses one from after ``--``."""
     words: list[str] = []
-    held: dict[str, str] = {}
     after = False
     for word in args:
         if word == "--" and not after:
@@ -233,12 +246,12 @@ def _held_words(args: list[str], valued: set[str]) -> tuple[list[str], dict[str,
             held[stand_in] = word
             word = stand_in
         words.append(word)
-    return words, held
+    return words
 
 
 def _number(word: str) -> bool:
     """A negative number argparse would take for an option (``-1e3``, ``-inf``)."""
-    if not word.startswith("-") or word == "-":
+    if not word.startswith("-"):
         return False
     try:
         float(word)

@@ -10,10 +10,17 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from segue.cli.grammar import Group, Option
+from segue.cli.grammar import Group, Option, writable_stdout
 from segue.model.conversation import Provider
 
-__all__ = ["PROVIDER", "JsonOption", "RedactOption", "command_group", "print_json"]
+__all__ = [
+    "PROVIDER",
+    "JsonOption",
+    "RedactOption",
+    "command_group",
+    "print_json",
+    "terminal_answer",
+]
 
 
 class _ProviderKind:
@@ -47,7 +54,6 @@ RedactOption = Annotated[
 def print_json(obj: object) -> None:
     """A command's ``--json`` document on stdout, indented, one trailing newline. A text that
     is not UTF-8 (a path's undecodable bytes) is written as JSON escapes."""
-    import sys
 
     import orjson
 
@@ -55,12 +61,9 @@ def print_json(obj: object) -> None:
         data = orjson.dumps(obj, option=orjson.OPT_INDENT_2) + b"\n"
     except TypeError:  # a lone surrogate: the bytes it stands for, written as \xNN
         data = orjson.dumps(_readable(obj), option=orjson.OPT_INDENT_2) + b"\n"
-    if sys.stdout is None:
-        from segue.model.errors import SegueError
-
-        raise SegueError("cannot write the output: standard output is closed")
-    sys.stdout.flush()
-    out = sys.stdout.buffer
+    stdout = writable_stdout()
+    stdout.flush()
+    out = stdout.buffer
     view = memoryview(data)
     while view:  # a pipe may take part of it: the rest, or the error that ends it
         try:
@@ -70,9 +73,24 @@ def print_json(obj: object) -> None:
         if not taken:
             import select
 
-            select.select([], [sys.stdout.fileno()], [])  # until the reader makes room
+            select.select([], [stdout.fileno()], [])  # until the reader makes room
         view = view[taken or 0 :]
-    sys.stdout.flush()
+    stdout.flush()
+
+
+def terminal_answer(prompt: str) -> bool | None:
+    """Whether the user answered ``prompt`` yes (y or yes), asked on stderr, as stdout may
+    be a file the user keeps; None: no terminal to ask on."""
+    import sys
+
+    if sys.stdin is None or sys.stderr is None or not sys.stdin.isatty():
+        return None
+    sys.stderr.write(prompt)
+    sys.stderr.flush()
+    answer = sys.stdin.readline()
+    if not answer.endswith("\n"):  # Ctrl-D: what follows starts on a line of its own
+        sys.stderr.write("\n")
+    return answer.strip().lower() in ("y", "yes")
 
 
 def _readable(value: object) -> object:

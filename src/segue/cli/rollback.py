@@ -3,11 +3,10 @@ preview, asks once, and reports."""
 
 from __future__ import annotations
 
-import sys
 from typing import TYPE_CHECKING, Annotated, Any
 
 from segue.cli.grammar import Argument, Option, UsageError
-from segue.cli.options import JsonOption, print_json
+from segue.cli.options import JsonOption, print_json, terminal_answer
 from segue.model.errors import SegueError
 
 if TYPE_CHECKING:
@@ -141,14 +140,10 @@ def rollback_command(
 def _confirm(yes: bool, question: str, as_json: bool) -> None:
     if yes:
         return
-    if as_json or sys.stdin is None or sys.stderr is None or not sys.stdin.isatty():
+    answer = None if as_json else terminal_answer(f"{question} [y/N]: ")
+    if answer is None:
         raise SegueError("not done: confirm with --yes (no terminal to ask on)")
-    sys.stderr.write(f"{question} [y/N]: ")  # (stdout may be a file the user is keeping)
-    sys.stderr.flush()
-    answer = sys.stdin.readline()
-    if not answer.endswith("\n"):  # Ctrl-D: the error starts on a line of its own
-        sys.stderr.write("\n")
-    if answer.strip().lower() not in ("y", "yes"):
+    if not answer:
         raise SegueError("not done: not confirmed")
 
 
