@@ -50,6 +50,7 @@ if TYPE_CHECKING:
     from segue.running.agents import Agent
     from segue.store import Store
     from segue.threads.checkpoints import Checkpoint
+    from segue.threads.strategy import Decision
 
 __all__ = ["carry_out", "switch_session"]
 
@@ -92,8 +93,7 @@ def switch_session(
         state = load_thread(source, reads, env, locks, dry_run=dry_run)
         with _Checkpointing(state, env, dry_run=dry_run or not checkpoint) as mark:
             decision, facts = decide_move(state, source, target, options, reads, env)
-            if names_workspace(decision):
-                mark.done()
+            mark.before_prepare(decision)
             prepared = prepare_move(state, source, target, decision, facts, options, reads, env)
             if dry_run:  # (a dry run's checkpoint was only looked up, on entering)
                 return _preview(state, source, prepared, options, env)
@@ -134,8 +134,7 @@ def _carry_out(
     """Steps 4 to 6 of a carried-out preview: the session it showed when nothing it was worked
     out from changed, else worked out again."""
     decision, facts = decide_move(state, source, preview.target, options, reads, env)
-    if names_workspace(decision):
-        mark.done()
+    mark.before_prepare(decision)
     synced_new_runs = state.changes.thread is None and bool(state.changes.runs)
     same = (
         decision == shown.decision
@@ -220,6 +219,12 @@ class _Checkpointing:
         if self._thread is not None:
             self._thread.join()
             self._thread = None
+
+    def before_prepare(self, decision: Decision) -> None:
+        """Wait for the checkpoint when preparing ``decision`` writes it into what it carries
+        (:func:`~segue.switch.decide.names_workspace`); else it goes on beside the move."""
+        if names_workspace(decision):
+            self.done()
 
     def done(self) -> Checkpoint | None:
         """Wait for the checkpoint: the latest one, or the failure that stopped it."""

@@ -151,10 +151,11 @@ def _finders() -> tuple[tuple[bytes, ...], Any, tuple[bytes, ...], Any]:
     of a megabyte cost 14 ms; one pass, about one)."""
     from ahocorasick_rs import BytesAhoCorasick
 
-    exact = tuple(sorted({_literal(g, False) for *_, gate, f in DETECTORS if not f
-                          for alt in gate for g in alt}))  # fmt: skip
-    folded = tuple(sorted({_literal(g, True) for *_, gate, f in DETECTORS if f
-                           for alt in gate for g in alt}))  # fmt: skip
+    exact, folded = (
+        tuple(sorted({_literal(g, fold) for *_, gate, f in DETECTORS if f is fold
+                      for alt in gate for g in alt}))
+        for fold in (False, True)
+    )  # fmt: skip
     return exact, BytesAhoCorasick(list(exact)), folded, BytesAhoCorasick(list(folded))
 
 
