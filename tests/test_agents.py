@@ -330,7 +330,10 @@ def test_end_an_idle_agent_and_resume_it_in_its_pane(
         ready, request_with = CODEX_READY, codex_request_with
     lab.type(pane_id, first)
     lab.wait_for(pane_id, "NOTED-1", SETTLE)
-    agent = agent_in(lab, pane_id, lambda a: a.state is AgentState.IDLE)
+    # Claude Code may show the answer a moment before its transcript is on disk: wait for both.
+    agent = agent_in(
+        lab, pane_id, lambda a: a.state is AgentState.IDLE and a.session_path is not None
+    )
     assert agent.pane is not None and agent.session_id is not None and agent.cwd is not None
     pane = agent.pane
     old = [p for p in (agent.pid, agent.launcher_pid) if p]
