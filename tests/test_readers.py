@@ -5,12 +5,15 @@ from __future__ import annotations
 import hashlib
 from datetime import UTC, datetime
 
+import msgspec
 import pytest
 
 from segue.model.conversation import (
     AssistantMessage,
     Compaction,
+    Conversation,
     ErrorNotice,
+    Item,
     Opaque,
     Origin,
     Provider,
@@ -153,6 +156,34 @@ def test_unknown_records_are_opaque_not_dropped(fixture: Fixture) -> None:
         }
         assert not missing or any("not the active conversation" in n for n in conv.notes)
     assert all(isinstance(i.native_kind, str) for i in conv.of(Opaque))
+
+
+def without_opaque_data(conversation: Conversation) -> Conversation:
+    """``conversation`` as a read without opaque data should give it: every Opaque item's data
+    None (inside a compaction's kept messages and the subagents' transcripts too)."""
+
+    def bare(item: Item) -> Item:
+        if isinstance(item, Opaque):
+            return msgspec.structs.replace(item, data=None)
+        if isinstance(item, Compaction) and item.replacement:
+            return msgspec.structs.replace(item, replacement=tuple(map(bare, item.replacement)))
+        return item
+
+    return msgspec.structs.replace(
+        conversation,
+        items=[bare(i) for i in conversation.items],
+        sidechains=[without_opaque_data(s) for s in conversation.sidechains],
+    )
+
+
+def test_a_read_without_opaque_data_holds_the_same_items(fixture: Fixture) -> None:
+    """What a switch reads (no opaque data, in less memory) is the whole read but for the data
+    of its opaque records: the same items, metadata, notes and skipped lines."""
+    whole = read_session(fixture.transcript)
+    lean = read_session(fixture.transcript, opaque_data=False)
+    assert any(i.data is not None for i in whole.of(Opaque))  # (else this proves nothing)
+    assert all(i.data is None for i in lean.of(Opaque))
+    assert lean == without_opaque_data(whole)
 
 
 def test_subagent_transcripts_are_read_as_sidechains() -> None:

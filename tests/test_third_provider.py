@@ -57,8 +57,8 @@ class Relay(Codex):
         return ".relay" in path.parts and super().recognises(path, head)
 
     # what the format reads is relay's (a real provider's own reader says so itself)
-    def read(self, path: Path) -> Conversation:
-        return _relays(super().read(path))
+    def read(self, path: Path, *, opaque_data: bool = True) -> Conversation:
+        return _relays(super().read(path, opaque_data=opaque_data))
 
     def read_lines(self, path: Path, lines: Iterable[bytes]) -> Conversation:
         return _relays(super().read_lines(path, lines))

@@ -8,6 +8,7 @@ reason) with no traceback; and each real record shape becomes the neutral item i
 from __future__ import annotations
 
 import io
+import re
 import shutil
 import uuid
 from dataclasses import dataclass
@@ -42,6 +43,7 @@ from segue.model.conversation import (
 from segue.model.errors import SegueError
 from segue.providers.sessions import find_session, list_sessions, read_session
 from segue.switch import switch_session
+from tests.test_readers import without_opaque_data
 
 WILD = Path(__file__).parent / "wild"
 
@@ -144,6 +146,20 @@ def test_every_file_lists_shows_and_switches(
         assert done.code == 1
     doc = orjson.loads(capsys.readouterr().out)
     assert "error" in doc or doc["meta"]["path"] == str(path)
+
+
+@pytest.mark.parametrize("wild", ENTRIES, ids=lambda w: f"{w.kind}-{w.case}")
+def test_a_read_without_opaque_data_holds_the_same_items(wild: Wild, tmp_path: Path) -> None:
+    """Real records of every shape, hostile ones included: the read a switch makes (no opaque
+    data, records only an opaque item would hold cut as they are read) gives the same items."""
+    path = place(wild, tmp_path)
+    try:
+        whole = read_session(path, wild.provider)
+    except SegueError as exc:
+        with pytest.raises(SegueError, match=re.escape(str(exc))):
+            read_session(path, wild.provider, opaque_data=False)
+        return
+    assert read_session(path, wild.provider, opaque_data=False) == without_opaque_data(whole)
 
 
 def _read(wild: Wild, tmp_path: Path) -> Conversation:

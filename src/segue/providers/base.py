@@ -190,8 +190,10 @@ class ProviderEntry(ABC):
     # -- reading ------------------------------------------------------------------------------
 
     @abstractmethod
-    def read(self, path: Path) -> Conversation:
-        """The whole session in the neutral model. Never writes to ``path``."""
+    def read(self, path: Path, *, opaque_data: bool = True) -> Conversation:
+        """The whole session in the neutral model. Never writes to ``path``. With
+        ``opaque_data=False`` its Opaque items carry no data, and the reader need not keep
+        what only they would hold (a switch, the graph and the listing never look at it)."""
 
     @abstractmethod
     def read_lines(self, path: Path, lines: Iterable[bytes]) -> Conversation:

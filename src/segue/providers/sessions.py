@@ -61,12 +61,15 @@ def session_files(
             yield e.provider, path
 
 
-def read_session(path: Path, provider: Provider | None = None) -> Conversation:
+def read_session(
+    path: Path, provider: Provider | None = None, *, opaque_data: bool = True
+) -> Conversation:
     """Read a session file into the neutral model (the provider is recognised when not given).
     Never writes to it. Raises :class:`SessionError` when it cannot be read (missing, not a
-    regular file, unreadable)."""
+    regular file, unreadable). ``opaque_data=False``: Opaque items carry no data, and the read
+    takes less memory."""
     reader = entry(provider) if provider is not None else entry_for_file(path)
-    return reader.read(path)
+    return reader.read(path, opaque_data=opaque_data)
 
 
 def current_session(provider: Provider, path: Path, env: Env) -> tuple[Path, str]:
@@ -83,7 +86,9 @@ def _key(path: Path) -> Path:
 
 class SessionReads:
     """The session files one command reads: each at most once (a second ask gets the same
-    conversation), with the stamp it had just before it was read."""
+    conversation), with the stamp it had just before it was read. Read without opaque data:
+    nothing a command decides or writes looks at it, and a transcript's bulk beyond its tool
+    outputs is there (prompt snapshots, request shapes)."""
 
     def __init__(self) -> None:
         self._read: dict[Path, tuple[Stamp | None, Conversation]] = {}
@@ -95,7 +100,7 @@ class SessionReads:
         if known is not None:
             return known[1]
         stamp = stamp_file(key)
-        conversation = read_session(key, provider)
+        conversation = read_session(key, provider, opaque_data=False)
         self._read[key] = (stamp, conversation)
         return conversation
 

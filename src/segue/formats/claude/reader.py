@@ -63,14 +63,19 @@ LIMIT_WINDOWS: dict[str, tuple[int, str]] = {
 }
 
 
-def read_session(path: Path, *, with_subagents: bool = True) -> neutral.Conversation:
-    """Read one Claude Code transcript (and, by default, its subagent transcripts)."""
+def read_session(
+    path: Path, *, with_subagents: bool = True, opaque_data: bool = True
+) -> neutral.Conversation:
+    """Read one Claude Code transcript (and, by default, its subagent transcripts). With
+    ``opaque_data=False`` an :class:`~segue.model.conversation.Opaque` item carries no data
+    (its kind, line and time only), and what only such items would hold is not kept while the
+    file is read: the same items in a fraction of the memory (what a switch reads)."""
     with collector.paused():
-        conversation = _read(path, None, sidechain=False, follow_chain=True)
+        conversation = _read(path, None, sidechain=False, follow_chain=True, keep=opaque_data)
     if with_subagents:
         for sub in subagent_files(path):
             try:
-                side = _read(sub, None, sidechain=True, follow_chain=True)
+                side = _read(sub, None, sidechain=True, follow_chain=True, keep=opaque_data)
             except SegueError as exc:  # a FIFO, a dangling link, a folder named like one
                 conversation.notes.append(f"subagent transcript skipped: {exc}")
                 continue
@@ -89,16 +94,23 @@ def read_lines(
 
 
 def _read(
-    path: Path, lines: Iterable[bytes] | None, *, sidechain: bool, follow_chain: bool
+    path: Path,
+    lines: Iterable[bytes] | None,
+    *,
+    sidechain: bool,
+    follow_chain: bool,
+    keep: bool = True,
 ) -> neutral.Conversation:
+    """``keep``: the records of Opaque items are their data (else they are cut to what names
+    the item as they are read)."""
     name = str(path)
     report = LineReport()
     records = (
         iter_records(path, report) if lines is None else iter_line_records(lines, name, report)
     )
-    index = index_records(records, sidechain=sidechain)
+    index = index_records(records if keep else map(_lean, records), sidechain=sidechain)
     chain = active_chain(index) if follow_chain else file_order(index)
-    decoder = _Decoder(name, index, sidechain)
+    decoder = _Decoder(name, index, sidechain, keep)
     conversation = neutral.Conversation(meta=decoder.meta(path, chain))
     off_chain = len(index.by_uuid) - len(chain)
     if off_chain:
@@ -117,13 +129,40 @@ def _str_or_none(value: object) -> str | None:
     return value if type(value) is str else None
 
 
+# The conversation records the decoder turns into items other than Opaque (an attachment: when
+# it has rendered text); every other record is an Opaque item.
+_DECODED = frozenset({"user", "assistant", "system"})
+
+
+def _lean(entry: Entry) -> Entry:
+    """A record as a read without opaque data keeps it: a record that can only become an Opaque
+    item cut to its scalar fields (type, subtype, uuids, time, cwd: all that names the item,
+    links the chain and gives the session's metadata) and its attachment's type; an assistant
+    message without its usage figures, which no item holds. (A transcript's bulk past the
+    tool outputs is in such records: prompt snapshots, request shapes, attachments.)"""
+    rec = entry[1]
+    kind = rec.get("type")
+    if kind in _DECODED or (kind == "attachment" and "rendered" in rec):
+        if kind == "assistant" and type(message := rec.get("message")) is dict:
+            message.pop("usage", None)
+        return entry
+    slim = {k: v for k, v in rec.items() if type(v) is not dict and type(v) is not list}
+    attachment = rec.get("attachment")
+    if type(attachment) is dict:
+        slim["attachment"] = {"type": attachment.get("type")}
+    return entry[0], slim
+
+
 class _Decoder:
     """Turns indexed records into items, in chain order with metadata records interleaved."""
 
-    def __init__(self, name: str, index: TranscriptIndex, sidechain: bool) -> None:
+    def __init__(
+        self, name: str, index: TranscriptIndex, sidechain: bool, keep: bool = True
+    ) -> None:
         self.name = name
         self.index = index
         self.sidechain = sidechain
+        self.keep = keep  # Opaque items carry their records
         self.call_names: dict[str, str] = {}
         self.boundary: Record | None = None  # the compact boundary awaiting its carrier
         self.limits: list[neutral.LimitWindow] = []
@@ -194,8 +233,14 @@ class _Decoder:
         if rec.get("isSidechain") and not self.sidechain:
             kind = "sidechain/" + kind
         return neutral.Opaque(
-            kind, neutral.Provenance(self.name, lineno), rec, _str_or_none(rec.get("timestamp"))
+            kind,
+            neutral.Provenance(self.name, lineno),
+            rec if self.keep else None,
+            _str_or_none(rec.get("timestamp")),
         )
+
+    def _data(self, block: Record) -> Record | None:
+        return block if self.keep else None
 
     def _record(self, lineno: int, rec: Record, out: list[neutral.Item]) -> None:
         kind = rec.get("type")
@@ -251,7 +296,7 @@ class _Decoder:
             elif btype == "image":
                 images.append(_image(block))
             else:
-                out.append(neutral.Opaque(f"user/{btype}", prov, block, ts))
+                out.append(neutral.Opaque(f"user/{btype}", prov, self._data(block), ts))
         if texts or images:
             self._prompt("\n\n".join(texts), tuple(images), injected, prov, ts, out)
 
@@ -368,7 +413,7 @@ class _Decoder:
         if btype == "web_search_tool_result":
             call_id = as_str(block.get("tool_use_id"))
             return neutral.ToolResult(call_id, _text_of(block.get("content")), prov, timestamp=ts)
-        return neutral.Opaque(f"assistant/{btype}", prov, block, ts)
+        return neutral.Opaque(f"assistant/{btype}", prov, self._data(block), ts)
 
     def _api_error(
         self, rec: Record, text: str, prov: neutral.Provenance, ts: str | None

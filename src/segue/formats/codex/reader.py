@@ -65,20 +65,22 @@ _EXIT_RE = re.compile(r"(?:Process exited with code|Exit code:)\s*(-?\d+)")
 _IMAGE_WRAPPER_RE = re.compile(r"^\s*(?:<image\b[^>]*>|</image>)\s*$")
 
 
-def read_session(path: Path) -> neutral.Conversation:
+def read_session(path: Path, *, opaque_data: bool = True) -> neutral.Conversation:
     """Read a rollout. A later *generation* file of a thread (written after a rollback) is read
     together with the files before it: the earlier history, the turns that were rolled back,
-    a :class:`Rollback` item, then the new generation."""
+    a :class:`Rollback` item, then the new generation. With ``opaque_data=False`` an
+    :class:`~segue.model.conversation.Opaque` item carries no data (its kind, line and time
+    only): the same items in less memory (what a switch reads)."""
     with collector.paused():
-        conversation = _Reader(path).read()
+        conversation = _Reader(path, keep=opaque_data).read()
     base = conversation.meta.extra.get("history_base")
     if isinstance(base, dict):
-        return _with_history_base(path, conversation, base)
+        return _with_history_base(path, conversation, base, keep=opaque_data)
     return conversation
 
 
 def _with_history_base(
-    path: Path, conversation: neutral.Conversation, base: Record, depth: int = 0
+    path: Path, conversation: neutral.Conversation, base: Record, depth: int = 0, *, keep: bool
 ) -> neutral.Conversation:
     root = sessions_root_of(path)
     thread_id = base.get("thread_id") if isinstance(base.get("thread_id"), str) else None
@@ -96,7 +98,11 @@ def _with_history_base(
         return conversation
     base_path = earlier[-1]
     try:
-        previous = read_session(base_path) if depth == 0 else _Reader(base_path).read()
+        previous = (
+            read_session(base_path, opaque_data=keep)
+            if depth == 0
+            else _Reader(base_path, keep=keep).read()
+        )
         with open_regular(base_path, what="session file") as f:
             kept_lines = f.read(max(0, offset)).count(b"\n")
     except SegueError as exc:
@@ -129,8 +135,11 @@ def read_lines(path: Path, lines: Iterable[bytes]) -> neutral.Conversation:
 
 
 class _Reader:
-    def __init__(self, path: Path, lines: Iterable[bytes] | None = None) -> None:
+    def __init__(
+        self, path: Path, lines: Iterable[bytes] | None = None, *, keep: bool = True
+    ) -> None:
         self.path = path
+        self.keep = keep  # Opaque items carry their records
         self.name = str(path)
         self.lines = lines
         self.report = LineReport()
@@ -163,12 +172,12 @@ class _Reader:
             payload = rec.get("payload")
             prov = neutral.Provenance(self.name, lineno)
             if type(payload) is not dict:
-                items.append(neutral.Opaque(str(kind), prov, rec, ts))
+                items.append(self._opaque(str(kind), prov, rec, ts))
                 continue
             if kind == "session_meta" and not seen_meta:
                 seen_meta = True
                 self._session_meta(payload)
-                items.append(neutral.Opaque("session_meta", prov, None, ts))
+                items.append(self._opaque("session_meta", prov, None, ts))
             elif kind == "response_item":
                 self._response_item(payload, prov, ts, items)
             elif kind == "compacted":
@@ -179,11 +188,11 @@ class _Reader:
                 model = payload.get("model")
                 if isinstance(model, str):
                     self.model = model
-                items.append(neutral.Opaque("turn_context", prov, None, ts))
+                items.append(self._opaque("turn_context", prov, None, ts))
             elif kind in ("world_state", "token_usage_record"):
-                items.append(neutral.Opaque(str(kind), prov, None, ts))
+                items.append(self._opaque(str(kind), prov, None, ts))
             else:
-                items.append(neutral.Opaque(str(kind), prov, rec, ts))
+                items.append(self._opaque(str(kind), prov, rec, ts))
         meta = self.meta
         meta.model = self.model or meta.model
         meta.created = meta.created or first_ts
@@ -195,6 +204,11 @@ class _Reader:
         if not seen_meta:
             conversation.notes.append(f"{self.name}: no session_meta record")
         return conversation
+
+    def _opaque(
+        self, kind: str, prov: neutral.Provenance, data: neutral.JSON, ts: str | None
+    ) -> neutral.Opaque:
+        return neutral.Opaque(kind, prov, data if self.keep else None, ts)
 
     # -- records ----------------------------------------------------------------------------
 
@@ -262,14 +276,14 @@ class _Reader:
             return self._tool_result(p, prov, ts)
         if ptype in ("compaction", "compaction_summary"):
             return neutral.Compaction("", neutral.CompactionState.NATIVE_ONLY, prov, timestamp=ts)
-        return neutral.Opaque(f"response_item/{ptype}", prov, p, ts)
+        return self._opaque(f"response_item/{ptype}", prov, p, ts)
 
     def _message(self, p: Record, prov: neutral.Provenance, ts: str | None) -> neutral.Item:
         role = p.get("role")
         content = p.get("content")
         if not isinstance(content, list):
             # Codex drops a message whose content is not a list of parts; so do we.
-            return neutral.Opaque(f"response_item/message({role}, not a list)", prov, p, ts)
+            return self._opaque(f"response_item/message({role}, not a list)", prov, p, ts)
         texts: list[str] = []
         images: list[neutral.Image] = []
         for part in content:
@@ -290,7 +304,7 @@ class _Reader:
             return neutral.UserMessage(text, prov, _origin(text), tuple(images), ts)
         if role == "developer":
             return neutral.UserMessage(text, prov, neutral.Origin.INJECTED, tuple(images), ts)
-        return neutral.Opaque(f"response_item/message({role})", prov, p, ts)
+        return self._opaque(f"response_item/message({role})", prov, p, ts)
 
     def _tool_call(self, p: Record, prov: neutral.Provenance, ts: str | None) -> neutral.ToolCall:
         ptype = p.get("type")
@@ -404,7 +418,7 @@ class _Reader:
     ) -> None:
         etype = p.get("type")
         if type(etype) is not str:
-            out.append(neutral.Opaque(f"event_msg/{etype}", prov, p, ts))
+            out.append(self._opaque(f"event_msg/{etype}", prov, p, ts))
             return
         turn_id = p.get("turn_id") if type(p.get("turn_id")) is str else None
         if etype == "task_started":
@@ -430,16 +444,16 @@ class _Reader:
             snapshot = p.get("rate_limits")
             if type(snapshot) is dict:
                 self._rate_limits(snapshot, prov, ts)
-            out.append(neutral.Opaque("event_msg/token_count", prov, p, ts))
+            out.append(self._opaque("event_msg/token_count", prov, p, ts))
         elif etype == "thread_name_updated":
             name = p.get("thread_name") or p.get("name")
             if isinstance(name, str):
                 self.meta.title = name
-            out.append(neutral.Opaque("event_msg/thread_name_updated", prov, p, ts))
+            out.append(self._opaque("event_msg/thread_name_updated", prov, p, ts))
         elif etype in _UI_ECHOES:
-            out.append(neutral.Opaque(f"event_msg/{etype}", prov, None, ts))
+            out.append(self._opaque(f"event_msg/{etype}", prov, None, ts))
         else:
-            out.append(neutral.Opaque(f"event_msg/{etype}", prov, p, ts))
+            out.append(self._opaque(f"event_msg/{etype}", prov, p, ts))
 
     def _error(
         self, error: Record, prov: neutral.Provenance, ts: str | None
