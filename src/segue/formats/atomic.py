@@ -70,6 +70,9 @@ class FileCopy(msgspec.Struct, frozen=True):
         old = self.old if self.old and self.new is not None else None
         new = self.new or b""
         width = len(old) if old is not None else 0
+        # an id of the same length (a session id for another) is replaced in the buffer, which
+        # is then written in one piece: a write of many small parts cost more than the copy
+        in_place = len(new) == width
         buf = bytearray(max(1, min(max(COPY_CHUNK, 2 * width), self.size)))  # an id fits twice
         view = memoryview(buf)
         pos, written = self.start, at
@@ -78,17 +81,20 @@ class FileCopy(msgspec.Struct, frozen=True):
             if n == 0:
                 raise SwitchError(f"{self.path}: changed since the fork was prepared")
             parts: list[bytes | memoryview] = []
-            last = 0  # where the part not written yet starts
+            last = 0  # where the part not written yet starts (after the last id replaced)
             if old is not None:
                 i = buf.find(old, 0, n)
                 while i >= 0:
-                    parts += (view[last:i], new)
+                    if in_place:
+                        buf[i : i + width] = new
+                    else:
+                        parts += (view[last:i], new)
                     last = i + width
                     i = buf.find(old, last, n)
             stop = n  # an id across the buffer's end: read again with the next part
             if old is not None and pos + n < self.end:
                 stop = max(last, n - width + 1) if n >= width else n
-            parts.append(view[last:stop])
+            parts.append(view[:stop] if in_place else view[last:stop])
             done = _write_all(out, parts, written)
             _start_writeback(out, written, done)
             written += done
