@@ -214,11 +214,12 @@ def switch(
     The source provider is never asked for anything (unless --source-compact) and its files
     are never written."""
     fleet = bool(from_ or all_ or cwd or under or return_ or relaunch or len(sessions or []) != 1)
-    from segue.switch.summaries import summary_by_choices
-
     # the same checks whichever mode: every value first, then what each mode cannot do
-    if summary_by is not None and summary_by not in summary_by_choices():
-        raise UsageError(f"--summary-by takes {', '.join(summary_by_choices())}")
+    if summary_by is not None:
+        from segue.switch.summaries import summary_by_choices
+
+        if summary_by not in summary_by_choices():
+            raise UsageError(f"--summary-by takes {', '.join(summary_by_choices())}")
     if exec_ and dry_run:
         raise UsageError(
             "--exec starts the target CLI on the switched session; --dry-run writes none"

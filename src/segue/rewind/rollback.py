@@ -37,8 +37,8 @@ from segue.threads.model import (
     RunStatus,
     ThreadGraph,
 )
+from segue.workspace.changes import Skipped
 from segue.workspace.restore import FileAction
-from segue.workspace.snapshot import Skipped
 
 __all__ = [
     "Copy",

@@ -7,7 +7,7 @@ millisecond, then 62 random bits.
 
 from __future__ import annotations
 
-import secrets
+import os
 import threading
 import time
 import uuid
@@ -25,12 +25,18 @@ def new_id() -> str:
     with _lock:
         ms = time.time_ns() // 1_000_000
         if ms > _last_ms:
-            _last_ms, _counter = ms, secrets.randbits(11)  # room to count up within the ms
+            _last_ms, _counter = ms, _random_bits(11)  # room to count up within the ms
         else:
             _counter += 1
             if _counter > 0xFFF:  # 4096 ids in one millisecond: borrow the next one
                 _last_ms, _counter = _last_ms + 1, 0
         value = (_last_ms & (2**48 - 1)) << 80
         value |= 0x7 << 76 | _counter << 64
-        value |= 0b10 << 62 | secrets.randbits(62)
+        value |= 0b10 << 62 | _random_bits(62)
     return str(uuid.UUID(int=value))
+
+
+def _random_bits(n: int) -> int:
+    """``n`` random bits from the system's generator (``secrets.randbits``, without loading
+    the module and the ones it brings: hmac, base64, random)."""
+    return int.from_bytes(os.urandom(8), "big") >> (64 - n)

@@ -29,7 +29,7 @@ from segue.store.ids import new_id
 from segue.store.rows import from_row, optional_provider
 from segue.store.tables import checkpoints
 from segue.threads.model import RunStatus, ThreadGraph, _Tolerant
-from segue.workspace.snapshot import Change, Skipped
+from segue.workspace.changes import Change, Skipped
 
 __all__ = [
     "RUN_THREAD_VARIABLE",

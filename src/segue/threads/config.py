@@ -13,7 +13,6 @@ is never waited on) or holds a wrong value is a
 from __future__ import annotations
 
 import os
-import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -48,6 +47,8 @@ def load_config(env: Mapping[str, str] | None = None) -> StalenessConfig:
     raw = read_config(path, "segue configuration")  # a regular file, bounded; never a FIFO
     if raw is None:
         return StalenessConfig()
+    import tomllib  # (only when there is a config: the parser costs a switch 3 ms to load)
+
     try:
         data = tomllib.loads(raw.decode("utf-8"))
     except UnicodeDecodeError:

@@ -12,10 +12,8 @@ from typing import TYPE_CHECKING
 from segue.support.lazy import lazy_names
 
 if TYPE_CHECKING:
+    from segue.workspace.changes import Change, Skipped, Snapshot
     from segue.workspace.snapshot import (
-        Change,
-        Skipped,
-        Snapshot,
         Workspace,
         capture,
         changes_between,
@@ -24,9 +22,9 @@ if TYPE_CHECKING:
     )
 
 _WHERE = {
-    "Change": "segue.workspace.snapshot",
-    "Skipped": "segue.workspace.snapshot",
-    "Snapshot": "segue.workspace.snapshot",
+    "Change": "segue.workspace.changes",
+    "Skipped": "segue.workspace.changes",
+    "Snapshot": "segue.workspace.changes",
     "Workspace": "segue.workspace.snapshot",
     "capture": "segue.workspace.snapshot",
     "changes_between": "segue.workspace.snapshot",

@@ -22,8 +22,8 @@ from pathlib import Path
 import msgspec
 
 from segue.model.errors import CheckpointError
+from segue.workspace.changes import Skipped
 from segue.workspace.snapshot import (
-    Skipped,
     Workspace,
     _listing,
     _locked,

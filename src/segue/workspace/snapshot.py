@@ -36,6 +36,7 @@ import msgspec
 
 from segue.model.errors import CheckpointError
 from segue.support.places import data_dir
+from segue.workspace.changes import Change, Skipped, Snapshot
 from segue.workspace.git import Git, failed, find_git, holding, init_bare, probe
 
 __all__ = [
@@ -114,27 +115,6 @@ class Workspace(msgspec.Struct, frozen=True):
         if self.prefix and path.startswith(self.prefix + "/"):
             return path[len(self.prefix) + 1 :]
         return path
-
-
-class Change(msgspec.Struct, frozen=True):
-    path: str  # relative to the workspace folder
-    status: str  # added / modified / deleted / type (a file became a link, or back)
-    added: int | None  # lines; None: a binary file
-    removed: int | None
-
-
-class Skipped(msgspec.Struct, frozen=True):
-    path: str
-    reason: str
-
-
-class Snapshot(msgspec.Struct, frozen=True):
-    commit: str
-    tree: str
-    ref: str
-    changes: tuple[Change, ...]  # against ``base``
-    skipped: tuple[Skipped, ...]
-    base: str  # what the changes are counted against: previous / HEAD / nothing
 
 
 def _key(*parts: str) -> str:

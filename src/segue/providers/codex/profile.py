@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import math
-import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -169,6 +168,8 @@ def _read_toml(path: Path) -> dict[str, Any]:
     raw = read_config(path, "Codex config")
     if raw is None:
         return {}
+    import tomllib  # (only when there is a config: the parser costs a switch 3 ms to load)
+
     try:
         return tomllib.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
