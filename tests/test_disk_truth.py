@@ -58,11 +58,13 @@ def reads(monkeypatch: pytest.MonkeyPatch) -> Iterator[Counter[str]]:
     """How often each session file is parsed (both readers, instrumented)."""
     counts: Counter[str] = Counter()
     for cls in (ClaudeCode, Codex):
-        original: Callable[[Path], Conversation] = cls.read
+        original: Callable[..., Conversation] = cls.read
 
-        def counting(path: Path, _read: Callable[[Path], Conversation] = original) -> Conversation:
+        def counting(
+            path: Path, _read: Callable[..., Conversation] = original, **options: bool
+        ) -> Conversation:
             counts[str(Path(path).resolve())] += 1
-            return _read(path)
+            return _read(path, **options)
 
         monkeypatch.setattr(cls, "read", staticmethod(counting))
     yield counts

@@ -40,16 +40,10 @@ class _Time:
         return next(self._ns)
 
 
-class _Secrets:
-    @staticmethod
-    def randbits(k: int) -> int:
-        return 0
-
-
 @pytest.fixture(autouse=True)
 def fixed_ids(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     monkeypatch.setattr(ids, "time", _Time())
-    monkeypatch.setattr(ids, "secrets", _Secrets())
+    monkeypatch.setattr(ids, "_random_bits", lambda n: 0)
     monkeypatch.setattr(ids, "_last_ms", 0)
     monkeypatch.setattr(ids, "_counter", 0)
     # the Codex sessions a switch writes are named the same way

@@ -142,7 +142,7 @@ def _lean(entry: Entry) -> Entry:
     tool outputs is in such records: prompt snapshots, request shapes, attachments.)"""
     rec = entry[1]
     kind = rec.get("type")
-    if kind in _DECODED or (kind == "attachment" and "rendered" in rec):
+    if type(kind) is str and (kind in _DECODED or (kind == "attachment" and "rendered" in rec)):
         if kind == "assistant" and type(message := rec.get("message")) is dict:
             message.pop("usage", None)
         return entry
