@@ -3,16 +3,31 @@ every detector run on every text would find, in any case and wherever the litera
 
 from __future__ import annotations
 
+import typing
+
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from segue.transforms.secrets import _SEPARATOR, DETECTORS, _detector, scan
+from segue.model.conversation import (
+    Compaction,
+    CompactionState,
+    Item,
+    Opaque,
+    Provenance,
+    ToolCall,
+    ToolKind,
+)
+from segue.transforms.redact import TEXTS_OF, item_texts, scan_items
+from segue.transforms.secrets import _SEPARATOR, DETECTORS, _detector, marker, scan
+
+PROV = Provenance("f.jsonl", 1)
 
 # Shapes of the kinds the detectors look for (made up here, never real credentials).
 SHAPES = [
     "sk-ant-api03-" + "a1B2" * 23 + "AA",
     "AKIAIOSFODNN7EXAMPLQ",
-    'aws_secret_access_key = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEYX"',
+    'aws_secret_access_key = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"',
     "ghp_" + "A1b2C3d4" * 4 + "E5f6",
     "github_pat_11ABCDEFG0" + "x" * 72,
     "glpat-" + "a1b2c3d4e5" * 2,
@@ -69,3 +84,37 @@ def test_every_kind_is_found() -> None:
 def test_a_case_blind_detector_is_asked_when_a_unicode_fold_spells_its_literal() -> None:
     hook = "https://hoo\u212as.slack.com/services/T00000000/B00000000/" + "X" * 24  # Kelvin K
     assert scan([hook]).counts == {"slack_token": 1}
+
+
+def test_every_item_type_has_its_texts_scanned() -> None:
+    """The scan looks items up by exact type: an item type the model gains and the table lacks
+    would have its secrets carried unseen (a KeyError here, not a secret missed there)."""
+    assert set(TEXTS_OF) == set(typing.get_args(Item))
+    call = ToolCall("c1", "Bash", {"command": SHAPES[0], "env": [SHAPES[3]]}, ToolKind.SHELL, PROV)
+    kept = Compaction("s", CompactionState.PORTABLE, PROV, replacement=(call,))
+    assert item_texts(kept) == ["s", "Bash", "command", SHAPES[0], "env", SHAPES[3]]
+    found = scan_items([kept, Opaque("x", PROV, {"key": SHAPES[4]})])
+    assert set(found.values) == {SHAPES[0], SHAPES[3]}  # (an opaque record is never carried)
+
+
+# What a redaction may leave of a shape: the context around its secret, never the secret.
+CONTEXT = {
+    SHAPES[2]: ('aws_secret_access_key = "', '"'),
+    "//registry.npmjs.org/:_authToken=" + "a1b2c3d4-" * 4: (
+        "//registry.npmjs.org/:_authToken=",
+        "",
+    ),
+    "postgres://user:hunter2secret@db.example.com/app": ("postgres://user:", "@db.example.com/app"),
+}
+
+
+@pytest.mark.parametrize("shape", SHAPES, ids=lambda s: s[:12])
+def test_each_secret_is_redacted_whole(shape: str) -> None:
+    """Every shape is found, and its redaction leaves nothing of the secret: detect-secrets'
+    GitHub and GitLab patterns matched only the token's prefix (``ghp``, and the token stayed in
+    the text), its JWT pattern stopped before the signature, and its private keys knew only
+    PuTTY's old format."""
+    found = scan([f"before {shape} after"])
+    (kind,) = set(found.values.values())
+    head, tail = CONTEXT.get(shape, ("", ""))
+    assert found.redact(f"before {shape} after") == f"before {head}{marker(kind)}{tail} after"

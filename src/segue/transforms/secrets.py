@@ -4,8 +4,11 @@ A switch sends a whole history to another company, and a transcript often holds 
 pasted or a tool printed. segue uses the regex detectors of Yelp's ``detect-secrets`` (the
 well-kept scanner behind many pre-commit setups) for the kinds of credential with a recognisable
 shape, plus two shapes it does not know yet (Anthropic API keys, GitHub fine-grained tokens).
-Its entropy and keyword detectors are left out: every transcript is full of hashes, ids and
-``password = …`` code, and a count that cries wolf is ignored. Detectors are only asked for
+Where a detector's match is not the whole secret (a pattern grouping only the prefix, a lazy
+last part, an old key format only), segue's form of it in
+:mod:`segue.transforms.secret_detectors` yields the secret whole. Its entropy and keyword
+detectors are left out: every transcript is full of hashes, ids and ``password = …`` code, and
+a count that cries wolf is ignored. Detectors are only asked for
 matches (``analyze_string``); nothing is ever sent anywhere to "verify" a secret.
 
 A private key is masked as a whole block, from its ``BEGIN`` line to its ``END`` line (or to the
@@ -53,8 +56,8 @@ DETECTORS: tuple[tuple[str, str, str, Gate, bool], ...] = (
         True,
     ),
     (
-        "github_token",
-        "GitHubTokenDetector",
+        "segue.transforms.secrets",
+        "GitHubTokenWhole",
         "github_token",
         (("ghp_",), ("gho_",), ("ghu_",), ("ghs_",), ("ghr_",)),
         False,
@@ -67,8 +70,8 @@ DETECTORS: tuple[tuple[str, str, str, Gate, bool], ...] = (
         False,
     ),
     (
-        "gitlab_token",
-        "GitLabTokenDetector",
+        "segue.transforms.secrets",
+        "GitLabTokenWhole",
         "gitlab_token",
         tuple(
             (prefix,)
@@ -89,15 +92,15 @@ DETECTORS: tuple[tuple[str, str, str, Gate, bool], ...] = (
         False,
     ),
     (
-        "private_key",
-        "PrivateKeyDetector",
+        "segue.transforms.secrets",
+        "PrivateKeyAnyPutty",
         "private_key",
         (("PRIVATE KEY",), ("PuTTY-User-Key-File",)),
         False,
     ),
     ("slack", "SlackDetector", "slack_token", (("xox",), ("hooks.slack.com",)), True),
     ("stripe", "StripeDetector", "stripe_key", (("k_live_",),), False),
-    ("jwt", "JwtTokenDetector", "jwt", (("eyJ",),), False),
+    ("segue.transforms.secrets", "JwtWhole", "jwt", (("eyJ",),), False),
     ("npm", "NpmDetector", "npm_token", (("_authToken=",),), False),
     ("pypi_token", "PypiTokenDetector", "pypi_token", (("pypi-AgE",),), False),
     ("sendgrid", "SendGridDetector", "sendgrid_key", (("SG.",),), False),
