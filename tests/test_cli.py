@@ -261,7 +261,16 @@ def test_a_name_that_is_not_utf8_is_escaped_in_the_json_error(home: Path) -> Non
         assert "\\xff" in orjson.loads(done.stdout)["error"]
 
 
-def test_a_wrong_rollback_line_is_a_usage_error(home: Path) -> None:
-    for args in (["rollback", "--files-only", "--context-only", "--to-run", "1"], ["rollback"]):
+def test_a_wrong_rollback_or_fork_line_is_a_usage_error(home: Path) -> None:
+    """Before any thread is looked for: the same status, and one line naming what is wrong."""
+    for args, says in (
+        (["rollback", "--files-only", "--context-only", "--to-run", "1"], "exclude each other"),
+        (["rollback"], "give --to-run N"),
+        (["rollback", "--to-run", "0"], "--to-run takes a run's number, from 1 (not 0)"),
+        (["rollback", "nowhere", "--to-run", "-2"], "from 1 (not -2)"),
+        (["fork"], "give --at-run N"),
+        (["fork", "--at-run", "0"], "--at-run takes a run's number, from 1 (not 0)"),
+    ):
         done = segue(home, *args)
         assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+        assert says in done.stderr

@@ -112,6 +112,8 @@ def rollback_command(
         raise UsageError("--files-only and --context-only exclude each other")
     if undo == (to_run is not None):
         raise UsageError("give --to-run N (the run to go back to), or --undo")
+    if to_run is not None and to_run < 1:
+        raise UsageError(f"--to-run takes a run's number, from 1 (not {to_run})")
     console = Console(highlight=False, soft_wrap=True, stderr=as_json)
     if undo:
         if dry_run:
@@ -165,7 +167,7 @@ def fork_command(
             help="A thread id or unique prefix, or a session it holds (default: this folder's)."
         ),
     ] = None,
-    at_run: Annotated[int, Option("--at-run", help="The run the fork starts after.")] = 0,
+    at_run: Annotated[int | None, Option("--at-run", help="The run the fork starts after.")] = None,
     into: Annotated[
         str | None,
         Option("--into", help="The fork's folder (default: <folder>-fork-<N> beside it)."),
@@ -178,8 +180,10 @@ def fork_command(
 
     from segue.rewind.fork import fork_thread
 
-    if at_run < 1:
+    if at_run is None:
         raise UsageError("give --at-run N (the run the fork starts after)")
+    if at_run < 1:
+        raise UsageError(f"--at-run takes a run's number, from 1 (not {at_run})")
     forked = fork_thread(thread, at_run, into=into)
     if as_json:
         print_json(
