@@ -181,6 +181,9 @@ def test_the_version_is_the_installed_one(home: Path) -> None:
 
     done = segue(home, "--version")
     assert done.returncode == 0 and done.stdout == f"segue {version('segue')}\n", done
+    for line in (["--version", "--json"], ["--json", "--version"]):
+        done = segue(home, *line)
+        assert done.returncode == 0 and orjson.loads(done.stdout) == {"version": version("segue")}
 
 
 def test_words_after_double_dash_and_dash_prompts_are_arguments() -> None:

@@ -107,14 +107,17 @@ class Group:
         """The command ``args`` name and the values it is called with. A line that asks for
         help prints it and ends the process (status 0; a bare group's, 2)."""
         group, prog, rest = self, self.name, list(args)
-        if rest == ["--version"]:
+        if rest in (["--version"], ["--version", "--json"], ["--json", "--version"]):
             from importlib.metadata import PackageNotFoundError, version
 
             try:
-                installed = version(prog)
+                installed: str | None = version(prog)
             except PackageNotFoundError:  # run from a source tree that is not installed
-                installed = "(not installed)"
-            _say(f"{prog} {installed}\n")
+                installed = None
+            if "--json" in rest:  # (a version is PEP 440 text: nothing in it to escape)
+                _say('{"version": %s}\n' % (f'"{installed}"' if installed else "null"))
+            else:
+                _say(f"{prog} {installed or '(not installed)'}\n")
             raise SystemExit(0)
         while True:
             if not rest or rest[0] in ("-h", "--help"):
