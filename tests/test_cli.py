@@ -167,6 +167,7 @@ def test_a_wrong_command_line_is_one_line_naming_the_help(home: Path) -> None:
         (["rollback", "--to-run", "two"], "argument --to-run: 'two' is not a whole number"),
         (["show"], "the following arguments are required: SESSION (segue show --help)"),
         (["run", "--thread", "t", "--version"], "goes after --: segue run -- PROMPT"),
+        (["switch", "x", "--exec", "--dry-run"], "--dry-run writes none"),
     ):
         done = segue(home, *args)
         assert done.returncode == 2, (args, done.stderr)
@@ -174,6 +175,11 @@ def test_a_wrong_command_line_is_one_line_naming_the_help(home: Path) -> None:
         as_json = segue(home, *args, "--json")
         assert as_json.returncode == 2 and as_json.stderr == "", (args, as_json.stderr)
         assert orjson.loads(as_json.stdout)["exit_code"] == 2
+    # a program asks for a document; --exec would hand its terminal to a CLI after it
+    done = segue(home, "switch", "x", "--exec", "--json")
+    assert (
+        done.returncode == 2 and "--exec hands this terminal" in orjson.loads(done.stdout)["error"]
+    )
 
 
 def test_the_version_is_the_installed_one(home: Path) -> None:

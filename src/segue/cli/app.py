@@ -224,6 +224,11 @@ def switch(
         raise UsageError(
             "--exec starts the target CLI on the switched session; --dry-run writes none"
         )
+    if exec_ and as_json:
+        raise UsageError(
+            "--exec hands this terminal to the target CLI; --json prints a document for a "
+            "program (its resume command is in it)"
+        )
     if under is not None and return_:
         raise UsageError("--under chooses a fleet; --return takes back the batch it names")
     if not fleet:
