@@ -283,3 +283,16 @@ def test_a_wrong_rollback_or_fork_line_is_a_usage_error(home: Path) -> None:
         done = segue(home, *args)
         assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
         assert says in done.stderr
+
+
+def test_an_error_never_sends_a_control_character_to_the_terminal(
+    home: Path, tmp_path: Path
+) -> None:
+    """A file name holding an escape sequence (or any control character) is named with it
+    written out: a hostile name cannot recolour, retitle or clear the user's terminal."""
+    named = tmp_path / "x\x1b]0;owned\x07\x1b[2J\x9b31m.jsonl"
+    named.write_text("hello\n")
+    done = segue(home, "show", str(named))
+    assert done.returncode == 1 and done.stderr.count("\n") == 1
+    assert not any(c in done.stderr for c in "\x1b\x07\x9b"), done.stderr
+    assert "x\\x1b]0;owned\\x07\\x1b[2J\\x9b31m.jsonl" in done.stderr

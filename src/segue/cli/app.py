@@ -12,7 +12,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, NoReturn
 
 from segue.cli.grammar import Argument, Option, UsageError, option_names, writable_stdout
-from segue.cli.options import PROVIDER, JsonOption, RedactOption, command_group, print_json
+from segue.cli.options import (
+    PROVIDER,
+    JsonOption,
+    RedactOption,
+    command_group,
+    print_json,
+    visible,
+)
 from segue.model.conversation import Provider
 from segue.model.errors import SegueError
 
@@ -464,7 +471,7 @@ def run(
             why = (
                 result.error or f"{result.provider.value} ended with exit code {result.returncode}"
             )
-            err.print(f"segue: {' '.join(why.split())}", style="red", markup=False)
+            err.print(f"segue: {visible(' '.join(why.split()))}", style="red", markup=False)
     if failed:
         raise SystemExit(1)
 
@@ -506,7 +513,7 @@ def _fail(message: str, code: int, as_json: bool) -> NoReturn:
             except (OSError, ValueError, SegueError):  # no stdout to say it on: stderr
                 as_json = False
         if not as_json:
-            _stderr().print(f"segue: {line}", style="red", markup=False)
+            _stderr().print(f"segue: {visible(line)}", style="red", markup=False)
     except (OSError, ValueError, SegueError):
         pass  # nowhere left to say it: the exit status says it
     raise SystemExit(code)

@@ -20,6 +20,7 @@ __all__ = [
     "command_group",
     "print_json",
     "terminal_answer",
+    "visible",
 ]
 
 
@@ -106,6 +107,17 @@ def _readable(value: object) -> object:
     if isinstance(value, list | tuple):
         return [_readable(v) for v in value]
     return value
+
+
+# A control character in a message (a file name's escape sequence) is written out, never sent
+# to the terminal as one.
+_CONTROLS = {c: f"\\x{c:02x}" for c in (*range(0x20), 0x7F, *range(0x80, 0xA0))}
+
+
+def visible(text: str) -> str:
+    """``text`` as a terminal may be given it: undecodable bytes and control characters
+    written out as ``\\xNN``."""
+    return str(_readable(text)).translate(_CONTROLS)
 
 
 def command_group(name: str, help: str) -> Group:
