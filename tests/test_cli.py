@@ -296,3 +296,22 @@ def test_an_error_never_sends_a_control_character_to_the_terminal(
     assert done.returncode == 1 and done.stderr.count("\n") == 1
     assert not any(c in done.stderr for c in "\x1b\x07\x9b"), done.stderr
     assert "x\\x1b]0;owned\\x07\\x1b[2J\\x9b31m.jsonl" in done.stderr
+
+
+def test_a_terminal_that_cannot_show_a_character_gets_an_escape_not_an_error(
+    home: Path,
+) -> None:
+    """Under an ASCII-only output encoding, every command that prints non-ASCII text (a
+    transcript's punctuation, the listing's ellipses) still prints all of it."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CLAUDE_", "CODEX_"))}
+    env.update(HOME=str(home), PYTHONIOENCODING="ascii:strict")
+    shown = next(f for f in FIXTURES if f.provider == "claude")
+    out = b""
+    for args in (["show", str(shown.transcript)], ["sessions"], ["thread", "list"]):
+        done = subprocess.run(
+            [sys.executable, "-m", "segue", *args], env=env, capture_output=True, timeout=120
+        )
+        assert done.returncode == 0, (args, done.stderr)
+        assert b"internal error" not in done.stderr and done.stdout.isascii(), args
+        out += done.stdout
+    assert b"\\xb7" in out  # the show's "·", written out

@@ -5,6 +5,7 @@ waits for its ``Stop`` hook after every turn); every other command goes to
 
 from __future__ import annotations
 
+import contextlib
 import sys
 
 __all__ = ["main"]
@@ -14,6 +15,8 @@ def main(argv: list[str] | None = None) -> None:
     """The process's command line (``argv`` None: ``sys.argv``, and the process ends here,
     without the interpreter's teardown; see :mod:`segue.support.quick_exit`)."""
     args = sys.argv[1:] if argv is None else argv
+    if argv is None:
+        _tolerant_streams()
     try:
         _run(args)
     except SystemExit as exc:
@@ -27,6 +30,17 @@ def main(argv: list[str] | None = None) -> None:
     from segue.support.quick_exit import exit_now
 
     exit_now(code)
+
+
+def _tolerant_streams() -> None:
+    """A character the terminal's encoding cannot show (a title's "…" under
+    ``PYTHONIOENCODING=ascii``, a file name's undecodable byte) is written as an escape, never
+    an error that loses the rest of the output."""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None and getattr(stream, "errors", None) == "strict":
+            with contextlib.suppress(OSError, ValueError):  # closed: nothing to say on it
+                reconfigure(errors="backslashreplace")
 
 
 def _run(args: list[str]) -> None:
