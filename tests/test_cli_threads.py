@@ -92,3 +92,28 @@ def test_errors_are_one_line(tmp_path: Path) -> None:
     assert error.startswith("no thread 0123abcd, and no session matches '0123abcd'")
     empty = run_segue(["run", "--thread", "0123abcd", "  ", "--json"], _env(tmp_path), cwd=tmp_path)
     assert orjson.loads(empty.stdout)["error"] == "give a prompt to run (got an empty one)"
+
+
+def test_a_secret_in_a_prompt_is_masked_where_threads_are_shown(tmp_path: Path) -> None:
+    """A token pasted into the first prompt: the thread's label keeps it masked (masked before
+    it is cut: a cut token is no longer found), and ``thread list``/``show`` print the prompt
+    masked, as ``segue sessions`` does; the runs' JSON keeps the prompt as typed."""
+    chat = BY_NAME["claude-chat"]
+    shutil.copytree(chat.home, tmp_path / "home", dirs_exist_ok=True)
+    (transcript,) = (tmp_path / "home").rglob(f"{chat.spec['session_id']}.jsonl")
+    token = "ghp_" + "A1b2C3d4" * 4 + "E5f6"  # the shape of a classic GitHub token, made up
+    lines = transcript.read_bytes().splitlines()
+    for n, line in enumerate(lines):
+        record = orjson.loads(line)
+        if record.get("type") == "user" and isinstance(record["message"]["content"], str):
+            record["message"]["content"] += f" (use {token})"
+            lines[n] = orjson.dumps(record)
+            break
+    transcript.write_bytes(b"\n".join(lines) + b"\n")
+    adopted = _json(segue(tmp_path, "adopt", chat.spec["session_id"], "--json"))
+    assert token in adopted["runs"][0]["prompt"]
+    assert "A1b2C3d4" not in (adopted["title"] or "")
+    for args in (["list"], ["show", adopted["id"]]):
+        done = segue(tmp_path, *args)
+        assert done.returncode == 0 and "A1b2C3d4" not in done.stdout, done.stdout
+        assert "[secret redacted" in done.stdout

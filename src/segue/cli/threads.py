@@ -49,6 +49,7 @@ def list_command(as_json: JsonOption = False) -> None:
     from segue.support.text import short
     from segue.switch.journal import open_recording
     from segue.threads import summary_to_json
+    from segue.transforms.secrets import mask
 
     store, _ = open_recording()
     with store:
@@ -68,7 +69,7 @@ def list_command(as_json: JsonOption = False) -> None:
             str(s.runs),
             ",".join(s.providers),
             s.created_at.strftime("%Y-%m-%d %H:%M"),
-            short(s.title or ""),
+            short(mask(s.title or "")),
         )
         for s in summaries
     ]
@@ -123,9 +124,10 @@ def _print_graph(console: Console, graph: ThreadGraph) -> None:
         provider_thread_rows,
         run_rows,
     )
+    from segue.transforms.secrets import mask
 
     t = graph.thread
-    console.print(f"thread {t.id}  {t.title or ''}", markup=False)
+    console.print(f"thread {t.id}  {mask(t.title or '')}", markup=False)
     if t.cwd:
         console.print(f"  cwd  {t.cwd}", markup=False)
     _rows(console, RUN_COLUMNS, run_rows(graph))

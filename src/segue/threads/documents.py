@@ -10,6 +10,7 @@ from segue.model.times import iso_z
 from segue.providers import all_entries
 from segue.support.text import short
 from segue.threads.model import Handoff, ProviderThread, ThreadGraph, ThreadSummary
+from segue.transforms.secrets import mask
 
 if TYPE_CHECKING:
     from segue.threads.checkpoints import Checkpoint
@@ -224,7 +225,8 @@ PROVIDER_THREAD_COLUMNS = ("THREAD", "PROVIDER", "STATUS", "NATIVE RUNS", "NATIV
 
 
 def run_rows(graph: ThreadGraph) -> list[tuple[str, ...]]:
-    """The runs table as ``segue thread show`` and ``segue tui`` show it (RUN_COLUMNS)."""
+    """The runs table as ``segue thread show`` and ``segue tui`` show it (RUN_COLUMNS): each
+    prompt's detected secrets masked, as ``segue sessions`` masks them."""
     names = provider_thread_names(graph)
     return [
         (
@@ -233,7 +235,7 @@ def run_rows(graph: ThreadGraph) -> list[tuple[str, ...]]:
             names.get(r.provider_thread_id, "?"),
             (r.handoff_id or "-")[:13],
             r.status.value,
-            short(r.prompt),
+            short(mask(r.prompt)),
         )
         for r in graph.runs
     ]

@@ -27,6 +27,7 @@ from segue.threads.native import NativeTurn, split_native_turns
 from segue.threads.observe import Observation, observe, observe_former
 from segue.threads.reconcile import Changes, SyncOutcome, adopted_graph, reconcile
 from segue.threads.repository import ThreadStore, native_lock
+from segue.transforms.secrets import mask
 
 __all__ = [
     "SyncResult",
@@ -55,10 +56,12 @@ def _env(env: Mapping[str, str] | None) -> Mapping[str, str]:
 
 
 def title_of(conversation: Conversation, turns: list[NativeTurn]) -> str | None:
+    """The thread's label: the session's title, else its first prompt, on one line, with its
+    secrets masked before it is cut (a cut secret is no longer found)."""
     title = conversation.meta.title or (turns[0].prompt if turns else None)
     if title is None:
         return None
-    line = " ".join(title.split())
+    line = " ".join(mask(title).split())
     return line if len(line) <= TITLE_CHARS else line[: TITLE_CHARS - 1] + "…"
 
 
