@@ -39,6 +39,7 @@ from segue.transforms.secrets import marker
 from segue.transforms.shrink import MARKER_TRIGGER
 from segue_testbed.fixtures import Fixture, all_fixtures
 from tests.segue_cli import segue as run_segue
+from tests.test_readers import without_opaque_data
 
 FIXTURES = {f.name: f for f in all_fixtures()}
 CLI_ENV_DROP = ("CLAUDE_", "CODEX_", "SEGUE_", "ANTHROPIC_")
@@ -244,6 +245,7 @@ def test_valid_json_with_wrong_types_never_crashes(case: str, tmp_path: Path) ->
     }  # one bad line: the rest still listed
     row = next(r for r in listing.sessions if r.path == str(source))
     conversation = read_session(source)
+    assert read_session(source, opaque_data=False) == without_opaque_data(conversation)
     out = io.StringIO()
     print_conversation(Console(file=out, width=120), conversation)
     assert row.turns == out.getvalue().count("── turn ") - out.getvalue().count("rolled back")
@@ -259,6 +261,46 @@ def test_valid_json_with_wrong_types_never_crashes(case: str, tmp_path: Path) ->
     if "cwd" in case:
         assert outcomes == ["SwitchError", "SwitchError"]  # refused before writing
     assert sha256(source) == before
+
+
+_USER = (
+    '{"type":"user","uuid":"u1","parentUuid":null,"sessionId":"s","timestamp":'
+    '"2025-01-01T00:00:00Z","cwd":"/a","gitBranch":"main","message":{"role":"user",'
+    '"content":"hi"}}'
+)
+_NEXT = '{"type":"user","uuid":"u2","parentUuid":"p1","message":{"role":"user","content":"go"}}'
+# Records only an Opaque item can come of, a field the index or the item reads holding a list or
+# an object (found by an adversarial review of the lean read: each read differently from the
+# whole read, the chain cut elsewhere or the item named otherwise).
+LEAN_CASES = {
+    "type is a list": [_USER, '{"type":["x"],"uuid":"m1"}'],
+    "subtype is an object": [
+        _USER,
+        '{"type":"progress","subtype":{"a":1},"uuid":"p1","parentUuid":"u1"}',
+        _NEXT,
+    ],
+    "isSidechain is a list": [
+        _USER,
+        '{"type":"progress","isSidechain":[1],"uuid":"p1","parentUuid":"u1"}',
+        _NEXT,
+    ],
+    "parentUuid is a list on a boundary": [
+        _USER,
+        '{"type":"assistant","uuid":"a1","parentUuid":"u1","message":{"role":"assistant",'
+        '"model":"claude-x","content":[{"type":"text","text":"ok"}]}}',
+        '{"type":"progress","subtype":"compact_boundary","parentUuid":[1],'
+        '"logicalParentUuid":"a1","uuid":"p1"}',
+        _NEXT,
+    ],
+}
+
+
+@pytest.mark.parametrize("case", sorted(LEAN_CASES), ids=str)
+def test_a_lean_read_of_wrong_typed_records_is_the_whole_read(case: str, tmp_path: Path) -> None:
+    source = tmp_path / "00000000-0000-4000-8000-000000000001.jsonl"
+    source.write_text("\n".join(LEAN_CASES[case]) + "\n")
+    whole = read_session(source, Provider.CLAUDE)
+    assert read_session(source, Provider.CLAUDE, opaque_data=False) == without_opaque_data(whole)
 
 
 def _as_nobody(fn: Callable[[], Any]) -> Any:

@@ -134,19 +134,46 @@ def _str_or_none(value: object) -> str | None:
 _DECODED = frozenset({"user", "assistant", "system"})
 
 
+# What the index and an Opaque item read of a record, whatever its type (a list where a string
+# belongs still names the item and decides the chain as the whole read has it).
+_NAMING = frozenset(
+    {
+        "type",
+        "subtype",
+        "uuid",
+        "parentUuid",
+        "logicalParentUuid",
+        "isSidechain",
+        "timestamp",
+        "sessionId",
+        "cwd",
+        "gitBranch",
+        "version",
+        "leafUuid",
+        "customTitle",
+        "aiTitle",
+        "summary",
+    }
+)
+
+
 def _lean(entry: Entry) -> Entry:
     """A record as a read without opaque data keeps it: a record that can only become an Opaque
-    item cut to its scalar fields (type, subtype, uuids, time, cwd: all that names the item,
-    links the chain and gives the session's metadata) and its attachment's type; an assistant
-    message without its usage figures, which no item holds. (A transcript's bulk past the
-    tool outputs is in such records: prompt snapshots, request shapes, attachments.)"""
+    item cut to its scalar fields and those that name the item, link the chain and give the
+    session's metadata (:data:`_NAMING`, whatever their values), and its attachment's type;
+    an assistant message without its usage figures, which no item holds. (A transcript's bulk
+    past the tool outputs is in such records: prompt snapshots, request shapes, attachments.)"""
     rec = entry[1]
     kind = rec.get("type")
     if type(kind) is str and (kind in _DECODED or (kind == "attachment" and "rendered" in rec)):
         if kind == "assistant" and type(message := rec.get("message")) is dict:
             message.pop("usage", None)
         return entry
-    slim = {k: v for k, v in rec.items() if type(v) is not dict and type(v) is not list}
+    slim = {
+        k: v
+        for k, v in rec.items()
+        if (type(v) is not dict and type(v) is not list) or k in _NAMING
+    }
     attachment = rec.get("attachment")
     if type(attachment) is dict:
         slim["attachment"] = {"type": attachment.get("type")}
