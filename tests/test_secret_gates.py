@@ -3,6 +3,8 @@ every detector run on every text would find, in any case and wherever the litera
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import typing
 
 import pytest
@@ -17,8 +19,10 @@ from segue.model.conversation import (
     Provenance,
     ToolCall,
     ToolKind,
+    ToolResult,
+    UserMessage,
 )
-from segue.transforms.redact import TEXTS_OF, item_texts, scan_items
+from segue.transforms.redact import TEXTS_OF, item_texts, redact_items, scan_items
 from segue.transforms.secrets import _SEPARATOR, DETECTORS, _detector, marker, scan
 
 PROV = Provenance("f.jsonl", 1)
@@ -118,3 +122,57 @@ def test_each_secret_is_redacted_whole(shape: str) -> None:
     (kind,) = set(found.values.values())
     head, tail = CONTEXT.get(shape, ("", ""))
     assert found.redact(f"before {shape} after") == f"before {head}{marker(kind)}{tail} after"
+
+
+# Secrets in the forms an adversarial review found carried (made up, never real credentials):
+# each text, and what must not be left of it.
+_JWT = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.c2lnbmF0dXJl"
+_PEM_BODY = "MIIEpAIBAAKCAQEAzQ7xsHk2"
+LEFT_BEHIND = [
+    (f"https://h/verify/{_JWT}/a", "c2lnbmF0dXJl"),
+    (f"{_JWT}.x and {_JWT}+1", "eyJzdWIiOiIxIn0"),
+    ("sk_live_51" + "Ab3" * 32 + "x", "Ab3Ab3"),
+    ("sk-proj-Zx9Cv8Bn7Mq6Wp5Er4Ty_u-7T3BlbkFJZx9Cv8Bn7Mq6Wp5Er4Ty_sEcReTtAiL-Qw1", "sEcReT"),
+    ("glpat-" + "a1B2c" * 6 + "-" + "z9Y8x" * 6, "z9Y8x"),
+    ("glpat-" + "a1B2c" * 5 + "7.01.0w" + "q9w8e7r6t", "q9w8e7r6t"),
+    ("https://admin:pa$$w0rd!x@db.example.com", "pa$$w0rd"),
+    ("https://admin:pa:ss3cret@h.example.com", "ss3cret"),
+    ("---- BEGIN SSH2 ENCRYPTED PRIVATE KEY ----\nP2/56wAAAi4A\n"
+     "---- END SSH2 ENCRYPTED PRIVATE KEY ----", "P2/56wAAAi4A"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("text, secret", LEFT_BEHIND, ids=lambda v: str(v)[:16])
+def test_nothing_of_a_secret_is_left_behind(text: str, secret: str) -> None:
+    found = scan([text])
+    assert found, text
+    assert secret not in found.redact(text)
+
+
+def test_a_private_key_cut_short_is_redacted_in_its_own_text() -> None:
+    """A key with no END line (a tool output cut off) ran on into the next texts as one block
+    that was in no text, so no key was redacted, while the switch said they were."""
+    cut = ToolResult("c1", f"-----BEGIN RSA PRIVATE KEY-----\n{_PEM_BODY}", PROV)
+    whole = UserMessage(
+        "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjE\n"
+        "-----END OPENSSH PRIVATE KEY-----",
+        PROV,
+    )
+    found = scan_items([cut, whole])
+    assert found.counts == {"private_key": 2}
+    carried = redact_items([cut, whole], found)
+    assert all(
+        _PEM_BODY not in t and "b3BlbnNzaC1" not in t for i in carried for t in item_texts(i)
+    )
+
+
+@pytest.mark.parametrize(
+    "line",
+    ["//x/:_authToken=" * 128_000, "eyJhbGciOiJIUzI1NiJ9" * 100_000, "://a:" + "b@" * 500_000],
+    ids=["npm", "jwt", "url"],
+)
+def test_a_scan_is_linear_in_a_long_line(line: str) -> None:
+    """2 MB lines made to backtrack: a quadratic pattern took 40 s on 512 KB (this would take
+    minutes); in a child, so that a regression fails here instead of hanging the suite."""
+    code = "import sys; from segue.transforms.secrets import scan; scan([sys.stdin.read()])"
+    subprocess.run([sys.executable, "-c", code], input=line, text=True, timeout=60, check=True)

@@ -47,7 +47,7 @@ DETECTORS: tuple[tuple[str, str, str, Gate, bool], ...] = (
         (("sk-ant-",),),
         False,
     ),
-    ("openai", "OpenAIDetector", "openai_api_key", (("T3BlbkFJ",),), False),
+    ("segue.transforms.secrets", "OpenAIWhole", "openai_api_key", (("T3BlbkFJ",),), False),
     (
         "aws",
         "AWSKeyDetector",
@@ -99,9 +99,9 @@ DETECTORS: tuple[tuple[str, str, str, Gate, bool], ...] = (
         False,
     ),
     ("slack", "SlackDetector", "slack_token", (("xox",), ("hooks.slack.com",)), True),
-    ("stripe", "StripeDetector", "stripe_key", (("k_live_",),), False),
+    ("segue.transforms.secrets", "StripeWhole", "stripe_key", (("k_live_",),), False),
     ("segue.transforms.secrets", "JwtWhole", "jwt", (("eyJ",),), False),
-    ("npm", "NpmDetector", "npm_token", (("_authToken=",),), False),
+    ("segue.transforms.secrets", "NpmToken", "npm_token", (("_authToken=",),), False),
     ("pypi_token", "PypiTokenDetector", "pypi_token", (("pypi-AgE",),), False),
     ("sendgrid", "SendGridDetector", "sendgrid_key", (("SG.",),), False),
     ("square_oauth", "SquareOAuthDetector", "square_oauth_secret", (("sq0csp-",),), False),
@@ -112,16 +112,19 @@ DETECTORS: tuple[tuple[str, str, str, Gate, bool], ...] = (
         (("AccountKey=",),),
         False,
     ),
-    ("basic_auth", "BasicAuthDetector", "url_password", (("://", "@"),), False),
+    ("segue.transforms.secrets", "UrlPassword", "url_password", (("://", "@"),), False),
 )
 
 
+# A private key's whole block, in one text: from its header (PEM's ``-----BEGIN``, SSH2's
+# ``---- BEGIN``) to its footer, else to the end of the text (a key cut short).
 _PRIVATE_BLOCK = re.compile(
-    r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY[A-Z ]*-----.*?"
-    r"(?:-----END[A-Z0-9 ]*PRIVATE KEY[A-Z ]*-----|\Z)"
+    r"-{4,5} ?BEGIN[A-Z0-9 ]*PRIVATE KEY[A-Z ]*-{4,5}.*?"
+    r"(?:-{4,5} ?END[A-Z0-9 ]*PRIVATE KEY[A-Z ]*-{4,5}|\Z)"
     r"|PuTTY-User-Key-File-\d.*?(?:Private-MAC: *\S+|\Z)",
     re.DOTALL,
 )
+_BLOCK_STARTS = ("PRIVATE KEY", "PuTTY-User-Key-File-")
 CUT = "…"  # how segue marks a text it cut short
 MIN_CUT = 8  # the shortest start of a secret, before a cut, that is still masked
 _SEPARATOR = "\n\n"  # between texts scanned together: no detector matches across it
@@ -234,9 +237,11 @@ def scan(texts: Iterable[str]) -> SecretScan:
                 private_key = True  # the detector names the header; the block is taken below
             elif found and found not in values:
                 values[found] = kind
-    if private_key:
-        for block in _PRIVATE_BLOCK.findall(blob):
-            values[block] = "private_key"
+    if private_key:  # text by text: a block cut short ends with its text, not the next one's
+        for text in texts:
+            if any(start in text for start in _BLOCK_STARTS):
+                for block in _PRIVATE_BLOCK.findall(text):
+                    values[block] = "private_key"
     counts: Counter[str] = Counter()
     for value, kind in values.items():
         counts[kind] += blob.count(value)
