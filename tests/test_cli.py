@@ -315,3 +315,26 @@ def test_a_terminal_that_cannot_show_a_character_gets_an_escape_not_an_error(
         assert b"internal error" not in done.stderr and done.stdout.isascii(), args
         out += done.stdout
     assert b"\\xb7" in out  # the show's "·", written out
+
+
+def test_what_a_transcript_holds_never_drives_the_terminal(tmp_path: Path) -> None:
+    """A title, a prompt and a tool's output holding escape sequences (a recoloured terminal,
+    a new window title, the screen cleared, the clipboard written: OSC 52) are printed with
+    each control character written out, in the listing and in show; tabs and lines stay."""
+    chat = next(f for f in FIXTURES if f.name == "claude-chat")
+    shutil.copytree(chat.home, tmp_path, dirs_exist_ok=True)
+    (transcript,) = tmp_path.rglob(f"{chat.spec['session_id']}.jsonl")
+    hostile = "\x1b]0;owned\x07\x1b[2J\x1b]52;c;ZXZpbA==\x07\x9b31m"
+    lines = transcript.read_bytes().splitlines()
+    for n, line in enumerate(lines):
+        record = orjson.loads(line)
+        if record.get("type") == "user" and isinstance(record["message"]["content"], str):
+            record["message"]["content"] += f"\tsee {hostile} here"
+            lines[n] = orjson.dumps(record)
+            break
+    transcript.write_bytes(b"\n".join(lines) + b"\n")
+    for args in (["sessions", "--all"], ["show", str(transcript)]):
+        done = segue(tmp_path, *args)
+        assert done.returncode == 0, done.stderr
+        assert not any(c in done.stdout + done.stderr for c in "\x1b\x07\x9b"), args
+        assert "\\x1b]0;owned" in done.stdout, args  # (rich drops the BEL itself)

@@ -40,15 +40,15 @@ ShowSecrets = Annotated[
 
 
 def _console() -> Console:
-    from rich.console import Console
+    from segue.cli.terminal import console
 
-    return Console(highlight=False, soft_wrap=True)
+    return console()
 
 
 def _stderr() -> Console:
-    from rich.console import Console
+    from segue.cli.terminal import console
 
-    return Console(stderr=True, highlight=False, soft_wrap=True)
+    return console(stderr=True)
 
 
 class Arrival(StrEnum):

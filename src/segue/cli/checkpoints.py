@@ -36,8 +36,7 @@ def checkpoint_command(
 ) -> None:
     """Snapshot the thread's folder now, as its newest run's checkpoint (the user's HEAD,
     branches, index, stash and files are never touched)."""
-    from rich.console import Console
-
+    from segue.cli.terminal import console as terminal_console
     from segue.rewind import checkpoint_now
     from segue.threads.checkpoints import diff_line
     from segue.threads.documents import checkpoint_to_json
@@ -46,18 +45,17 @@ def checkpoint_command(
     if as_json:
         print_json({**checkpoint_to_json(taken.checkpoint), "notes": list(taken.notes)})
         return
-    console = Console(highlight=False, soft_wrap=True)
+    console = terminal_console()
     console.print(f"thread {taken.thread_id}: {diff_line(taken.checkpoint)}", markup=False)
     console.print(f"  {taken.checkpoint.ref}", style="dim", markup=False)
-    err = Console(stderr=True, highlight=False, soft_wrap=True)
+    err = terminal_console(stderr=True)
     for note in taken.notes:
         err.print(f"note: {note}", style="yellow", markup=False)
 
 
 def checkpoints_command(thread: ThreadArgument = None, as_json: JsonOption = False) -> None:
     """A thread's checkpoints: run, provider, time, files, +/-, exact or approximate."""
-    from rich.console import Console
-
+    from segue.cli.terminal import console as terminal_console
     from segue.rewind import list_thread_checkpoints
     from segue.threads.documents import checkpoint_to_json
 
@@ -71,7 +69,7 @@ def checkpoints_command(thread: ThreadArgument = None, as_json: JsonOption = Fal
             }
         )
         return
-    console = Console(highlight=False, soft_wrap=True)
+    console = terminal_console()
     console.print(f"thread {found.thread_id}  {found.folder or ''}", markup=False)
     if not found.checkpoints:
         console.print(
@@ -117,7 +115,7 @@ DryRunOption = Annotated[bool, Option("--dry-run", help="Say what would change; 
 def _print_changes(
     changes: list[tuple[Provider, HookChange | None]], dry_run: bool, as_json: bool
 ) -> None:
-    from rich.console import Console
+    from segue.cli.terminal import console as terminal_console
 
     if as_json:
         print_json(
@@ -141,7 +139,7 @@ def _print_changes(
         if any(c is not None and c.error for _, c in changes):
             raise SystemExit(1)
         return
-    console = Console(highlight=False, soft_wrap=True)
+    console = terminal_console()
     for provider, change in changes:
         if change is None:
             console.print(f"{provider.value}: has no end-of-turn hook", markup=False)

@@ -104,8 +104,7 @@ def rollback_command(
 ) -> None:
     """Take a thread back to run N: the folder byte for byte as checkpoint N left it, and the
     runs after it rolled back on every provider (a safety snapshot first: --undo)."""
-    from rich.console import Console
-
+    from segue.cli.terminal import console as terminal_console
     from segue.rewind.rollback import plan_rollback, rollback, undo_rollback
 
     if files_only and context_only:
@@ -114,7 +113,7 @@ def rollback_command(
         raise UsageError("give --to-run N (the run to go back to), or --undo")
     if to_run is not None and to_run < 1:
         raise UsageError(f"--to-run takes a run's number, from 1 (not {to_run})")
-    console = Console(highlight=False, soft_wrap=True, stderr=as_json)
+    console = terminal_console(stderr=as_json)
     if undo:
         if dry_run:
             raise UsageError("--undo has no --dry-run: segue rollback --undo shows what it undoes")
@@ -176,8 +175,7 @@ def fork_command(
 ) -> None:
     """A new thread from run N: its files a git worktree at checkpoint N (a copy outside git),
     its provider chosen by its first segue run (the user's checkout is never switched)."""
-    from rich.console import Console
-
+    from segue.cli.terminal import console as terminal_console
     from segue.rewind.fork import fork_thread
 
     if at_run is None:
@@ -198,7 +196,7 @@ def fork_command(
             }
         )
         return
-    console = Console(highlight=False, soft_wrap=True)
+    console = terminal_console()
     how = "a git worktree" if forked.worktree else "a copy"
     console.print(
         f"thread {forked.thread_id}: a fork of {forked.parent_thread_id} at run {forked.at_run}",

@@ -20,9 +20,9 @@ thread_app = command_group(
 
 
 def _console() -> Console:
-    from rich.console import Console
+    from segue.cli.terminal import console
 
-    return Console(highlight=False, soft_wrap=True)
+    return console()
 
 
 @thread_app.command("adopt")
