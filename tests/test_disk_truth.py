@@ -29,6 +29,7 @@ from segue.switch import Switch, switch_session
 from segue.threads import ProviderThreadStatus, RunStatus, ThreadStore
 from segue_testbed.fixtures import Fixture, all_fixtures
 from segue_testbed.generate import append_turn
+from segue_testbed.postgres import PostgresServer
 from tests.segue_cli import segue
 
 BY_NAME = {f.name: f for f in all_fixtures()}
@@ -424,6 +425,33 @@ def test_a_locked_store_leaves_the_switch_made_and_nothing_is_written_twice(
     assert not list((tmp_path / "state" / "journal").glob("*.json"))
     last = switch_session(str(source), Provider.CODEX, env=env)
     assert _moved(last).strategy == "no_handoff" and last.path == first.path
+
+
+def test_a_postgresql_store_locked_by_another_session_leaves_the_switch_made(
+    tmp_path: Path, postgres: PostgresServer
+) -> None:
+    """Another session holds the tables locked (a long migration, a psql left in a
+    transaction): the switch waits for the lock no longer than for a locked SQLite file, and is
+    made with its one warning (it waited for ever)."""
+    import time
+
+    import psycopg
+
+    _, source, env = _home(tmp_path, "claude-multi_turn")
+    env["SEGUE_DATABASE_URL"] = url = postgres.create_database()
+    env["SEGUE_STORE_WAIT"] = "0.5"
+    first = switch_session(str(source), Provider.CODEX, env=env)
+    assert first.thread is not None and first.thread.recorded
+    holder = psycopg.connect(url.replace("postgresql+psycopg://", "postgresql://"))
+    try:
+        holder.execute("LOCK TABLE app_threads, runs IN ACCESS EXCLUSIVE MODE")
+        started = time.monotonic()
+        again = switch_session(str(source), Provider.CODEX, env=env)
+        assert time.monotonic() - started < 15
+    finally:
+        holder.close()
+    assert again.thread is not None and not again.thread.recorded
+    assert any("lock timeout" in w and "not recorded" in w for w in again.warnings)
 
 
 @pytest.mark.parametrize(

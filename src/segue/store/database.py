@@ -74,7 +74,8 @@ class _Cursor(Protocol):
 
 class Database:
     """Connections to one database, made when first needed. ``read_only`` (SQLite) never
-    writes or creates a file; ``wait`` is how long a SQLite connection waits for a writer."""
+    writes or creates a file; ``wait`` is how long a connection waits for a writer (SQLite) or
+    for a lock another session holds (PostgreSQL), in seconds."""
 
     def __init__(self, url: DatabaseUrl, *, read_only: bool = False, wait: float) -> None:
         self.url = url
@@ -102,17 +103,22 @@ class Database:
         keywords.setdefault("application_name", "segue")
         keywords.setdefault("connect_timeout", CONNECT_TIMEOUT_S)
         connection = psycopg.connect(make_conninfo("", **keywords))
+        settings = [f"SET lock_timeout = {max(1, int(self.wait * 1000))}"]
         style = connection.info.parameter_status("DateStyle") or "ISO"
         if not style.upper().startswith("ISO"):
             # psycopg reads times only in the ISO style: a server or database set to another
-            # (DateStyle 'SQL, DMY') would fail every read (a connection option instead would
-            # be refused by a connection pooler such as pgbouncer)
-            try:
-                connection.execute("SET DateStyle = 'ISO'")
-                connection.commit()
-            except BaseException:
-                connection.close()
-                raise
+            # (DateStyle 'SQL, DMY') would fail every read
+            settings.append("SET DateStyle = 'ISO'")
+        # A lock another session holds is waited for as long as a SQLite writer waits (a switch
+        # caps it: it goes on without recording), never for ever. (Set by statements: a
+        # connection option would be refused by a connection pooler such as pgbouncer.)
+        try:
+            for setting in settings:
+                connection.execute(setting)
+            connection.commit()
+        except BaseException:
+            connection.close()
+            raise
         return connection
 
     @contextmanager
