@@ -14,6 +14,7 @@ import orjson
 import pytest
 
 from segue_testbed.fixtures import all_fixtures
+from segue_testbed.generate import add_to_first_prompt
 from tests.segue_cli import segue as run_segue
 
 FIXTURES = all_fixtures()
@@ -325,14 +326,7 @@ def test_what_a_transcript_holds_never_drives_the_terminal(tmp_path: Path) -> No
     shutil.copytree(chat.home, tmp_path, dirs_exist_ok=True)
     (transcript,) = tmp_path.rglob(f"{chat.spec['session_id']}.jsonl")
     hostile = "\x1b]0;owned\x07\x1b[2J\x1b]52;c;ZXZpbA==\x07\x9b31m"
-    lines = transcript.read_bytes().splitlines()
-    for n, line in enumerate(lines):
-        record = orjson.loads(line)
-        if record.get("type") == "user" and isinstance(record["message"]["content"], str):
-            record["message"]["content"] += f"\tsee {hostile} here"
-            lines[n] = orjson.dumps(record)
-            break
-    transcript.write_bytes(b"\n".join(lines) + b"\n")
+    add_to_first_prompt(transcript, f"\tsee {hostile} here")
     for args in (["sessions", "--all"], ["show", str(transcript)]):
         done = segue(tmp_path, *args)
         assert done.returncode == 0, done.stderr

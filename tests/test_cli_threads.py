@@ -11,6 +11,7 @@ from typing import Any
 import orjson
 
 from segue_testbed.fixtures import all_fixtures
+from segue_testbed.generate import add_to_first_prompt
 from tests.segue_cli import segue as run_segue
 
 BY_NAME = {f.name: f for f in all_fixtures()}
@@ -102,14 +103,7 @@ def test_a_secret_in_a_prompt_is_masked_where_threads_are_shown(tmp_path: Path) 
     shutil.copytree(chat.home, tmp_path / "home", dirs_exist_ok=True)
     (transcript,) = (tmp_path / "home").rglob(f"{chat.spec['session_id']}.jsonl")
     token = "ghp_" + "A1b2C3d4" * 4 + "E5f6"  # the shape of a classic GitHub token, made up
-    lines = transcript.read_bytes().splitlines()
-    for n, line in enumerate(lines):
-        record = orjson.loads(line)
-        if record.get("type") == "user" and isinstance(record["message"]["content"], str):
-            record["message"]["content"] += f" (use {token})"
-            lines[n] = orjson.dumps(record)
-            break
-    transcript.write_bytes(b"\n".join(lines) + b"\n")
+    add_to_first_prompt(transcript, f" (use {token})")
     adopted = _json(segue(tmp_path, "adopt", chat.spec["session_id"], "--json"))
     assert token in adopted["runs"][0]["prompt"]
     assert "A1b2C3d4" not in (adopted["title"] or "")

@@ -354,3 +354,18 @@ def append_turn(
         data = b"".join(lines)
     with path.open("ab") as f:
         return f.write(data)
+
+
+def add_to_first_prompt(transcript: Path, text: str) -> None:
+    """``text`` appended to the first prompt typed in a recorded Claude transcript (its first
+    user record whose content is a string), as if the user had pasted it there."""
+    lines = transcript.read_bytes().splitlines()
+    for n, line in enumerate(lines):
+        record = orjson.loads(line)
+        if record.get("type") == "user" and isinstance(record["message"]["content"], str):
+            record["message"]["content"] += text
+            lines[n] = orjson.dumps(record)
+            break
+    else:
+        raise ValueError(f"{transcript}: no typed prompt")
+    transcript.write_bytes(b"\n".join(lines) + b"\n")
