@@ -524,6 +524,9 @@ def test_times_of_any_year_read_back_and_one_out_of_range_is_one_line(database_u
         ),
         ("postgresql:///db?host=/var/run/postgresql", {"dbname": "db",
          "host": "/var/run/postgresql"}, "postgresql:///db?host=/var/run/postgresql"),
+        # segue's own option (how long a lock is waited for), not libpq's
+        ("postgresql://u@h/db?timeout=5&sslmode=require", {"user": "u", "host": "h",
+         "dbname": "db", "sslmode": "require"}, "postgresql://u@h/db?timeout=5&sslmode=require"),
     ],
 )  # fmt: skip
 def test_a_postgres_url_reaches_libpq_whole_and_its_password_is_never_shown(
@@ -534,6 +537,16 @@ def test_a_postgres_url_reaches_libpq_whole_and_its_password_is_never_shown(
     assert str(parsed) == shown
     if "password" in keywords:
         assert keywords["password"] not in str(parsed)
+
+
+@pytest.mark.parametrize("value", ["abc", "-1", "inf", "nan", "1e12"])
+def test_a_timeout_that_is_no_number_of_seconds_is_one_line_on_either_database(value: str) -> None:
+    for url in (
+        f"sqlite:////tmp/x/segue.db?timeout={value}",
+        f"postgresql://u@h/d?timeout={value}",
+    ):
+        with pytest.raises(StoreError, match="is not a number of seconds"):
+            database_url(url)
 
 
 def test_a_read_only_open_through_a_link_reads_what_is_still_in_the_wal(tmp_path: Path) -> None:

@@ -103,7 +103,8 @@ class Database:
         keywords.setdefault("application_name", "segue")
         keywords.setdefault("connect_timeout", CONNECT_TIMEOUT_S)
         connection = psycopg.connect(make_conninfo("", **keywords))
-        settings = [f"SET lock_timeout = {max(1, int(self.wait * 1000))}"]
+        # (in ms, from 1: 0 would be no limit at all; up to the server's largest)
+        settings = [f"SET lock_timeout = {min(max(1, int(self.wait * 1000)), 2**31 - 1)}"]
         style = connection.info.parameter_status("DateStyle") or "ISO"
         if not style.upper().startswith("ISO"):
             # psycopg reads times only in the ISO style: a server or database set to another

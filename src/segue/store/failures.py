@@ -34,6 +34,9 @@ _PG_CONNECT = re.compile(
 )
 
 
+_PG_POINTER = re.compile(r"LINE \d+: ")
+
+
 @contextmanager
 def guarded(where: str, doing: str) -> Iterator[None]:
     """Run a database step; turn what the driver raises into :class:`StoreError`."""
@@ -53,7 +56,9 @@ def explain(error: BaseException) -> str:
     """What went wrong, in one line."""
     original = getattr(error, "orig", None) or error
     lines = (" ".join(line.split()) for line in str(original).splitlines())
-    text = "; ".join(line for line in lines if line) or type(original).__name__
+    # (PostgreSQL's pointer into the statement, "LINE 1: SELECT …" and its "^", says nothing)
+    said = [line for line in lines if line and line != "^" and not _PG_POINTER.match(line)]
+    text = "; ".join(said) or type(original).__name__
     lowered = text.lower()
     if isinstance(original, sqlite3.Error):
         for needle, hint in _SQLITE_HINTS:

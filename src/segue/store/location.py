@@ -61,7 +61,7 @@ class DatabaseUrl(msgspec.Struct, frozen=True):
         """A PostgreSQL URL as libpq's keywords (psycopg quotes each): the user and password
         taken whole, whatever they hold (a ``/``, ``#``, ``?`` or a ``%`` that encodes
         nothing), every host and port of a list, the database, and the query's options (which
-        win over the URL's parts, as libpq has it)."""
+        win over the URL's parts, as libpq has it) but ``timeout``, which is segue's."""
         user, password, after = _split_login(self.rest)
         hosts, _, database = after.partition("?")[0].partition("/")
         keywords: dict[str, str] = {}
@@ -80,7 +80,7 @@ class DatabaseUrl(msgspec.Struct, frozen=True):
             keywords["port"] = ",".join(ports)
         if database:
             keywords["dbname"] = unquote(database)
-        keywords.update(self.query)
+        keywords.update((k, v) for k, v in self.query if k != "timeout")  # (segue's, not libpq's)
         return keywords
 
     def __str__(self) -> str:
@@ -123,7 +123,9 @@ def database_url(url: str | None = None, env: Mapping[str, str] | None = None) -
         )
     if driver != "sqlite":
         query = _split_login(rest)[2].partition("?")[2]
-        return DatabaseUrl(driver, rest, None, tuple(parse_qsl(query, keep_blank_values=True)))
+        parsed_pg = DatabaseUrl(driver, rest, None, tuple(parse_qsl(query, keep_blank_values=True)))
+        _check_timeout(source, parsed_pg)
+        return parsed_pg
     return _sqlite_url(source, url, rest)
 
 
@@ -142,6 +144,13 @@ def _sqlite_url(source: str, url: str, rest: str) -> DatabaseUrl:
                 f"{source} has ?{name}=, not an option segue knows for SQLite (only ?timeout=N)"
             )
     parsed = DatabaseUrl("sqlite", rest, Path(unquote(database)).expanduser(), query)
+    _check_timeout(source, parsed)
+    return parsed
+
+
+def _check_timeout(source: str, parsed: DatabaseUrl) -> None:
+    """``?timeout=N``, segue's own option on either database (how long a connection waits for
+    another writer, or a lock): a number of seconds, or the URL is refused."""
     text = parsed.option("timeout")
     if text is not None:
         try:
@@ -152,7 +161,6 @@ def _sqlite_url(source: str, url: str, rest: str) -> DatabaseUrl:
             raise StoreError(
                 f"{source}: timeout={text!r} is not a number of seconds (e.g. ?timeout=30)"
             )
-    return parsed
 
 
 def describe(url: DatabaseUrl) -> str:
