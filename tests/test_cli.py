@@ -326,9 +326,10 @@ def test_what_a_transcript_holds_never_drives_the_terminal(tmp_path: Path) -> No
     shutil.copytree(chat.home, tmp_path, dirs_exist_ok=True)
     (transcript,) = tmp_path.rglob(f"{chat.spec['session_id']}.jsonl")
     hostile = "\x1b]0;owned\x07\x1b[2J\x1b]52;c;ZXZpbA==\x07\x9b31m"
-    add_to_first_prompt(transcript, f"\tsee {hostile} here")
+    add_to_first_prompt(transcript, f"\tsee {hostile} here :smile: [bold]")
     for args in (["sessions", "--all"], ["show", str(transcript)]):
         done = segue(tmp_path, *args)
         assert done.returncode == 0, done.stderr
         assert not any(c in done.stdout + done.stderr for c in "\x1b\x07\x9b"), args
         assert "\\x1b]0;owned" in done.stdout, args  # (rich drops the BEL itself)
+        assert "here :smile: [bold]" in done.stdout, args  # no emoji code, no markup

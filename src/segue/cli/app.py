@@ -18,6 +18,7 @@ from segue.cli.options import (
     RedactOption,
     command_group,
     print_json,
+    printable,
     visible,
 )
 from segue.model.conversation import Provider
@@ -455,7 +456,7 @@ def run(
     else:
         out = result.output
         if out:
-            sys.stdout.write(out if out.endswith("\n") else out + "\n")
+            sys.stdout.write(printable(out if out.endswith("\n") else out + "\n"))
         how = f" ({result.move.strategy})" if result.move else ""
         err = _stderr()
         for warning in result.warnings:

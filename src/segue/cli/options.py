@@ -19,6 +19,7 @@ __all__ = [
     "RedactOption",
     "command_group",
     "print_json",
+    "printable",
     "terminal_answer",
     "visible",
 ]
@@ -110,8 +111,16 @@ def _readable(value: object) -> object:
 
 
 # A control character in a message (a file name's escape sequence) is written out, never sent
-# to the terminal as one.
+# to the terminal as one; in a text of lines, but its tabs and line breaks.
 _CONTROLS = {c: f"\\x{c:02x}" for c in (*range(0x20), 0x7F, *range(0x80, 0xA0))}
+_TEXT_CONTROLS = {c: shown for c, shown in _CONTROLS.items() if c not in (0x09, 0x0A)}
+
+
+def printable(text: str) -> str:
+    """``text`` of lines as a terminal may be given it: every control character but a tab and
+    a line break written out as ``\\xNN`` (a model's answer, a tool's output, a file name may
+    hold an escape sequence)."""
+    return text.translate(_TEXT_CONTROLS)
 
 
 def visible(text: str) -> str:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Annotated
 import orjson
 
 from segue.cli.grammar import Option, UsageError
-from segue.cli.options import JsonOption, RedactOption
+from segue.cli.options import JsonOption, RedactOption, printable
 
 if TYPE_CHECKING:
     from segue.watch import WatchPolicy
@@ -77,7 +77,7 @@ def _ask(text: str) -> bool:
     if sys.stdin is None or not sys.stdin.isatty():
         return False  # no one to ask: declined, and recorded so
     _notify(text)
-    sys.stderr.write(text + "\nGo ahead? [y/N] ")
+    sys.stderr.write(printable(text) + "\nGo ahead? [y/N] ")
     sys.stderr.flush()
 
     class Stopped(Exception):
@@ -97,7 +97,7 @@ def _ask(text: str) -> bool:
         key, ended = "", True
     finally:
         signal.signal(signal.SIGTERM, previous)
-    sys.stderr.write(key + "\n")
+    sys.stderr.write(printable(key) + "\n")
     if ended:
         os.kill(os.getpid(), signal.SIGTERM)  # now the loop's own handler: it stops after this
     return key.lower() == "y"
@@ -192,7 +192,7 @@ def watch_command(
         if as_json:
             sys.stdout.buffer.write(orjson.dumps(event.to_json()) + b"\n")
         else:
-            sys.stdout.write(event.line() + "\n")
+            sys.stdout.write(printable(event.line()) + "\n")
         sys.stdout.flush()
 
     seen: list[WatchEvent] = []
