@@ -121,12 +121,13 @@ def database_url(url: str | None = None, env: Mapping[str, str] | None = None) -
             f"{source} is a {scheme}:// URL; segue's store is SQLite "
             "(sqlite:///path) or PostgreSQL through psycopg 3 (postgresql://…)"
         )
-    if driver != "sqlite":
+    if driver == "sqlite":
+        found = _sqlite_url(source, url, rest)
+    else:
         query = _split_login(rest)[2].partition("?")[2]
-        parsed_pg = DatabaseUrl(driver, rest, None, tuple(parse_qsl(query, keep_blank_values=True)))
-        _check_timeout(source, parsed_pg)
-        return parsed_pg
-    return _sqlite_url(source, url, rest)
+        found = DatabaseUrl(driver, rest, None, tuple(parse_qsl(query, keep_blank_values=True)))
+    _check_timeout(source, found)
+    return found
 
 
 def _sqlite_url(source: str, url: str, rest: str) -> DatabaseUrl:
@@ -143,9 +144,7 @@ def _sqlite_url(source: str, url: str, rest: str) -> DatabaseUrl:
             raise StoreError(
                 f"{source} has ?{name}=, not an option segue knows for SQLite (only ?timeout=N)"
             )
-    parsed = DatabaseUrl("sqlite", rest, Path(unquote(database)).expanduser(), query)
-    _check_timeout(source, parsed)
-    return parsed
+    return DatabaseUrl("sqlite", rest, Path(unquote(database)).expanduser(), query)
 
 
 def _check_timeout(source: str, parsed: DatabaseUrl) -> None:

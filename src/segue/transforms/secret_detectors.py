@@ -52,19 +52,17 @@ class _WholeTokens(RegexBasedDetector):
     characters in :attr:`tail` (possessively: never backtracked into)."""
 
     tail = _TOKEN
+    _whole: tuple[re.Pattern[str], ...] = ()
+
+    def __init_subclass__(cls) -> None:
+        super().__init_subclass__()
+        patterns: list[re.Pattern[str]] = cls.denylist  # type: ignore[assignment]
+        cls._whole = tuple(re.compile(f"(?:{p.pattern})[{cls.tail}]*+") for p in patterns)
 
     def analyze_string(self, string: str) -> Generator[str, None, None]:
-        for regex in self._patterns():
+        for regex in self._whole:
             for match in regex.finditer(string):
                 yield match.group(0)
-
-    def _patterns(self) -> tuple[re.Pattern[str], ...]:
-        kind = type(self)
-        compiled: tuple[re.Pattern[str], ...] | None = kind.__dict__.get("_compiled")
-        if compiled is None:
-            compiled = tuple(re.compile(f"(?:{p.pattern})[{self.tail}]*+") for p in self.denylist)
-            kind._compiled = compiled  # type: ignore[attr-defined]
-        return compiled
 
 
 class GitHubTokenWhole(_WholeTokens, GitHubTokenDetector):

@@ -262,7 +262,7 @@ class _Decoder:
         return neutral.Opaque(
             kind,
             neutral.Provenance(self.name, lineno),
-            rec if self.keep else None,
+            self._data(rec),
             _str_or_none(rec.get("timestamp")),
         )
 
