@@ -32,6 +32,6 @@ def segue_json(
 ) -> dict[str, Any]:
     """The JSON document of a ``segue`` command that must succeed."""
     done = segue(args, env, cwd=cwd, timeout=timeout)
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 0, done.stderr + done.stdout
     result: dict[str, Any] = orjson.loads(done.stdout)
     return result

@@ -224,6 +224,150 @@ def test_a_users_git_variables_do_not_redirect_a_snapshot(repo: Path, tmp_path: 
     assert git(repo, "for-each-ref", "--format=%(refname)", "refs/segue").strip()
 
 
+def git_tree_of(repo: Path, tmp_path: Path) -> str:
+    """The tree git itself makes of ``repo``'s files (not ignored), through an index of its own."""
+    index = tmp_path / f"oracle-{time.monotonic_ns()}.index"
+    env = {**os.environ, **GIT_ENV, "GIT_INDEX_FILE": str(index)}
+    for args in (["add", "-A"], ["write-tree"]):
+        done = subprocess.run(
+            ["git", *args], cwd=repo, env=env, check=True, capture_output=True, text=True
+        )
+    return done.stdout.strip()
+
+
+def fsck(repo: Path) -> None:
+    done = subprocess.run(
+        ["git", "fsck", "--strict", "--no-dangling", "--no-progress"],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0 and not done.stdout.strip(), done.stdout + done.stderr
+
+
+@pytest.mark.parametrize("object_format", ["sha1", "sha256"])
+def test_each_snapshot_is_the_tree_git_itself_makes_of_the_folder(
+    tmp_path: Path, object_format: str
+) -> None:
+    """Files become folders and folders files, folders empty out and go, names sort the way
+    git sorts them (``a-b``, ``a.txt``, ``a/``, ``a0``), links, executables, names that are no
+    UTF-8, a path 200 folders deep (and a file that becomes a folder moves past ``a-b.txt``):
+    each snapshot's tree is the one git makes, and ``git fsck --strict`` finds nothing wrong
+    with the repository."""
+    repo = tmp_path / "project"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main", f"--object-format={object_format}")
+    names = ("a-b", "a-b.txt", "a.txt", "a0", "a/x", "a/y/z", "keep/me", "dir/sub/only", "dir.c")
+    for name in names:
+        (repo / name).parent.mkdir(parents=True, exist_ok=True)
+        (repo / name).write_text(f"{name}\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "start")
+    ws = locate(repo, env_for(tmp_path))
+    parent = None
+
+    def snapshot(n: int) -> Snapshot:
+        nonlocal parent
+        snap = capture(ws, f"refs/segue/checkpoints/t/{n}", parent=parent, message="m")
+        assert snap.tree == git_tree_of(repo, tmp_path), n
+        parent = snap.commit
+        return snap
+
+    snapshot(1)
+    (repo / "a" / "y" / "z").unlink()  # a folder emptied out
+    (repo / "a" / "y").rmdir()
+    (repo / "a-b").unlink()
+    (repo / "a-b").mkdir()  # a file that becomes a folder
+    (repo / "a-b" / "inside").write_text("in\n")
+    (repo / "dir" / "sub" / "only").unlink()
+    (repo / "dir" / "sub").rmdir()
+    (repo / "dir").rmdir()
+    (repo / "dir").write_text("a folder that became a file\n")
+    (repo / "run.sh").write_text("#!/bin/sh\n")
+    (repo / "run.sh").chmod(0o755)
+    (repo / "link").symlink_to("a.txt")
+    (repo / os.fsdecode(b"caf\xe9.txt")).write_bytes(b"latin-1 name\n")
+    deep = repo.joinpath(*[f"d{n}" for n in range(200)])
+    deep.mkdir(parents=True)
+    (deep / "bottom.txt").write_text("deep\n")
+    second = snapshot(2)
+    assert {c.path: c.status for c in second.changes} == {
+        "a-b": "deleted",
+        "a-b/inside": "added",
+        "a/y/z": "deleted",
+        "dir": "added",
+        "dir/sub/only": "deleted",
+        "run.sh": "added",
+        "link": "added",
+        os.fsdecode(b"caf\xe9.txt"): "added",
+        "/".join([*(f"d{n}" for n in range(200)), "bottom.txt"]): "added",
+    }
+    (repo / "a-b" / "inside").unlink()  # and back: the folder a file again
+    (repo / "a-b").rmdir()
+    (repo / "a-b").write_text("a file again\n")
+    for name in ("a.txt", "a0", "a/x", "keep/me"):
+        (repo / name).unlink()
+    (repo / "a").rmdir()
+    (repo / "keep").rmdir()
+    snapshot(3)
+    for name in os.listdir(repo):  # everything gone: the empty tree
+        if name != ".git":
+            path = repo / name
+            subprocess.run(["rm", "-rf", str(path)], check=True)
+    snapshot(4)
+    fsck(repo)
+    git(repo, "gc", "-q")  # and git's own repack takes segue's packs
+    fsck(repo)
+
+
+def test_a_linked_worktree_keeps_its_snapshots_in_the_main_repository(
+    repo: Path, tmp_path: Path
+) -> None:
+    linked = tmp_path / "linked"
+    git(repo, "worktree", "add", "-q", str(linked), "-b", "side")
+    (linked / "kept.txt").write_text("changed in the worktree\n")
+    ws = locate(linked, env_for(tmp_path))
+    assert ws.objects == repo / ".git" / "objects"
+    snap = capture(ws, "refs/segue/checkpoints/t/1", parent=None, message="m")
+    assert snap.tree == git_tree_of(linked, tmp_path)
+    assert git(repo, "cat-file", "-t", snap.commit).strip() == "commit"
+    fsck(repo)
+
+
+def test_the_first_snapshot_starts_from_a_copy_of_the_users_index(
+    repo: Path, tmp_path: Path
+) -> None:
+    """(Else every tracked file is read and hashed once more: minutes on a big repository.)"""
+    from segue.workspace.snapshot import _seed
+
+    git(repo, "status")  # the user's index, its stat cache fresh
+    ws = locate(repo, env_for(tmp_path))
+    index = ws.git.index
+    assert index is not None and not index.exists()
+    _seed(ws)
+    assert index.read_bytes() == (repo / ".git" / "index").read_bytes()
+
+
+def test_a_capture_killed_as_it_wrote_its_pack_leaves_nothing_the_next_one_keeps(
+    repo: Path, tmp_path: Path
+) -> None:
+    ws, first = first_snapshot(repo, tmp_path)
+    packs = repo / ".git" / "objects" / "pack"
+    child = subprocess.Popen(["sleep", "30"])
+    try:
+        gone = packs / "tmp_pack_segue-999999999-0a1b.pack"  # (above any process number)
+        gone.write_bytes(b"PACK half")
+        alive = packs / f"tmp_pack_segue-{child.pid}-0a1b.pack"
+        alive.write_bytes(b"PACK still being written")
+        (repo / "kept.txt").write_text("changed\n")
+        capture(ws, "refs/segue/checkpoints/t/2", parent=first.commit, message="m")
+        assert not gone.exists()
+        assert alive.exists()  # (another capture, still running)
+    finally:
+        child.kill()
+        child.wait()
+
+
 # ------------------------------------------------------------------ with the real CLIs
 
 

@@ -171,12 +171,20 @@ def _last(stderr: bytes) -> str:
     return lines[-1][:300] if lines else "no message"
 
 
-def probe(program: str, folder: Path, env: Mapping[str, str]) -> tuple[Path, Path] | None:
-    """The repository ``folder`` is in, as (its git dir, its top level), or None when it is in
-    none (or git cannot use it: a bare repository, a folder it does not trust)."""
+def probe(program: str, folder: Path, env: Mapping[str, str]) -> tuple[Path, Path, Path] | None:
+    """The repository ``folder`` is in, as (its git dir, its top level, its object folder: a
+    linked worktree's is its main repository's), or None when it is in none (or git
+    cannot use it: a bare repository, a folder it does not trust)."""
     try:
         done = subprocess.run(
-            [program, "rev-parse", "--absolute-git-dir", "--show-toplevel"],
+            [
+                program,
+                "rev-parse",
+                "--absolute-git-dir",
+                "--show-toplevel",
+                "--git-path",
+                "objects",
+            ],
             cwd=folder,
             env=_clean_env(env),
             stdin=subprocess.DEVNULL,
@@ -187,9 +195,9 @@ def probe(program: str, folder: Path, env: Mapping[str, str]) -> tuple[Path, Pat
     except (OSError, subprocess.TimeoutExpired):
         return None
     lines = done.stdout.decode("utf-8", "surrogateescape").splitlines()
-    if done.returncode != 0 or len(lines) != 2:
+    if done.returncode != 0 or len(lines) != 3:
         return None
-    return Path(lines[0]), Path(lines[1])
+    return Path(lines[0]), Path(lines[1]), folder / lines[2]
 
 
 def init_bare(program: str, git_dir: Path, env: Mapping[str, str]) -> None:

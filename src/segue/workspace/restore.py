@@ -98,7 +98,7 @@ def preview(
     if not index.exists():
         raise CheckpointError(f"{ws.folder}: no snapshot of this folder has been taken here")
     with _locked(index):
-        listing = _listing(ws, write=False)
+        listing = _listing(ws)
         changed = _index_against(ws, target)  # what the folder held at the last snapshot
     cap = max_file_bytes(ws.git.env) if max_bytes is None else max_bytes
     take, skipped = _screen(ws, listing, cap)

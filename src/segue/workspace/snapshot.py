@@ -28,8 +28,8 @@ import re
 import stat
 import subprocess
 import threading
+import time
 from collections.abc import Iterator, Mapping
-from datetime import UTC, datetime
 from pathlib import Path
 
 import msgspec
@@ -38,6 +38,16 @@ from segue.model.errors import CheckpointError
 from segue.support.places import data_dir
 from segue.workspace.changes import Change, Skipped, Snapshot
 from segue.workspace.git import Git, failed, find_git, holding, init_bare, probe
+from segue.workspace.objects import (
+    BLOB,
+    COMMIT,
+    commit_bytes,
+    hash_name,
+    object_id,
+    remove_leftovers,
+    write_pack,
+)
+from segue.workspace.trees import Edit, ObjectReader, edited_tree
 
 __all__ = [
     "MAX_FILE_VARIABLE",
@@ -106,6 +116,7 @@ class Workspace(msgspec.Struct, frozen=True):
     git: Git
     prefix: str
     private: bool  # a private repository in segue's data folder (the folder is not in git)
+    objects: Path  # the repository's object folder (a linked worktree's is its main one's)
 
     def pathspec(self) -> list[str]:
         return ["--", self.prefix] if self.prefix else []
@@ -143,7 +154,7 @@ def locate(folder: str | Path, env: Mapping[str, str], *, create: bool = True) -
     store = data_dir(env) / "checkpoints"
     found = probe(program, real, env)
     if found is not None:
-        git_dir, top = found
+        git_dir, top, objects = found
         top = top.resolve()
         prefix = "" if real == top else real.relative_to(top).as_posix()
         private = False
@@ -159,7 +170,7 @@ def locate(folder: str | Path, env: Mapping[str, str], *, create: bool = True) -
         if not create and not (store / "repos" / name / "HEAD").is_file():
             raise CheckpointError(f"{real}: no snapshot of this folder has been taken")
         git_dir = (_private_dir(store / "repos") if create else store / "repos") / name
-        top, prefix, private = real, "", True
+        top, prefix, private, objects = real, "", True, git_dir / "objects"
         try:
             _init_private(program, git_dir, env)
         except OSError as exc:
@@ -169,7 +180,8 @@ def locate(folder: str | Path, env: Mapping[str, str], *, create: bool = True) -
     index = (_private_dir(store / "index") if create else store / "index") / _key(
         str(git_dir), prefix
     )
-    return Workspace(real, Git(program, git_dir, top, index, env), prefix, private)
+    git = Git(program, git_dir, top, index, env)
+    return Workspace(real, git, prefix, private, objects)
 
 
 def _init_private(program: str, git_dir: Path, env: Mapping[str, str]) -> None:
@@ -243,7 +255,10 @@ def _seed(ws: Workspace) -> None:
         ws.git.run(["read-tree", "--empty"])
         return
     if not ws.private:
-        theirs = Path(ws.git.out(["rev-parse", "--git-path", "index"]))
+        # (asked of the repository alone: with segue's index in its environment, git would
+        # name that one, and the seed would be HEAD's tree, every file of it hashed again)
+        asked = ws.git.run(["rev-parse", "--git-path", "index"], work_tree=False)
+        theirs = Path(asked.stdout.decode("utf-8", "surrogateescape").strip())
         if not theirs.is_absolute():
             theirs = ws.git.work_tree / theirs
         try:
@@ -258,45 +273,32 @@ def _seed(ws: Workspace) -> None:
         _seed_fresh(ws)
 
 
-def _listing(ws: Workspace, *, write: bool = True) -> list[tuple[str, str]]:
+def _listing(ws: Workspace) -> list[tuple[str, str]]:
     """What differs between segue's index and the folder: (tag, path) with tag C (changed), R
-    (removed) or ? (new, not ignored). ``git status`` on segue's index finds them with the
-    user's ``git status``'s speed (its stat cache, its threads), and refreshes that index."""
-    done = ws.git.run(
-        [
-            *(() if write else ("--no-optional-locks",)),  # a preview writes not even the cache
-            "-c",
-            "core.untrackedCache=true",  # kept in segue's index: the next listing walks less
-            "status",
-            "--porcelain=v2",
-            "-z",
-            "--untracked-files=all",
-            "--no-renames",
-            "--ignore-submodules=dirty",
-            *ws.pathspec(),
-        ],
-        check=False,
-    )
-    if done.returncode != 0:
-        why = done.stderr.decode("utf-8", "replace").strip()[:300]
-        raise CheckpointError(f"{ws.folder}: git cannot list the folder's files: {why}")
+    (removed) or ? (new, not ignored). ``git diff-files`` on segue's index (its stat cache, its
+    preload threads) finds the changed and removed files while ``git ls-files --others`` finds
+    the new ones beside it; neither writes anything (each capture refreshes the stat cache
+    after). ``git status`` would compare the index with the user's HEAD too, which is half its
+    time on a folder far from its last commit."""
+    others = ws.git.start(["ls-files", "--others", "--exclude-standard", "-z", *ws.pathspec()])
+    try:
+        files = ws.git.run(
+            ["diff-files", "-z", "--name-status", "--ignore-submodules=dirty", *ws.pathspec()],
+            check=False,
+        )
+    finally:
+        new = ws.git.finish(others, b"", "ls-files")
+    for done in (files, new):
+        if done.returncode != 0:
+            why = done.stderr.decode("utf-8", "replace").strip()[:300]
+            raise CheckpointError(f"{ws.folder}: git cannot list the folder's files: {why}")
     entries: list[tuple[str, str]] = []
-    for raw in done.stdout.split(b"\0"):
-        kind = raw[:2]
-        if kind == b"? ":
-            entries.append(("?", raw[2:].decode("utf-8", "surrogateescape")))
-        elif kind in (b"1 ", b"u "):
-            fields = raw.split(b" ", 8 if kind == b"1 " else 10)
-            if len(fields) < 9:
-                continue
-            worktree = chr(fields[1][1]) if len(fields[1]) == 2 else "."
-            path = fields[-1].decode("utf-8", "surrogateescape")
-            if kind == b"u ":
-                entries.append(("C", path))  # a conflict in the index copy: the file as it is
-            elif worktree == "D":
-                entries.append(("R", path))
-            elif worktree != ".":
-                entries.append(("C", path))
+    fields = files.stdout.split(b"\0")
+    for letter, raw in zip(fields[::2], fields[1::2], strict=False):
+        path = raw.decode("utf-8", "surrogateescape")
+        # (U: a conflict in the index copy, taken as the file is; T: a file became a link)
+        entries.append(("R" if letter == b"D" else "C", path))
+    entries += [("?", n.decode("utf-8", "surrogateescape")) for n in new.stdout.split(b"\0") if n]
     return entries
 
 
@@ -317,8 +319,8 @@ def _screen(
         full = top / path
         try:
             info = full.lstat()
-        except FileNotFoundError:
-            take.append(path)  # gone since it was listed: removed
+        except (FileNotFoundError, NotADirectoryError):
+            take.append(path)  # gone since it was listed (or a folder on its path a file): removed
             continue
         except OSError as exc:
             skipped.append(Skipped(ws.relative(path), f"unreadable ({exc.strerror})"))
@@ -352,109 +354,144 @@ def capture(
 
     The files are taken as their bytes (no clean filter, no line-ending conversion), so that a
     restore gives back exactly what was there; git's stat cache in segue's index says which
-    files changed since the last snapshot, and only those are read. One ``git fast-import``
-    writes their blobs, the trees and the commit into one pack (a file created per object
-    costs more than the whole listing on a slow disk)."""
+    files changed since the last snapshot, and only those are read. Their blobs, the trees on
+    their paths and the commit go into one pack (:mod:`segue.workspace.objects`; a file created
+    per object costs more than the whole listing on a slow disk)."""
     index = ws.git.index
     assert index is not None
     with _locked(index):
         # git's lock of segue's index, left by a git killed under this lock (each git holds
         # this lock while it runs, and only they write this index): stale
         index.with_name(index.name + ".lock").unlink(missing_ok=True)
+        remove_leftovers(ws.objects / "pack")
         _seed(ws)
         try:
-            commit, tree, skipped = _snapshot(ws, ref, parent, message, max_bytes)
+            made = _snapshot(ws, ref, parent, message, max_bytes)
         except CheckpointError:
             # segue's index or its base is no use: an index copy git cannot read (a split
             # index, a conflict), or objects gone from the repository (segue's refs deleted,
-            # then a gc): a fresh copy of the user's index, and no link to a snapshot gone
+            # then a gc): a fresh copy of the user's index
             _reset_index(ws)
-            if parent is not None and not _is_commit(ws, parent):
-                parent = None
-            commit, tree, skipped = _snapshot(ws, ref, parent, message, max_bytes)
-    if parent is not None:
-        changes, against = changes_between(ws, f"{parent}^{{tree}}", tree), "previous"
-    elif not ws.private and (head := _changes_from_head(ws, tree)) is not None:
-        changes, against = head, "HEAD"
-    else:
-        changes, against = changes_between(ws, None, tree), "nothing"
-    return Snapshot(commit, tree, ref, changes, tuple(skipped), against)
+            made = _snapshot(ws, ref, parent, message, max_bytes)
+        commit, tree, parent = made.commit, made.tree, made.parent
+        # the ref is written, and segue's index takes the tree, while the changes are counted
+        referrer = ws.git.start(["update-ref", ref, commit])
+        try:
+            if parent is not None:
+                changes, against = changes_between(ws, f"{parent}^{{tree}}", tree), "previous"
+            elif not ws.private and (head := _changes_from_head(ws, tree)) is not None:
+                changes, against = head, "HEAD"
+            else:
+                changes, against = changes_between(ws, None, tree), "nothing"
+        finally:
+            done = ws.git.finish(referrer, b"", "update-ref")
+            if made.indexer is None or made.indexer.wait():
+                _state(index).write_text(commit + "\n")  # (under the lock: this index's base)
+    if done.returncode != 0:
+        raise failed(done, ws.git.work_tree, "update-ref")
+    return Snapshot(commit, tree, ref, changes, tuple(made.skipped), against)
 
 
-def _snapshot(
-    ws: Workspace, ref: str, parent: str | None, message: str, max_bytes: int
-) -> tuple[str, str, list[Skipped]]:
-    """The snapshot's commit and tree, and what was left out. segue's index is brought to the
-    new tree while git fast-import writes it."""
+class _Made(msgspec.Struct, frozen=True):
+    """A snapshot written but for its ref; segue's index may still be taking its tree."""
+
+    commit: str
+    tree: str
+    skipped: list[Skipped]
+    parent: str | None  # the thread's previous snapshot (None: none, or gone)
+    indexer: _Background | None
+
+
+def _snapshot(ws: Workspace, ref: str, parent: str | None, message: str, max_bytes: int) -> _Made:
+    """The snapshot's objects written, its ref not yet. segue's index is brought to the new
+    tree (and its stat cache refreshed) while the objects are written and after."""
     index = ws.git.index
     assert index is not None
     base = _base(ws)
-    listing = _listing(ws)
-    take, skipped = _screen(ws, listing, max_bytes)
-    gone = [p.path if not ws.prefix else f"{ws.prefix}/{p.path}" for p in skipped]
-    stream, entries = _stream(ws, ref, base, parent, message, take, gone)
-    indexer = None
-    if entries:
-        # an index ahead of its base is never believed: with no base, the next snapshot starts
-        # from a commit of the index as it is (or, its objects missing, from a fresh copy)
-        _state(index).unlink(missing_ok=True)
-        indexer = _Background(ws, ["update-index", "-z", "--index-info"], b"".join(entries))
+    reader = ObjectReader(ws.git)  # (started first: it is ready once the folder is listed)
     try:
-        # (started last, and always given its whole stream: a fast-import left without one
-        # would leave its half-written pack in the user's repository)
-        commit, tree = _import(ws, stream)
+        listing = _listing(ws)
+        take, skipped = _screen(ws, listing, max_bytes)
+        gone = [p.path if not ws.prefix else f"{ws.prefix}/{p.path}" for p in skipped]
+        asked = [f"{base}^{{commit}}", *([f"{parent}^{{commit}}"] if parent else [])]
+        found = reader.objects(asked)
+        if found[0] is None:  # (segue's refs deleted, then a gc): the index is started afresh
+            raise CheckpointError(f"{ws.folder}: the commit segue's index holds is gone")
+        base_id, _, base_data = found[0]
+        parents = [base_id]
+        if parent is not None:
+            parent = found[1][0] if found[1] is not None else None
+            if parent is not None and parent != base_id:
+                parents.append(parent)
+        algorithm = hash_name(len(base_id))
+        blobs, edits, entries = _files(ws, take, gone, algorithm)
+        indexer = None
+        if entries:
+            # an index ahead of its base is never believed: with no base, the next snapshot
+            # starts from a commit of the index as it is (or, its objects missing, afresh)
+            _state(index).unlink(missing_ok=True)
+            indexer = _Background(
+                ws,
+                [
+                    (["update-index", "-z", "--index-info"], b"".join(entries)),
+                    # (then the stat cache of the files just taken, for the next listing)
+                    (["update-index", "-q", "--refresh"], b""),
+                ],
+            )
+        try:
+            tree, objects = edited_tree(reader, _tree_of(base_data), edits, algorithm)
+            data = commit_bytes(
+                tree,
+                parents,
+                b"segue <segue@localhost>",
+                int(time.time()),
+                message.encode("utf-8", "surrogateescape"),
+            )
+            commit = object_id(COMMIT, data, algorithm)
+            objects.update(blobs)
+            objects[commit] = (COMMIT, data)
+            try:
+                write_pack(ws.objects / "pack", objects, algorithm)
+            except OSError as exc:
+                raise CheckpointError(
+                    f"{ws.objects}: cannot write the snapshot's objects: {exc.strerror}"
+                ) from None
+        except BaseException:
+            if indexer is not None:
+                indexer.wait()
+            raise
     finally:
-        indexed = indexer is None or indexer.wait()
-    if indexed:
-        _state(index).write_text(commit + "\n")
-    return commit, tree, skipped
+        reader.close()
+    return _Made(commit.hex(), tree, skipped, parent, indexer)
 
 
-# git fast-import compresses each object in a zlib stream of its own, and with glibc's default
-# malloc each stream's buffers are fresh pages from the kernel: kept instead, the import of a
-# hundred files takes about a third less time. (A user's own setting is left as it is.)
-_IMPORT_TUNABLES = "glibc.malloc.mmap_threshold=8388608:glibc.malloc.trim_threshold=134217728"
-
-
-def _import(ws: Workspace, stream: bytes) -> tuple[str, str]:
-    """The commit git fast-import makes of ``stream``, and its tree (the stream asks for the
-    mark, then lists the root). A fast-import that dies writes its report into the repository's
-    git folder: that is the user's, so the report goes, and the error is segue's to tell."""
-    extra = {} if "GLIBC_TUNABLES" in ws.git.env else {"GLIBC_TUNABLES": _IMPORT_TUNABLES}
-    process = ws.git.start(
-        ["fast-import", "--quiet", "--done", "--force", "--cat-blob-fd=1"], extra_env=extra
-    )
-    done = ws.git.finish(process, stream, "fast-import")
-    if done.returncode != 0:
-        with contextlib.suppress(OSError):
-            (ws.git.git_dir / f"fast_import_crash_{process.pid}").unlink()
-        raise failed(done, ws.git.work_tree, "fast-import")
-    lines = done.stdout.decode("ascii", "replace").splitlines()
-    fields = lines[1].split() if len(lines) == 2 else []
-    if len(fields) < 3 or fields[1] != "tree":
-        raise CheckpointError(f"{ws.folder}: git fast-import said {done.stdout[:200]!r}")
-    return lines[0].strip(), fields[2]
+def _tree_of(commit: bytes) -> str:
+    first = commit.split(b"\n", 1)[0].split()
+    if len(first) != 2 or first[0] != b"tree":
+        raise CheckpointError(f"git gave a commit with no tree: {commit[:80]!r}")
+    return first[1].decode("ascii", "replace")
 
 
 class _Background:
-    """A git command given its whole input in a thread of its own, while another one runs."""
+    """git commands run one after the other, each given its whole input, in a thread of their
+    own while segue goes on."""
 
-    def __init__(self, ws: Workspace, args: list[str], stdin: bytes) -> None:
-        process = ws.git.start(args)
+    def __init__(self, ws: Workspace, steps: list[tuple[list[str], bytes]]) -> None:
+        first = ws.git.start(steps[0][0])
         self.ok = False
-        self.thread = threading.Thread(
-            target=self._run, args=(ws, process, stdin, args[0]), daemon=True
-        )
+        self.thread = threading.Thread(target=self._run, args=(ws, first, steps), daemon=True)
         self.thread.start()
 
     def _run(
-        self, ws: Workspace, process: subprocess.Popen[bytes], stdin: bytes, what: str
+        self, ws: Workspace, first: subprocess.Popen[bytes], steps: list[tuple[list[str], bytes]]
     ) -> None:
-        with contextlib.suppress(CheckpointError):  # (past the time limit: not done)
-            self.ok = ws.git.finish(process, stdin, what).returncode == 0
+        with contextlib.suppress(CheckpointError):  # (past the time limit, or no git: not done)
+            self.ok = ws.git.finish(first, steps[0][1], steps[0][0][0]).returncode == 0
+            for args, stdin in steps[1:] if self.ok else ():
+                ws.git.run(args, stdin=stdin, check=False)
 
     def wait(self) -> bool:
-        """Whether it did its work."""
+        """Whether its first command did its work (the others are a help, not a need)."""
         self.thread.join()
         return self.ok
 
@@ -493,7 +530,7 @@ def _base(ws: Workspace) -> str:
     except OSError:
         known = ""
     if known:
-        return known  # checked by its use: fast-import fails on a commit that is gone
+        return known  # checked by its use: a commit that is gone is no base
     tree = ws.git.out(["write-tree"])  # fails on a conflict in the index copy: it is reset
     return ws.git.out(["commit-tree", tree, "-m", "segue: the index a snapshot starts from"])
 
@@ -507,7 +544,7 @@ def file_entry(path: Path) -> tuple[str, bytes] | None:
     read is never followed nor waited on (``O_NOFOLLOW``, ``O_NONBLOCK``, then ``fstat``)."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):  # (or a folder on its path is a file now)
         return None
     except OSError as exc:
         if exc.errno != errno.ELOOP:  # (ELOOP: the last part is a link)
@@ -520,81 +557,54 @@ def file_entry(path: Path) -> tuple[str, bytes] | None:
             if again.errno == errno.EINVAL:  # (no longer a link: gone and back, as something)
                 return None
             raise
+    try:
+        info = os.fstat(fd)
+    except OSError:
+        os.close(fd)
+        raise
+    if not stat.S_ISREG(info.st_mode):  # (a folder now, say: which Python would not open)
+        os.close(fd)
+        return None
     with os.fdopen(fd, "rb") as f:
-        info = os.fstat(f.fileno())
-        if not stat.S_ISREG(info.st_mode):
-            return None
         return ("100755" if info.st_mode & 0o111 else "100644"), f.read()
 
 
 def blob_id(data: bytes, like: str) -> str:
     """The id git gives ``data`` as a blob, in the hash of the object id ``like`` (SHA-1 or
     SHA-256 by its length)."""
-    h = hashlib.new("sha256" if len(like) == 64 else "sha1", b"blob %d\0" % len(data))
-    h.update(data)
-    return h.hexdigest()
+    return object_id(BLOB, data, hash_name(len(like))).hex()
 
 
-def _quoted(path: str) -> bytes:
-    """A path as ``git fast-import`` reads it: C-quoted, so any byte is safe."""
-    raw = path.encode("utf-8", "surrogateescape")
-    out = bytearray(b'"')
-    for byte in raw:
-        if byte in (0x22, 0x5C):
-            out += b"\\" + bytes([byte])
-        elif byte < 0x20 or byte == 0x7F:
-            out += b"\\%03o" % byte
-        else:
-            out.append(byte)
-    return bytes(out + b'"')
-
-
-def _stream(
-    ws: Workspace,
-    ref: str,
-    base: str,
-    parent: str | None,
-    message: str,
-    take: list[str],
-    gone: list[str],
-) -> tuple[bytes, list[bytes]]:
-    """What git fast-import is given to make the snapshot commit: ``base`` with the changed
-    files as they are on disk and the left out ones removed, ``parent`` its second parent when
-    it is another commit (the thread's chain); then it says the commit and its tree. With it,
-    the index entries that make segue's index hold that tree."""
-    zero = "0" * len(base)
+def _files(
+    ws: Workspace, take: list[str], gone: list[str], algorithm: str
+) -> tuple[dict[bytes, tuple[int, bytes]], list[Edit], list[bytes]]:
+    """The changed files as they are on disk: their blobs (raw id: (kind, bytes)), the edits
+    that make the new tree of the base's (the left out files removed), and the index entries
+    that make segue's index hold that tree."""
+    zero = b"0" * (64 if algorithm == "sha256" else 40)
     top = ws.git.work_tree
-    when = int(datetime.now(UTC).timestamp())
-    msg = message.encode("utf-8", "surrogateescape")
-    parts = [
-        b"commit %s\nmark :1\n" % ref.encode(),
-        b"committer segue <segue@localhost> %d +0000\n" % when,
-        b"data %d\n%s\n" % (len(msg), msg),
-        b"from %s\n" % base.encode(),
-    ]
-    if parent is not None and parent != base:
-        parts.append(b"merge %s\n" % parent.encode())
+    blobs: dict[bytes, tuple[int, bytes]] = {}
+    edits: list[Edit] = []
     entries: list[bytes] = []
     left_out = set(gone)
     for path in [*take, *gone]:
-        full = top / path
         name = path.encode("utf-8", "surrogateescape")
         entry = None
         if path not in left_out:
             try:
-                entry = file_entry(full)  # None: gone since it was listed
+                entry = file_entry(top / path)  # None: gone since it was listed
             except OSError as exc:
-                raise CheckpointError(f"{full}: cannot read it: {exc.strerror}") from None
+                raise CheckpointError(f"{top / path}: cannot read it: {exc.strerror}") from None
         if entry is None:
-            parts.append(b"D %s\n" % _quoted(path))
-            entries.append(b"0 %s\t%s\0" % (zero.encode(), name))
+            edits.append((name, None))
+            entries.append(b"0 %s\t%s\0" % (zero, name))
             continue
         mode, data = entry[0].encode(), entry[1]
-        parts.append(b"M %s inline %s\ndata %d\n" % (mode, _quoted(path), len(data)))
-        parts += [data, b"\n"]
-        entries.append(b"%s %s\t%s\0" % (mode, blob_id(data, base).encode(), name))
-    parts.append(b'\nget-mark :1\nls :1 ""\ndone\n')
-    return b"".join(parts), entries
+        raw = object_id(BLOB, data, algorithm)
+        blobs[raw] = (BLOB, data)
+        edits.append((name, (mode, raw)))
+        entries.append(b"%s %s\t%s\0" % (mode, raw.hex().encode(), name))
+    return blobs, edits, entries
 
 
 def _changes_from_head(ws: Workspace, tree: str) -> tuple[Change, ...] | None:
@@ -605,8 +615,12 @@ def _changes_from_head(ws: Workspace, tree: str) -> tuple[Change, ...] | None:
 
 
 def _seed_fresh(ws: Workspace) -> None:
+    """segue's index made of HEAD's tree (else empty), its stat cache filled: git hashes the
+    files that match, so that the listing finds only those that differ."""
     if ws.private or ws.git.run(["read-tree", "HEAD"], check=False).returncode != 0:
         ws.git.run(["read-tree", "--empty"])  # no commit yet: an empty index
+    else:
+        ws.git.run(["update-index", "-q", "--refresh"], check=False)
 
 
 def changes_between(ws: Workspace, old: str | None, new: str) -> tuple[Change, ...]:
