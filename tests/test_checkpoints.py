@@ -348,6 +348,27 @@ def test_the_first_snapshot_starts_from_a_copy_of_the_users_index(
     assert index.read_bytes() == (repo / ".git" / "index").read_bytes()
 
 
+@pytest.mark.parametrize(
+    "base", ["HEAD", "HEAD\nHEAD", "0" * 40, "not a commit at all", "HEAD^{tree}", "\udcff"]
+)
+def test_a_base_file_changed_behind_segues_back_is_not_believed(
+    repo: Path, tmp_path: Path, base: str
+) -> None:
+    """The commit segue's index starts from is kept in a file beside it: whatever that file
+    is made to say (two names on two lines, a commit that is not there, a tree), the next
+    snapshot is still the folder."""
+    (repo / "gone.txt").write_text("changed before the first snapshot\n")  # (not HEAD's tree)
+    ws, first = first_snapshot(repo, tmp_path)
+    index = ws.git.index
+    assert index is not None
+    index.with_name(index.name + ".base").write_text(base + "\n", errors="surrogateescape")
+    (repo / "kept.txt").write_text("changed\n")
+    second = capture(ws, "refs/segue/checkpoints/t/2", parent=first.commit, message="m")
+    assert second.tree == git_tree_of(repo, tmp_path)
+    assert [(c.path, c.status) for c in second.changes] == [("kept.txt", "modified")]
+    fsck(repo)
+
+
 def test_a_capture_killed_as_it_wrote_its_pack_leaves_nothing_the_next_one_keeps(
     repo: Path, tmp_path: Path
 ) -> None:

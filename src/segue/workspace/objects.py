@@ -139,6 +139,7 @@ def write_pack(
     pack_tmp = pack_dir / f"{_TMP}{tag}.pack"
     idx_tmp = pack_dir / f"{_TMP}{tag}.idx"
     try:
+        pack_dir.mkdir(exist_ok=True)  # (git makes it with the repository; a hand-made one may not)
         offsets: dict[bytes, tuple[int, int]] = {}  # raw id: (offset, crc32)
         digest = hashlib.new(algorithm)
         with _new_file(pack_tmp) as pack:

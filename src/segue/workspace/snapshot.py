@@ -3,14 +3,16 @@ user's HEAD, branches, index, stash or files.
 
 The folder's repository keeps the snapshots (a folder outside git gets a private repository in
 segue's data folder). Each workspace has an index file of segue's own, seeded once from a copy of
-the user's index, so that git's stat cache makes the listing cost a ``git status``: ``git
-status`` on that index lists what changed since the last snapshot (modified, deleted and new
-files, ignored ones left out), and only those are read. One ``git fast-import`` then writes
-their bytes, the trees and the commit into one pack and points a ref of segue's at it
-(``refs/segue/…``), while ``update-index --index-info`` makes segue's index hold the new tree
-beside it. The commit segue's index holds is kept beside the index; it is forgotten while the
-index is ahead of it, so a snapshot killed half-way is never believed. A snapshot's first parent
-is the commit segue's index held; its second, when different, the thread's previous snapshot.
+the user's index, so that git's stat cache makes the listing cheap: ``git diff-files`` on that
+index and ``git ls-files --others`` beside it list what changed since the last snapshot
+(modified, deleted and new files, ignored ones left out), and only those are read. segue then
+writes their blobs, the trees on their paths and the commit into one pack itself
+(:mod:`segue.workspace.objects`, :mod:`segue.workspace.trees`) and points a ref of segue's at
+it (``refs/segue/…``), while ``update-index --index-info`` makes segue's index hold the new tree
+beside it and then refreshes its stat cache. The commit segue's index holds is kept beside the
+index; it is forgotten while the index is ahead of it, so a snapshot killed half-way is never
+believed. A snapshot's first parent is the commit segue's index held; its second, when
+different, the thread's previous snapshot.
 
 Left out, each with its reason: a file over the size cap (``$SEGUE_CHECKPOINT_MAX_FILE`` bytes,
 default 8 MiB), a special file (a FIFO, a socket), an unreadable one, a folder that is a git
@@ -359,7 +361,7 @@ def capture(
     per object costs more than the whole listing on a slow disk)."""
     index = ws.git.index
     assert index is not None
-    with _locked(index):
+    with _locked(index), _Counter(ws) as counter:
         # git's lock of segue's index, left by a git killed under this lock (each git holds
         # this lock while it runs, and only they write this index): stale
         index.with_name(index.name + ".lock").unlink(missing_ok=True)
@@ -373,12 +375,12 @@ def capture(
             # then a gc): a fresh copy of the user's index
             _reset_index(ws)
             made = _snapshot(ws, ref, parent, message, max_bytes)
-        commit, tree, parent = made.commit, made.tree, made.parent
+        commit, tree = made.commit, made.tree
         # the ref is written, and segue's index takes the tree, while the changes are counted
         referrer = ws.git.start(["update-ref", ref, commit])
         try:
-            if parent is not None:
-                changes, against = changes_between(ws, f"{parent}^{{tree}}", tree), "previous"
+            if made.parent_tree is not None:
+                changes, against = counter.count(made.parent_tree, tree), "previous"
             elif not ws.private and (head := _changes_from_head(ws, tree)) is not None:
                 changes, against = head, "HEAD"
             else:
@@ -399,6 +401,7 @@ class _Made(msgspec.Struct, frozen=True):
     tree: str
     skipped: list[Skipped]
     parent: str | None  # the thread's previous snapshot (None: none, or gone)
+    parent_tree: str | None
     indexer: _Background | None
 
 
@@ -419,8 +422,12 @@ def _snapshot(ws: Workspace, ref: str, parent: str | None, message: str, max_byt
             raise CheckpointError(f"{ws.folder}: the commit segue's index holds is gone")
         base_id, _, base_data = found[0]
         parents = [base_id]
+        parent_tree = None
         if parent is not None:
-            parent = found[1][0] if found[1] is not None else None
+            previous = found[1]
+            parent = None if previous is None else previous[0]
+            if previous is not None:
+                parent_tree = _tree_of(previous[2])
             if parent is not None and parent != base_id:
                 parents.append(parent)
         algorithm = hash_name(len(base_id))
@@ -462,7 +469,7 @@ def _snapshot(ws: Workspace, ref: str, parent: str | None, message: str, max_byt
             raise
     finally:
         reader.close()
-    return _Made(commit.hex(), tree, skipped, parent, indexer)
+    return _Made(commit.hex(), tree, skipped, parent, parent_tree, indexer)
 
 
 def _tree_of(commit: bytes) -> str:
@@ -526,11 +533,11 @@ def _base(ws: Workspace) -> str:
     index = ws.git.index
     assert index is not None
     try:
-        known = _state(index).read_text().strip()
+        known = _state(index).read_bytes().strip().decode("ascii", "replace")
     except OSError:
         known = ""
-    if known:
-        return known  # checked by its use: a commit that is gone is no base
+    if len(known) in (40, 64) and all(c in "0123456789abcdef" for c in known):
+        return known  # (checked by its use: a commit that is gone is no base)
     tree = ws.git.out(["write-tree"])  # fails on a conflict in the index copy: it is reset
     return ws.git.out(["commit-tree", tree, "-m", "segue: the index a snapshot starts from"])
 
@@ -628,9 +635,39 @@ def changes_between(ws: Workspace, old: str | None, new: str) -> tuple[Change, .
     with their lines added and removed."""
     if old is None:
         old = EMPTY_TREE[len(new)] if len(new) in EMPTY_TREE else ws.git.out(["mktree"], stdin=b"")
-    out = ws.git.run(
-        ["diff-tree", "-r", "-z", "--raw", "--numstat", "--no-renames", old, new, *ws.pathspec()]
-    ).stdout
+    out = ws.git.run([*_DIFF_TREE, old, new, *ws.pathspec()]).stdout
+    return _changes(ws, out)
+
+
+_DIFF_TREE = ("diff-tree", "-r", "-z", "--raw", "--numstat", "--no-renames")
+
+
+class _Counter:
+    """``git diff-tree --stdin``, started before the trees it compares are written (git looks
+    for a pack it has not seen when an object is not in those it has), so that its start is
+    not waited for."""
+
+    def __init__(self, ws: Workspace) -> None:
+        self.ws = ws
+        self.process = ws.git.start([*_DIFF_TREE, "--stdin", *ws.pathspec()])
+
+    def count(self, old: str, new: str) -> tuple[Change, ...]:
+        """The changes from the tree ``old`` to the tree ``new`` (both ids)."""
+        done = self.ws.git.finish(self.process, f"{old} {new}\n".encode(), "diff-tree")
+        if done.returncode != 0:
+            raise failed(done, self.ws.git.work_tree, "diff-tree")
+        return _changes(self.ws, done.stdout.partition(b"\n")[2])  # (after the pair's line)
+
+    def __enter__(self) -> _Counter:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        if self.process.returncode is None:  # (not asked: it ends on an empty input)
+            self.ws.git.finish(self.process, b"", "diff-tree")
+
+
+def _changes(ws: Workspace, out: bytes) -> tuple[Change, ...]:
+    """The changes ``git diff-tree -z --raw --numstat`` wrote."""
     statuses: dict[str, str] = {}
     counts: dict[str, tuple[int | None, int | None]] = {}
     parts = out.split(b"\0")

@@ -32,13 +32,18 @@ class ObjectReader:
     def objects(self, names: Sequence[str]) -> list[tuple[str, str, bytes] | None]:
         """(id, type, data) of each name (an id or any name git reads), None for one that is
         not there."""
+        asked = [n for n in names if _askable(n)]
+        got = dict(zip(asked, self._ask(asked), strict=True))
+        return [got.get(n) for n in names]
+
+    def _ask(self, names: Sequence[str]) -> list[tuple[str, str, bytes] | None]:
         out: list[tuple[str, str, bytes] | None] = []
         stdin, stdout = self._process.stdin, self._process.stdout
         assert stdin is not None and stdout is not None
         for start in range(0, len(names), _CHUNK):
             chunk = names[start : start + _CHUNK]
             try:
-                stdin.write(b"".join(n.encode("ascii", "replace") + b"\n" for n in chunk))
+                stdin.write(b"".join(n.encode() + b"\n" for n in chunk))
                 stdin.flush()
             except OSError:
                 raise self._gone() from None
@@ -72,6 +77,12 @@ class ObjectReader:
         for stream in (process.stdout, process.stderr):
             if stream is not None:
                 stream.close()
+
+
+def _askable(name: str) -> bool:
+    """Whether ``name`` can be asked for on one line of the batch (a base read from a file
+    changed behind segue's back could hold anything): an id, and what git adds to one."""
+    return name.isascii() and name.isprintable() and not any(c.isspace() for c in name)
 
 
 def _trees(reader: ObjectReader, ids: list[bytes]) -> list[Entries]:
