@@ -369,6 +369,108 @@ def test_a_base_file_changed_behind_segues_back_is_not_believed(
     fsck(repo)
 
 
+@pytest.mark.parametrize("mark", ["core.ignoreStat", "--assume-unchanged", "--skip-worktree"])
+def test_a_file_the_user_marked_unchanged_is_still_taken_as_it_is(
+    repo: Path, tmp_path: Path, mark: str
+) -> None:
+    """(git itself then leaves the file out of the user's ``git status``: a snapshot may not,
+    or a rollback would put back what the file was.)"""
+    if mark.startswith("core."):
+        git(repo, "config", mark, "true")
+    else:
+        git(repo, "update-index", mark, "kept.txt")
+    ws, first = first_snapshot(repo, tmp_path)
+    (repo / "kept.txt").write_text("changed by hand\n")
+    (repo / "src" / "app.py").write_text("print('changed too')\n")
+    second = capture(ws, "refs/segue/checkpoints/t/2", parent=first.commit, message="m")
+    assert tree_files(ws.git.git_dir, second.commit, repo)["kept.txt"] == b"changed by hand\n"
+    assert {c.path for c in second.changes} >= {"src/app.py"}
+    (repo / "src" / "app.py").write_text("print('and again')\n")  # (and the next one too)
+    third = capture(ws, "refs/segue/checkpoints/t/3", parent=second.commit, message="m")
+    assert [c.path for c in third.changes] == ["src/app.py"]
+
+
+def test_a_name_git_keeps_out_of_its_trees_is_left_out_and_said(repo: Path, tmp_path: Path) -> None:
+    names = ["GIT~1", ".GIT", "sub/.Git", "x/.git.", "y/.git "]
+    for name in names:
+        (repo / name).parent.mkdir(exist_ok=True)
+        (repo / name).write_text("not for a tree\n")
+    ws, snap = first_snapshot(repo, tmp_path)
+    assert {s.path: s.reason for s in snap.skipped} == dict.fromkeys(
+        names, "a name git keeps out of its trees"
+    )
+    assert not set(names) & set(tree_files(ws.git.git_dir, snap.commit, repo))
+    fsck(repo)
+
+
+def test_a_base_left_by_an_index_that_is_gone_is_forgotten(repo: Path, tmp_path: Path) -> None:
+    (repo / "new.txt").write_text("one\n")
+    ws, first = first_snapshot(repo, tmp_path)
+    index = ws.git.index
+    assert index is not None
+    index.unlink()  # (the base file beside it stays)
+    (repo / "new.txt").unlink()
+    second = capture(ws, "refs/segue/checkpoints/t/2", parent=first.commit, message="m")
+    assert "new.txt" not in tree_files(ws.git.git_dir, second.commit, repo)
+    assert second.tree == git_tree_of(repo, tmp_path)
+
+
+def test_a_merge_conflict_in_the_users_index_does_not_stop_the_snapshots(
+    repo: Path, tmp_path: Path
+) -> None:
+    git(repo, "checkout", "-q", "-b", "other")
+    (repo / "kept.txt").write_text("theirs\n")
+    git(repo, "commit", "-qam", "theirs")
+    git(repo, "checkout", "-q", "main")
+    (repo / "kept.txt").write_text("ours\n")
+    git(repo, "commit", "-qam", "ours")
+    merged = subprocess.run(["git", "merge", "-q", "other"], cwd=repo, capture_output=True)
+    assert merged.returncode != 0  # (a conflict, as the user has it)
+    before = user_state(repo)
+    ws, snap = first_snapshot(repo, tmp_path)
+    assert tree_files(ws.git.git_dir, snap.commit, repo)["kept.txt"].startswith(b"<<<<<<<")
+    assert user_state(repo) == before
+
+
+@pytest.mark.parametrize(
+    "setting",
+    ["core.autocrlf=yes", "core.autocrlf=1", "core.attributesFile", "attributes-staged"],
+)
+def test_line_endings_git_would_convert_are_kept_as_they_are(
+    repo: Path, tmp_path: Path, setting: str
+) -> None:
+    if setting == "core.attributesFile":
+        (tmp_path / "attrs").write_text("*.txt text eol=lf\n")
+        git(repo, "config", "core.attributesFile", str(tmp_path / "attrs"))
+    elif setting == "attributes-staged":
+        (repo / "sub").mkdir()
+        (repo / "sub" / ".gitattributes").write_text("*.txt text\n")
+        git(repo, "add", "sub/.gitattributes")
+    else:
+        git(repo, "config", *setting.split("="))
+    (repo / "sub").mkdir(exist_ok=True)
+    (repo / "sub" / "w.txt").write_bytes(b"a\r\nb\r\n")
+    git(repo, "add", "sub/w.txt")  # (git keeps it with LF: the user's index says so)
+    git(repo, "commit", "-qm", "crlf")
+    git(repo, "status")
+    ws, snap = first_snapshot(repo, tmp_path)
+    assert tree_files(ws.git.git_dir, snap.commit, repo)["sub/w.txt"] == b"a\r\nb\r\n"
+
+
+def test_a_submodule_at_another_commit_is_kept_at_that_commit(repo: Path, tmp_path: Path) -> None:
+    library = new_repo(tmp_path / "library", {"lib.txt": "v1\n"})
+    git(repo, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(library), "lib")
+    git(repo, "commit", "-qm", "the library")
+    ws, first = first_snapshot(repo, tmp_path)
+    (repo / "lib" / "lib.txt").write_text("v2\n")
+    git(repo / "lib", "commit", "-qam", "v2")
+    moved = git(repo / "lib", "rev-parse", "HEAD").strip()
+    second = capture(ws, "refs/segue/checkpoints/t/2", parent=first.commit, message="m")
+    assert git(repo, "rev-parse", f"{second.commit}:lib").strip() == moved
+    assert second.tree == git_tree_of(repo, tmp_path)
+    assert [(c.path, c.status) for c in second.changes] == [("lib", "modified")]
+
+
 def test_a_capture_killed_as_it_wrote_its_pack_leaves_nothing_the_next_one_keeps(
     repo: Path, tmp_path: Path
 ) -> None:

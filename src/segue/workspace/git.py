@@ -20,7 +20,7 @@ import msgspec
 
 from segue.model.errors import CheckpointError
 
-__all__ = ["Git", "failed", "find_git", "holding", "init_bare", "probe"]
+__all__ = ["Git", "clean_env", "failed", "find_git", "holding", "init_bare", "probe"]
 
 GIT_TIMEOUT_S = 300.0
 # The lock of the workspace a command runs under (segue's flock of its index), handed to every
@@ -28,8 +28,9 @@ GIT_TIMEOUT_S = 300.0
 # capture or restore never runs beside it.
 _HELD: contextvars.ContextVar[tuple[int, ...]] = contextvars.ContextVar("held", default=())
 # Every git command: an index of segue's is never written split (a user's core.splitIndex would
-# put a shared index file of segue's index into their .git at each capture).
-_ALWAYS = ("-c", "core.splitIndex=false")
+# put a shared index file of segue's index into their .git at each capture), and its entries
+# are never marked unchanged (a user's core.ignoreStat: then no later edit would be listed).
+_ALWAYS = ("-c", "core.splitIndex=false", "-c", "core.ignoreStat=false")
 _IDENTITY = {
     "GIT_AUTHOR_NAME": "segue",
     "GIT_AUTHOR_EMAIL": "segue@localhost",
@@ -56,7 +57,7 @@ def find_git(env: Mapping[str, str]) -> str:
     return found
 
 
-def _clean_env(env: Mapping[str, str]) -> dict[str, str]:
+def clean_env(env: Mapping[str, str]) -> dict[str, str]:
     clean = {k: v for k, v in env.items() if not k.startswith("GIT_")}
     clean.update(_IDENTITY)
     clean.update(
@@ -83,7 +84,7 @@ class Git(msgspec.Struct, frozen=True):
     env: Mapping[str, str]
 
     def _env(self, index: Path | None, work_tree: bool) -> dict[str, str]:
-        env = _clean_env(self.env)
+        env = clean_env(self.env)
         env["GIT_DIR"] = str(self.git_dir)
         if work_tree:  # (a command about the repository itself, e.g. worktree: none of these)
             env["GIT_WORK_TREE"] = str(self.work_tree)
@@ -186,7 +187,7 @@ def probe(program: str, folder: Path, env: Mapping[str, str]) -> tuple[Path, Pat
                 "objects",
             ],
             cwd=folder,
-            env=_clean_env(env),
+            env=clean_env(env),
             stdin=subprocess.DEVNULL,
             capture_output=True,
             timeout=60.0,
@@ -205,7 +206,7 @@ def init_bare(program: str, git_dir: Path, env: Mapping[str, str]) -> None:
     try:
         done = subprocess.run(
             [program, "init", "--bare", "--quiet", str(git_dir)],
-            env=_clean_env(env),
+            env=clean_env(env),
             stdin=subprocess.DEVNULL,
             capture_output=True,
             timeout=60.0,

@@ -39,7 +39,7 @@ import msgspec
 from segue.model.errors import CheckpointError
 from segue.support.places import data_dir
 from segue.workspace.changes import Change, Skipped, Snapshot
-from segue.workspace.git import Git, failed, find_git, holding, init_bare, probe
+from segue.workspace.git import Git, clean_env, failed, find_git, holding, init_bare, probe
 from segue.workspace.objects import (
     BLOB,
     COMMIT,
@@ -217,22 +217,34 @@ def _locked(index: Path) -> Iterator[None]:
 _CONVERTING = re.compile(rb"\b(filter|text|eol|crlf|ident|working-tree-encoding)\b")
 
 
-def _converts(ws: Workspace) -> bool:
+def _converts(ws: Workspace, theirs: Path | None) -> bool:
     """Whether git changes some files' bytes on their way into the repository (a clean filter
-    such as LFS's, line-ending conversion): then the index's blobs are not the files' bytes."""
-    done = ws.git.run(["config", "--get-regexp", r"^core\.(autocrlf|eol)$"], check=False)
-    for line in done.stdout.decode("utf-8", "replace").splitlines():
+    such as LFS's, line-ending conversion): then the index's blobs are not the files' bytes.
+    ``theirs``: the user's index, whose ``.gitattributes`` files count (committed or not)."""
+    done = ws.git.run(
+        ["config", "--get-regexp", r"^core\.(autocrlf|eol|attributesfile)$"], check=False
+    )
+    home = ws.git.env.get("HOME", "")
+    places: list[Path] = []
+    for line in done.stdout.decode("utf-8", "surrogateescape").splitlines():
         key, _, value = line.partition(" ")
-        if (key, value.lower()) in (("core.autocrlf", "true"), ("core.autocrlf", "input")):
+        value = value.strip().lower() if key != "core.attributesfile" else value.strip()
+        if key == "core.autocrlf" and value in ("true", "yes", "on", "1", "input"):
             return True
-        if (key, value.lower()) == ("core.eol", "crlf"):
+        if key == "core.eol" and value == "crlf":
             return True
-    # (segue's index is not the user's: the attribute files are found in HEAD and on disk)
-    listed = ws.git.run(["ls-tree", "-r", "-z", "--name-only", "HEAD"], check=False).stdout
-    names = [
-        n for n in listed.split(b"\0") if n == b".gitattributes" or n.endswith(b"/.gitattributes")
-    ]
-    places = [ws.git.work_tree / n.decode("utf-8", "surrogateescape") for n in names]
+        if key == "core.attributesfile" and value:
+            places.append(Path(home + value[1:] if value.startswith("~/") else value))
+    config_home = ws.git.env.get("XDG_CONFIG_HOME") or (f"{home}/.config" if home else "")
+    if config_home:
+        places.append(Path(config_home) / "git" / "attributes")
+    if theirs is not None:  # (segue's index is not the user's: their attribute files)
+        listed = ws.git.run(["ls-files", "-z"], check=False, index=theirs).stdout
+        places += [
+            ws.git.work_tree / n.decode("utf-8", "surrogateescape")
+            for n in listed.split(b"\0")
+            if n == b".gitattributes" or n.endswith(b"/.gitattributes")
+        ]
     places.append(ws.git.work_tree / ".gitattributes")
     places.append(ws.git.git_dir / "info" / "attributes")
     for place in places:
@@ -248,21 +260,20 @@ def _seed(ws: Workspace) -> None:
     """segue's index for the workspace, the first time: a copy of the user's index (its stat
     cache spares hashing every tracked file), else HEAD's tree, else empty. Where git converts
     files on their way in, empty: every file is then read as its bytes, never taken from the
-    user's index as git's converted copy."""
+    user's index as git's converted copy (and git's stat cache is never refreshed through its
+    conversion, which would call a file changed since as it was)."""
     index = ws.git.index
     assert index is not None
     if index.exists():
         return
-    if not ws.private and _converts(ws):
+    _state(index).unlink(missing_ok=True)  # (a base left by an index that is gone: not this one)
+    _raw(index).unlink(missing_ok=True)
+    theirs = None if ws.private else _users_index(ws)
+    if not ws.private and _converts(ws, theirs):
+        _raw(index).write_bytes(b"")
         ws.git.run(["read-tree", "--empty"])
         return
-    if not ws.private:
-        # (asked of the repository alone: with segue's index in its environment, git would
-        # name that one, and the seed would be HEAD's tree, every file of it hashed again)
-        asked = ws.git.run(["rev-parse", "--git-path", "index"], work_tree=False)
-        theirs = Path(asked.stdout.decode("utf-8", "surrogateescape").strip())
-        if not theirs.is_absolute():
-            theirs = ws.git.work_tree / theirs
+    if theirs is not None:
         try:
             data = theirs.read_bytes()
         except OSError:
@@ -271,21 +282,56 @@ def _seed(ws: Workspace) -> None:
             tmp = index.with_name(index.name + f".{os.getpid()}.tmp")
             tmp.write_bytes(data)
             os.replace(tmp, index)
+            _unmark(ws)
             return
-        _seed_fresh(ws)
+    _seed_fresh(ws)
+
+
+def _users_index(ws: Workspace) -> Path:
+    # (asked of the repository alone: with segue's index in its environment, git would name
+    # that one, and the seed would be HEAD's tree, every file of it hashed again)
+    asked = ws.git.run(["rev-parse", "--git-path", "index"], work_tree=False)
+    theirs = Path(asked.stdout.decode("utf-8", "surrogateescape").strip())
+    return theirs if theirs.is_absolute() else ws.git.work_tree / theirs
+
+
+def _unmark(ws: Workspace) -> None:
+    """The user's marks taken off segue's copy of their index: a file they marked unchanged
+    (``--assume-unchanged``), or kept out of their checkout while it is there (``--skip-worktree``
+    on a file present), is still listed when it changes. (A file a sparse checkout leaves out
+    keeps its mark: it is not there to be read.)"""
+    listed = ws.git.run(["ls-files", "-v", "-z"], check=False).stdout
+    assumed: list[bytes] = []
+    skipped: list[bytes] = []
+    for item in listed.split(b"\0"):
+        tag, path = item[:1], item[2:]
+        if not path:
+            continue
+        if tag.islower():
+            assumed.append(path)
+        if tag in (b"S", b"s") and os.path.lexists(ws.git.work_tree / os.fsdecode(path)):
+            skipped.append(path)
+    for flag, paths in (("--no-assume-unchanged", assumed), ("--no-skip-worktree", skipped)):
+        if paths:
+            ws.git.run(["update-index", flag, "-z", "--stdin"], stdin=b"\0".join(paths) + b"\0")
+
+
+def _raw(index: Path) -> Path:
+    """Beside segue's index when git converts the workspace's files on their way in."""
+    return index.with_name(index.name + ".raw")
 
 
 def _listing(ws: Workspace) -> list[tuple[str, str]]:
     """What differs between segue's index and the folder: (tag, path) with tag C (changed), R
-    (removed) or ? (new, not ignored). ``git diff-files`` on segue's index (its stat cache, its
-    preload threads) finds the changed and removed files while ``git ls-files --others`` finds
-    the new ones beside it; neither writes anything (each capture refreshes the stat cache
-    after). ``git status`` would compare the index with the user's HEAD too, which is half its
-    time on a folder far from its last commit."""
+    (removed), S (a submodule at another commit) or ? (new, not ignored). ``git diff-files`` on
+    segue's index (its stat cache, its preload threads) finds the changed and removed files
+    while ``git ls-files --others`` finds the new ones beside it; neither writes anything (each
+    capture refreshes the stat cache after). ``git status`` would compare the index with the
+    user's HEAD too, which is half its time on a folder far from its last commit."""
     others = ws.git.start(["ls-files", "--others", "--exclude-standard", "-z", *ws.pathspec()])
     try:
         files = ws.git.run(
-            ["diff-files", "-z", "--name-status", "--ignore-submodules=dirty", *ws.pathspec()],
+            ["diff-files", "-z", "--raw", "--ignore-submodules=dirty", *ws.pathspec()],
             check=False,
         )
     finally:
@@ -296,12 +342,27 @@ def _listing(ws: Workspace) -> list[tuple[str, str]]:
             raise CheckpointError(f"{ws.folder}: git cannot list the folder's files: {why}")
     entries: list[tuple[str, str]] = []
     fields = files.stdout.split(b"\0")
-    for letter, raw in zip(fields[::2], fields[1::2], strict=False):
+    for meta, raw in zip(fields[::2], fields[1::2], strict=False):
         path = raw.decode("utf-8", "surrogateescape")
-        # (U: a conflict in the index copy, taken as the file is; T: a file became a link)
-        entries.append(("R" if letter == b"D" else "C", path))
+        letter = meta[-1:]
+        if meta.startswith(b":160000 ") and letter != b"D":
+            entries.append(("S", path))  # a submodule whose commit moved
+        else:
+            # (U: a conflict in the index copy, taken as the file is; T: a file became a link)
+            entries.append(("R" if letter == b"D" else "C", path))
     entries += [("?", n.decode("utf-8", "surrogateescape")) for n in new.stdout.split(b"\0") if n]
     return entries
+
+
+def _refused(path: str) -> bool:
+    """Whether git refuses ``path`` in a tree: a part that is, or that Windows or macOS read
+    as, ``.git`` (``.GIT``, ``git~1``, ``.git.``, ``.git `` …); ``git fsck`` calls such a tree
+    broken."""
+    for part in path.rstrip("/").split("/"):
+        lowered = part.lower().rstrip(" .")
+        if lowered in (".git", "git~1") or part in ("", ".", ".."):
+            return True
+    return False
 
 
 def _screen(
@@ -314,6 +375,12 @@ def _screen(
     for tag, path in listing:
         if tag == "R":
             take.append(path)
+            continue
+        if tag == "S":
+            skipped.append(Skipped(ws.relative(path), "a submodule (its own repository)"))
+            continue
+        if _refused(path):
+            skipped.append(Skipped(ws.relative(path), "a name git keeps out of its trees"))
             continue
         if path.endswith("/"):
             skipped.append(Skipped(ws.relative(path.rstrip("/")), "a git repository of its own"))
@@ -414,7 +481,8 @@ def _snapshot(ws: Workspace, ref: str, parent: str | None, message: str, max_byt
     reader = ObjectReader(ws.git)  # (started first: it is ready once the folder is listed)
     try:
         listing = _listing(ws)
-        take, skipped = _screen(ws, listing, max_bytes)
+        moved = [path for tag, path in listing if tag == "S"]
+        take, skipped = _screen(ws, [e for e in listing if e[0] != "S"], max_bytes)
         gone = [p.path if not ws.prefix else f"{ws.prefix}/{p.path}" for p in skipped]
         asked = [f"{base}^{{commit}}", *([f"{parent}^{{commit}}"] if parent else [])]
         found = reader.objects(asked)
@@ -432,19 +500,19 @@ def _snapshot(ws: Workspace, ref: str, parent: str | None, message: str, max_byt
                 parents.append(parent)
         algorithm = hash_name(len(base_id))
         blobs, edits, entries = _files(ws, take, gone, algorithm)
+        for path, commit_id in _submodules(ws, moved):
+            name = path.encode("utf-8", "surrogateescape")
+            edits.append((name, (b"160000", bytes.fromhex(commit_id))))
+            entries.append(b"160000 %s\t%s\0" % (commit_id.encode(), name))
         indexer = None
         if entries:
             # an index ahead of its base is never believed: with no base, the next snapshot
             # starts from a commit of the index as it is (or, its objects missing, afresh)
             _state(index).unlink(missing_ok=True)
-            indexer = _Background(
-                ws,
-                [
-                    (["update-index", "-z", "--index-info"], b"".join(entries)),
-                    # (then the stat cache of the files just taken, for the next listing)
-                    (["update-index", "-q", "--refresh"], b""),
-                ],
-            )
+            steps = [(["update-index", "-z", "--index-info"], b"".join(entries))]
+            if not _raw(index).exists():  # (then the stat cache of the files just taken)
+                steps.append((["update-index", "-q", "--refresh"], b""))
+            indexer = _Background(ws, steps)
         try:
             tree, objects = edited_tree(reader, _tree_of(base_data), edits, algorithm)
             data = commit_bytes(
@@ -470,6 +538,32 @@ def _snapshot(ws: Workspace, ref: str, parent: str | None, message: str, max_byt
     finally:
         reader.close()
     return _Made(commit.hex(), tree, skipped, parent, parent_tree, indexer)
+
+
+def _submodules(ws: Workspace, paths: list[str]) -> list[tuple[str, str]]:
+    """The commit each submodule at ``paths`` is at now (one whose repository is not there, or
+    has no commit, is left as the snapshot before had it)."""
+    found = []
+    for path in paths:
+        where = ws.git.work_tree / path
+        if not (where / ".git").exists():
+            continue
+        try:
+            done = subprocess.run(
+                [ws.git.program, "rev-parse", "--verify", "-q", "HEAD"],
+                cwd=where,
+                env=clean_env(ws.git.env),
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
+                timeout=60.0,
+                check=False,
+            )
+        except (OSError, subprocess.TimeoutExpired):
+            continue
+        commit_id = done.stdout.decode("ascii", "replace").strip()
+        if done.returncode == 0 and len(commit_id) in (40, 64):
+            found.append((path, commit_id))
+    return found
 
 
 def _tree_of(commit: bytes) -> str:
@@ -509,17 +603,13 @@ def _state(index: Path) -> Path:
 
 
 def _reset_index(ws: Workspace) -> None:
-    """segue's index afresh: a copy of the user's, else HEAD's tree."""
+    """segue's index afresh, of HEAD's tree (not the user's index again: it may be what git
+    could not use, a conflict say)."""
     index = ws.git.index
     assert index is not None
     index.unlink(missing_ok=True)
     _state(index).unlink(missing_ok=True)
-    _seed(ws)
-    try:
-        _listing(ws)
-    except CheckpointError:  # the user's index is no use to git here either
-        index.unlink(missing_ok=True)
-        _seed_fresh(ws)
+    _seed_fresh(ws)
 
 
 def _is_commit(ws: Workspace, rev: str) -> bool:
