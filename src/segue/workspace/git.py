@@ -111,6 +111,22 @@ class Git(msgspec.Struct, frozen=True):
         except OSError as exc:
             raise CheckpointError(f"{self.work_tree}: cannot run git: {exc.strerror}") from None
 
+    def spawn(self, args: Sequence[str]) -> subprocess.Popen[bytes]:
+        """git left to run on its own (no input, its output dropped), holding the locks held
+        now; the caller need not wait for it."""
+        try:
+            return subprocess.Popen(
+                [self.program, *_ALWAYS, *args],
+                cwd=self.work_tree,
+                env=self._env(None, True),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                pass_fds=_HELD.get(),
+            )
+        except OSError as exc:
+            raise CheckpointError(f"{self.work_tree}: cannot run git: {exc.strerror}") from None
+
     def finish(
         self, process: subprocess.Popen[bytes], stdin: bytes, what: str
     ) -> subprocess.CompletedProcess[bytes]:

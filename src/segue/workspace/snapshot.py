@@ -456,6 +456,8 @@ def capture(
             done = ws.git.finish(referrer, b"", "update-ref")
             if made.indexer is None or made.indexer.wait():
                 _state(index).write_text(commit + "\n")  # (under the lock: this index's base)
+                if made.indexer is not None and not _raw(index).exists():
+                    _refresh_later(ws)
     if done.returncode != 0:
         raise failed(done, ws.git.work_tree, "update-ref")
     return Snapshot(commit, tree, ref, changes, tuple(made.skipped), against)
@@ -509,10 +511,7 @@ def _snapshot(ws: Workspace, ref: str, parent: str | None, message: str, max_byt
             # an index ahead of its base is never believed: with no base, the next snapshot
             # starts from a commit of the index as it is (or, its objects missing, afresh)
             _state(index).unlink(missing_ok=True)
-            steps = [(["update-index", "-z", "--index-info"], b"".join(entries))]
-            if not _raw(index).exists():  # (then the stat cache of the files just taken)
-                steps.append((["update-index", "-q", "--refresh"], b""))
-            indexer = _Background(ws, steps)
+            indexer = _Background(ws, ["update-index", "-z", "--index-info"], b"".join(entries))
         try:
             tree, objects = edited_tree(reader, _tree_of(base_data), edits, algorithm)
             data = commit_bytes(
@@ -574,27 +573,40 @@ def _tree_of(commit: bytes) -> str:
 
 
 class _Background:
-    """git commands run one after the other, each given its whole input, in a thread of their
-    own while segue goes on."""
+    """A git command given its whole input in a thread of its own, while segue goes on."""
 
-    def __init__(self, ws: Workspace, steps: list[tuple[list[str], bytes]]) -> None:
-        first = ws.git.start(steps[0][0])
+    def __init__(self, ws: Workspace, args: list[str], stdin: bytes) -> None:
+        process = ws.git.start(args)
         self.ok = False
-        self.thread = threading.Thread(target=self._run, args=(ws, first, steps), daemon=True)
+        self.thread = threading.Thread(
+            target=self._run, args=(ws, process, stdin, args[0]), daemon=True
+        )
         self.thread.start()
 
     def _run(
-        self, ws: Workspace, first: subprocess.Popen[bytes], steps: list[tuple[list[str], bytes]]
+        self, ws: Workspace, process: subprocess.Popen[bytes], stdin: bytes, what: str
     ) -> None:
-        with contextlib.suppress(CheckpointError):  # (past the time limit, or no git: not done)
-            self.ok = ws.git.finish(first, steps[0][1], steps[0][0][0]).returncode == 0
-            for args, stdin in steps[1:] if self.ok else ():
-                ws.git.run(args, stdin=stdin, check=False)
+        with contextlib.suppress(CheckpointError):  # (past the time limit: not done)
+            self.ok = ws.git.finish(process, stdin, what).returncode == 0
 
     def wait(self) -> bool:
-        """Whether its first command did its work (the others are a help, not a need)."""
+        """Whether it did its work."""
         self.thread.join()
         return self.ok
+
+
+_LATER: list[subprocess.Popen[bytes]] = []  # refreshes still running (reaped as others start)
+
+
+def _refresh_later(ws: Workspace) -> None:
+    """segue's index given the stat data of the files just taken (``update-index --refresh``:
+    a file whose bytes are no longer the snapshot's keeps none, and is listed next time), by a
+    git left running when the capture returns: it holds the workspace's lock, so the next
+    capture or restore waits for it. Not needed, only faster: without it the next listing
+    reads those files again."""
+    _LATER[:] = [p for p in _LATER if p.poll() is None]
+    with contextlib.suppress(CheckpointError):
+        _LATER.append(ws.git.spawn(["update-index", "-q", "--refresh"]))
 
 
 def _state(index: Path) -> Path:
