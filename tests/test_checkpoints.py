@@ -471,6 +471,28 @@ def test_a_submodule_at_another_commit_is_kept_at_that_commit(repo: Path, tmp_pa
     assert [(c.path, c.status) for c in second.changes] == [("lib", "modified")]
 
 
+def test_a_file_ignored_after_a_snapshot_took_it_is_left_out_from_then_on(
+    repo: Path, tmp_path: Path
+) -> None:
+    (repo / "node_modules" / "pkg").mkdir(parents=True)
+    (repo / "node_modules" / "pkg" / "i.js").write_text("x\n")
+    (repo / ".env").write_text("SECRET=1\n")
+    git(repo, "add", ".env")
+    git(repo, "commit", "-qm", "env")
+    ws, first = first_snapshot(repo, tmp_path)
+    assert {"node_modules/pkg/i.js", ".env"} <= set(tree_files(ws.git.git_dir, first.commit, repo))
+    git(repo, "rm", "-q", "--cached", ".env")  # the user stops tracking it, and ignores both
+    (repo / ".gitignore").write_text("*.log\nbuild/\nnode_modules/\n.env\n")
+    (repo / ".env").write_text("SECRET=2\n")
+    second = capture(ws, "refs/segue/checkpoints/t/2", parent=first.commit, message="m")
+    files = tree_files(ws.git.git_dir, second.commit, repo)
+    assert "node_modules/pkg/i.js" not in files and ".env" not in files
+    assert second.tree == git_tree_of(repo, tmp_path)
+    (repo / ".env").write_text("SECRET=3\n")  # (and stays out)
+    third = capture(ws, "refs/segue/checkpoints/t/3", parent=second.commit, message="m")
+    assert ".env" not in tree_files(ws.git.git_dir, third.commit, repo)
+
+
 def test_a_capture_killed_as_it_wrote_its_pack_leaves_nothing_the_next_one_keeps(
     repo: Path, tmp_path: Path
 ) -> None:

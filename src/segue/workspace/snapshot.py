@@ -354,6 +354,25 @@ def _listing(ws: Workspace) -> list[tuple[str, str]]:
     return entries
 
 
+def _ignored_since(ws: Workspace, listing: list[tuple[str, str]]) -> list[str]:
+    """The files segue's index holds that a changed ``.gitignore`` now leaves out and the user
+    does not track (``node_modules/`` ignored after a snapshot took it, a ``.env`` the user
+    untracked and ignored): out of the snapshot from now on. (Looked for only when a
+    ``.gitignore`` is among the changes.)"""
+    if not any(p == ".gitignore" or p.endswith("/.gitignore") for _, p in listing):
+        return []
+    listed = ws.git.run(
+        ["ls-files", "-z", "--cached", "--ignored", "--exclude-standard", *ws.pathspec()],
+        check=False,
+    ).stdout
+    ignored = [n for n in listed.split(b"\0") if n]
+    if not ignored:
+        return []
+    users = ws.git.run(["ls-files", "-z"], check=False, index=_users_index(ws)).stdout
+    tracked = set(users.split(b"\0"))  # (all of them: a path per argument could be too many)
+    return [n.decode("utf-8", "surrogateescape") for n in ignored if n not in tracked]
+
+
 def _refused(path: str) -> bool:
     """Whether git refuses ``path`` in a tree: a part that is, or that Windows or macOS read
     as, ``.git`` (``.GIT``, ``git~1``, ``.git.``, ``.git `` …); ``git fsck`` calls such a tree
@@ -486,6 +505,7 @@ def _snapshot(ws: Workspace, ref: str, parent: str | None, message: str, max_byt
         moved = [path for tag, path in listing if tag == "S"]
         take, skipped = _screen(ws, [e for e in listing if e[0] != "S"], max_bytes)
         gone = [p.path if not ws.prefix else f"{ws.prefix}/{p.path}" for p in skipped]
+        gone += _ignored_since(ws, listing)
         asked = [f"{base}^{{commit}}", *([f"{parent}^{{commit}}"] if parent else [])]
         found = reader.objects(asked)
         if found[0] is None:  # (segue's refs deleted, then a gc): the index is started afresh
