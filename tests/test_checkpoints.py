@@ -493,6 +493,22 @@ def test_a_file_ignored_after_a_snapshot_took_it_is_left_out_from_then_on(
     assert ".env" not in tree_files(ws.git.git_dir, third.commit, repo)
 
 
+def test_a_repository_shared_with_a_group_gets_packs_the_group_can_read(
+    repo: Path, tmp_path: Path
+) -> None:
+    git(repo, "config", "core.sharedRepository", "group")
+    pack_dir = repo / ".git" / "objects" / "pack"
+    pack_dir.chmod(0o2770)  # (as git makes it in such a repository)
+    old_umask = os.umask(0o077)
+    try:
+        (repo / "new.txt").write_text("for the group\n")
+        first_snapshot(repo, tmp_path)
+    finally:
+        os.umask(old_umask)
+    modes = {p.suffix: p.stat().st_mode & 0o777 for p in pack_dir.glob("pack-*")}
+    assert modes == {".pack": 0o440, ".idx": 0o440}
+
+
 def test_a_capture_killed_as_it_wrote_its_pack_leaves_nothing_the_next_one_keeps(
     repo: Path, tmp_path: Path
 ) -> None:

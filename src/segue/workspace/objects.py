@@ -178,7 +178,14 @@ def write_pack(
 
 @contextlib.contextmanager
 def _new_file(path: Path) -> Iterator[BinaryIO]:
+    """A new read-only file, readable by whoever can read its folder: as git makes a pack in a
+    repository shared with a group (``core.sharedRepository``), whatever segue's umask."""
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC | os.O_NOFOLLOW, 0o444)
+    try:
+        os.fchmod(fd, 0o444 & (os.stat(path.parent).st_mode | 0o400))
+    except BaseException:
+        os.close(fd)
+        raise
     with os.fdopen(fd, "wb") as f:
         yield f
 
