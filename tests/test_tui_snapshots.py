@@ -125,7 +125,8 @@ def test_thread_view(snap_compare: Compare, home: dict[str, str]) -> None:
         await until(pilot, lambda: "adopt" in text(pilot.app, "#head"), "no thread yet")  # type: ignore[arg-type]
         await pilot.press("t")
         await until(pilot, lambda: screen.view is not None, "its runs")
-        await pilot.pause(0.2)
+        await pilot.wait_for_scheduled_animations()  # (under load, the tables drew late)
+        await pilot.pause(0.5)
 
     assert snap_compare(make_app(home), terminal_size=(120, 30), run_before=before)
 
