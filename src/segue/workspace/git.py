@@ -94,34 +94,25 @@ class Git(msgspec.Struct, frozen=True):
         return env
 
     def start(
-        self, args: Sequence[str], *, extra_env: Mapping[str, str] | None = None
+        self,
+        args: Sequence[str],
+        *,
+        extra_env: Mapping[str, str] | None = None,
+        detached: bool = False,
     ) -> subprocess.Popen[bytes]:
-        """git running beside segue, its stdin and stdout pipes (for :meth:`finish`)."""
+        """git running beside segue, its stdin and stdout pipes (for :meth:`finish`); or
+        ``detached``, left to run on its own (no input, its output dropped: the caller need not
+        wait for it). Either holds the locks held now."""
         env = {**self._env(None, True), **(extra_env or {})}
+        pipe = subprocess.DEVNULL if detached else subprocess.PIPE
         try:
             return subprocess.Popen(
                 [self.program, *_ALWAYS, *args],
                 cwd=self.work_tree,
                 env=env,
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                pass_fds=_HELD.get(),
-            )
-        except OSError as exc:
-            raise CheckpointError(f"{self.work_tree}: cannot run git: {exc.strerror}") from None
-
-    def spawn(self, args: Sequence[str]) -> subprocess.Popen[bytes]:
-        """git left to run on its own (no input, its output dropped), holding the locks held
-        now; the caller need not wait for it."""
-        try:
-            return subprocess.Popen(
-                [self.program, *_ALWAYS, *args],
-                cwd=self.work_tree,
-                env=self._env(None, True),
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
+                stdin=pipe,
+                stdout=pipe,
+                stderr=pipe,
                 pass_fds=_HELD.get(),
             )
         except OSError as exc:

@@ -626,7 +626,7 @@ def _refresh_later(ws: Workspace) -> None:
     reads those files again."""
     _LATER[:] = [p for p in _LATER if p.poll() is None]
     with contextlib.suppress(CheckpointError):
-        _LATER.append(ws.git.spawn(["update-index", "-q", "--refresh"]))
+        _LATER.append(ws.git.start(["update-index", "-q", "--refresh"], detached=True))
 
 
 def _state(index: Path) -> Path:
