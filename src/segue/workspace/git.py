@@ -97,13 +97,12 @@ class Git(msgspec.Struct, frozen=True):
         self,
         args: Sequence[str],
         *,
-        extra_env: Mapping[str, str] | None = None,
         detached: bool = False,
     ) -> subprocess.Popen[bytes]:
         """git running beside segue, its stdin and stdout pipes (for :meth:`finish`); or
         ``detached``, left to run on its own (no input, its output dropped: the caller need not
         wait for it). Either holds the locks held now."""
-        env = {**self._env(None, True), **(extra_env or {})}
+        env = self._env(None, True)
         pipe = subprocess.DEVNULL if detached else subprocess.PIPE
         try:
             return subprocess.Popen(

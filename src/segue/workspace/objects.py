@@ -1,13 +1,13 @@
 """git's objects as bytes, and one pack of them written into a repository.
 
-A snapshot writes a hundred small objects; ``git fast-import`` took 20 ms of a 60 ms capture to
-do it (most of it loading and deltifying the trees it rebuilds). Written here, in one pack file
-with its index, they cost about 1 ms. The formats are git's documented ones
+A snapshot writes a hundred small objects; ``git fast-import`` took 20–25 ms of a 60 ms
+capture to do it (most of it loading and deltifying the trees it rebuilds). Written here, in one
+pack file with its index, they cost 3–5 ms. The formats are git's documented ones
 (``Documentation/gitformat-pack.txt``): pack version 2, its index version 2, for SHA-1 and
 SHA-256 repositories alike. Objects are stored whole (no deltas: git's next repack makes them),
-compressed at zlib's default level as git does, and the files are made as git makes them: a
-temporary file in ``objects/pack``, flushed to the disk, renamed in, the pack before its index
-(a pack is seen by git only once its index is there). ``git fsck`` is the oracle of the tests.
+each compressed as ``_LEVEL`` says, and the files are made as git makes them: a temporary file
+in ``objects/pack``, flushed to the disk, renamed in, the pack before its index (a pack is seen
+by git only once its index is there). ``git fsck`` is the oracle of the tests.
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ __all__ = [
     "TREE_MODE",
     "commit_bytes",
     "hash_name",
+    "is_object_id",
     "is_tree_mode",
     "object_id",
     "parse_tree",
@@ -49,6 +50,11 @@ _TMP = "tmp_pack_segue-"  # (git's own temporary files are tmp_pack_*: ours say 
 def hash_name(id_length: int) -> str:
     """The hash of a repository whose object ids are ``id_length`` hex digits long."""
     return "sha256" if id_length == 64 else "sha1"
+
+
+def is_object_id(text: str) -> bool:
+    """Whether ``text`` is an object id as git writes one (40 hex digits, or 64)."""
+    return len(text) in (40, 64) and all(c in "0123456789abcdef" for c in text)
 
 
 def object_id(kind: int, data: bytes, algorithm: str) -> bytes:
@@ -127,14 +133,12 @@ def _header(kind: int, size: int) -> bytes:
     return bytes(out)
 
 
-def write_pack(
-    pack_dir: Path, objects: dict[bytes, tuple[int, bytes]], algorithm: str
-) -> str | None:
-    """Write ``objects`` (raw id: (kind, data)) as one pack with its index into ``pack_dir``;
-    the pack's name (``pack-<hash>``), or None when there is nothing to write. ``OSError``
-    when it cannot be written: then nothing of it is left."""
+def write_pack(pack_dir: Path, objects: dict[bytes, tuple[int, bytes]], algorithm: str) -> None:
+    """Write ``objects`` (raw id: (kind, data)) as one pack with its index into ``pack_dir``
+    (``pack-<hash>``; nothing when there are none). ``OSError`` when it cannot be written:
+    then nothing of it is left."""
     if not objects:
-        return None
+        return
     tag = f"{os.getpid()}-{os.urandom(6).hex()}"
     pack_tmp = pack_dir / f"{_TMP}{tag}.pack"
     idx_tmp = pack_dir / f"{_TMP}{tag}.idx"
@@ -169,7 +173,6 @@ def write_pack(
                 tmp.unlink()
             else:
                 os.replace(tmp, pack_dir / final)
-        return name
     finally:
         for tmp in (pack_tmp, idx_tmp):
             with contextlib.suppress(FileNotFoundError):

@@ -9,10 +9,10 @@ index and ``git ls-files --others`` beside it list what changed since the last s
 writes their blobs, the trees on their paths and the commit into one pack itself
 (:mod:`segue.workspace.objects`, :mod:`segue.workspace.trees`) and points a ref of segue's at
 it (``refs/segue/…``), while ``update-index --index-info`` makes segue's index hold the new tree
-beside it and then refreshes its stat cache. The commit segue's index holds is kept beside the
-index; it is forgotten while the index is ahead of it, so a snapshot killed half-way is never
-believed. A snapshot's first parent is the commit segue's index held; its second, when
-different, the thread's previous snapshot.
+beside it; a git left running after the capture then refreshes that index's stat cache. The
+commit segue's index holds is kept beside the index; it is forgotten while the index is ahead
+of it, so a snapshot killed half-way is never believed. A snapshot's first parent is the commit
+segue's index held; its second, when different, the thread's previous snapshot.
 
 Left out, each with its reason: a file over the size cap (``$SEGUE_CHECKPOINT_MAX_FILE`` bytes,
 default 8 MiB), a special file (a FIFO, a socket), an unreadable one, a folder that is a git
@@ -45,6 +45,7 @@ from segue.workspace.objects import (
     COMMIT,
     commit_bytes,
     hash_name,
+    is_object_id,
     object_id,
     remove_leftovers,
     write_pack,
@@ -327,7 +328,8 @@ def _listing(ws: Workspace) -> list[tuple[str, str]]:
     segue's index (its stat cache, its preload threads) finds the changed and removed files
     while ``git ls-files --others`` finds the new ones beside it; neither writes anything (each
     capture refreshes the stat cache after). ``git status`` would compare the index with the
-    user's HEAD too, which is half its time on a folder far from its last commit."""
+    user's HEAD too, and write it back: 7 ms or more of its time on a folder far from its last
+    commit."""
     others = ws.git.start(["ls-files", "--others", "--exclude-standard", "-z", *ws.pathspec()])
     try:
         files = ws.git.run(
@@ -458,7 +460,7 @@ def capture(
         except CheckpointError:
             # segue's index or its base is no use: an index copy git cannot read (a split
             # index, a conflict), or objects gone from the repository (segue's refs deleted,
-            # then a gc): a fresh copy of the user's index
+            # then a gc): a fresh index of HEAD's tree
             _reset_index(ws)
             made = _snapshot(ws, ref, parent, message, max_bytes)
         commit, tree = made.commit, made.tree
@@ -494,8 +496,8 @@ class _Made(msgspec.Struct, frozen=True):
 
 
 def _snapshot(ws: Workspace, ref: str, parent: str | None, message: str, max_bytes: int) -> _Made:
-    """The snapshot's objects written, its ref not yet. segue's index is brought to the new
-    tree (and its stat cache refreshed) while the objects are written and after."""
+    """The snapshot's objects written, its ref not yet. segue's index is being brought to the
+    new tree (``indexer``) while the objects are written."""
     index = ws.git.index
     assert index is not None
     base = _base(ws)
@@ -580,7 +582,7 @@ def _submodules(ws: Workspace, paths: list[str]) -> list[tuple[str, str]]:
         except (OSError, subprocess.TimeoutExpired):
             continue
         commit_id = done.stdout.decode("ascii", "replace").strip()
-        if done.returncode == 0 and len(commit_id) in (40, 64):
+        if done.returncode == 0 and is_object_id(commit_id):
             found.append((path, commit_id))
     return found
 
@@ -658,7 +660,7 @@ def _base(ws: Workspace) -> str:
         known = _state(index).read_bytes().strip().decode("ascii", "replace")
     except OSError:
         known = ""
-    if len(known) in (40, 64) and all(c in "0123456789abcdef" for c in known):
+    if is_object_id(known):
         return known  # (checked by its use: a commit that is gone is no base)
     tree = ws.git.out(["write-tree"])  # fails on a conflict in the index copy: it is reset
     return ws.git.out(["commit-tree", tree, "-m", "segue: the index a snapshot starts from"])
