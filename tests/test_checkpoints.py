@@ -509,6 +509,17 @@ def test_a_repository_shared_with_a_group_gets_packs_the_group_can_read(
     assert modes == {".pack": 0o440, ".idx": 0o440}
 
 
+def test_segues_index_emptied_behind_its_back_is_made_again(repo: Path, tmp_path: Path) -> None:
+    ws, first = first_snapshot(repo, tmp_path)
+    index = ws.git.index
+    assert index is not None
+    index.write_bytes(b"")
+    (repo / "kept.txt").write_text("changed\n")
+    second = capture(ws, "refs/segue/checkpoints/t/2", parent=first.commit, message="m")
+    assert second.tree == git_tree_of(repo, tmp_path)
+    assert [(c.path, c.status) for c in second.changes] == [("kept.txt", "modified")]
+
+
 def test_a_capture_killed_as_it_wrote_its_pack_leaves_nothing_the_next_one_keeps(
     repo: Path, tmp_path: Path
 ) -> None:

@@ -468,7 +468,7 @@ def capture(
         referrer = ws.git.start(["update-ref", ref, commit])
         try:
             if made.parent_tree is not None:
-                changes, against = counter.count(made.parent_tree, tree), "previous"
+                changes, against = _count(ws, counter, made.parent_tree, tree), "previous"
             elif not ws.private and (head := _changes_from_head(ws, tree)) is not None:
                 changes, against = head, "HEAD"
             else:
@@ -764,6 +764,15 @@ def changes_between(ws: Workspace, old: str | None, new: str) -> tuple[Change, .
 
 
 _DIFF_TREE = ("diff-tree", "-r", "-z", "--raw", "--numstat", "--no-renames")
+
+
+def _count(ws: Workspace, counter: _Counter, old: str, new: str) -> tuple[Change, ...]:
+    """The changes from the tree ``old`` to ``new``, by the git started early; counted again
+    when that one could not (segue's index unreadable as it started, then reset)."""
+    try:
+        return counter.count(old, new)
+    except CheckpointError:
+        return changes_between(ws, old, new)
 
 
 class _Counter:
