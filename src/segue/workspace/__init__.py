@@ -19,6 +19,7 @@ if TYPE_CHECKING:
         changes_between,
         locate,
         max_file_bytes,
+        settle,
     )
 
 _WHERE = {
@@ -30,6 +31,7 @@ _WHERE = {
     "changes_between": "segue.workspace.snapshot",
     "locate": "segue.workspace.snapshot",
     "max_file_bytes": "segue.workspace.snapshot",
+    "settle": "segue.workspace.snapshot",
 }
 
 __all__ = [
@@ -41,6 +43,7 @@ __all__ = [
     "changes_between",
     "locate",
     "max_file_bytes",
+    "settle",
 ]
 
 __getattr__, __dir__ = lazy_names(__name__, _WHERE, globals())

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import os
+import shlex
 import shutil
 import subprocess
 from collections.abc import Iterator, Mapping, Sequence
@@ -98,18 +99,32 @@ class Git(msgspec.Struct, frozen=True):
         args: Sequence[str],
         *,
         detached: bool = False,
+        feed: int | None = None,
+        after: Sequence[Sequence[str]] = (),
+        then_rename: tuple[Path, Path] | None = None,
     ) -> subprocess.Popen[bytes]:
         """git running beside segue, its stdin and stdout pipes (for :meth:`finish`); or
-        ``detached``, left to run on its own (no input, its output dropped: the caller need not
-        wait for it). Either holds the locks held now."""
+        ``detached``, left to run on its own (its input the file open at ``feed``, else none;
+        its output dropped: the caller need not wait for it), the git commands ``after`` run in
+        turn once it has succeeded, then the file ``then_rename`` names renamed as it says (if
+        any of them fails, removed). Either holds the locks held now."""
         env = self._env(None, True)
+        argv = [self.program, *_ALWAYS, *args]
+        if after or then_rename is not None:  # (in turn, by POSIX sh)
+            steps = [shlex.join(argv)]
+            steps += [shlex.join([self.program, *_ALWAYS, *more]) for more in after]
+            script = " && ".join(steps)
+            if then_rename is not None:
+                old, new = (shlex.quote(str(p)) for p in then_rename)
+                script = f"{script} && mv -f -- {old} {new}; rm -f -- {old}"
+            argv = ["/bin/sh", "-c", script]
         pipe = subprocess.DEVNULL if detached else subprocess.PIPE
         try:
             return subprocess.Popen(
-                [self.program, *_ALWAYS, *args],
+                argv,
                 cwd=self.work_tree,
                 env=env,
-                stdin=pipe,
+                stdin=feed if feed is not None else pipe,
                 stdout=pipe,
                 stderr=pipe,
                 pass_fds=_HELD.get(),

@@ -30,20 +30,21 @@ __all__ = [
     "commit_bytes",
     "hash_name",
     "is_object_id",
-    "is_tree_mode",
+    "is_tree_entry",
     "object_id",
     "parse_tree",
     "remove_leftovers",
     "tree_bytes",
+    "tree_entry",
     "write_pack",
 ]
 
 COMMIT, TREE, BLOB = 1, 2, 3
 _NAMES = {COMMIT: b"commit", TREE: b"tree", BLOB: b"blob"}
 TREE_MODE = b"40000"
-_TREE_MODES = (b"40000", b"040000")
-# a tree's entries: its mode, its name, its raw id (20 bytes of SHA-1, 32 of SHA-256)
-_ENTRY = {n: re.compile(rb"([0-7]+) ([^\0]+)\0(.{%d})" % n, re.DOTALL) for n in (20, 32)}
+# a tree's entries (each whole, and its name): its mode, its name, its raw id (20 bytes of SHA-1,
+# 32 of SHA-256)
+_ENTRY = {n: re.compile(rb"([0-7]+ ([^\0]+)\0.{%d})" % n, re.DOTALL) for n in (20, 32)}
 _TMP = "tmp_pack_segue-"  # (git's own temporary files are tmp_pack_*: ours say whose they are)
 
 
@@ -64,35 +65,34 @@ def object_id(kind: int, data: bytes, algorithm: str) -> bytes:
     return h.digest()
 
 
-def is_tree_mode(mode: bytes) -> bool:
-    return mode in _TREE_MODES
+def is_tree_entry(entry: bytes) -> bool:
+    """Whether a tree's entry (as :func:`parse_tree` gives it) is a folder's."""
+    return entry.startswith((b"40000 ", b"040000 "))
 
 
-def tree_bytes(entries: dict[bytes, tuple[bytes, bytes]], *, in_order: bool = False) -> bytes:
-    """A tree object of ``entries`` (name: (mode, raw id)), in git's order: by name, a folder's
-    name as if it ended with ``/`` (``in_order``: they are in that order already)."""
+def tree_entry(mode: bytes, name: bytes, raw: bytes) -> bytes:
+    """A tree's entry as git writes it: its mode, its name, its raw id."""
+    return mode + b" " + name + b"\0" + raw
+
+
+def tree_bytes(entries: dict[bytes, bytes], *, in_order: bool = False) -> bytes:
+    """A tree object of ``entries`` (name: entry), in git's order: by name, a folder's name as
+    if it ended with ``/`` (``in_order``: they are in that order already)."""
     if in_order:
-        return b"".join([mode + b" " + name + b"\0" + raw for name, (mode, raw) in entries.items()])
+        return b"".join(entries.values())
     order = sorted(
-        (name + b"/" if mode in _TREE_MODES else name, name, mode, raw)
-        for name, (mode, raw) in entries.items()
+        (name + b"/" if is_tree_entry(entry) else name, entry) for name, entry in entries.items()
     )
-    return b"".join([mode + b" " + name + b"\0" + raw for _, name, mode, raw in order])
+    return b"".join([entry for _, entry in order])
 
 
-def parse_tree(data: bytes, raw_length: int) -> dict[bytes, tuple[bytes, bytes]]:
-    """The entries of a tree object (name: (mode, raw id)); ``ValueError`` for bytes that are
-    not one."""
+def parse_tree(data: bytes, raw_length: int) -> dict[bytes, bytes]:
+    """The entries of a tree object (name: the entry's bytes, as :func:`tree_entry` makes
+    them); ``ValueError`` for bytes that are not one."""
     found = _ENTRY[raw_length].findall(data)
-    if not found:
-        if data:
-            raise ValueError("not a tree object")
-        return {}
-    modes, names, raws = zip(*found, strict=True)
-    size = len(b"".join(modes)) + len(b"".join(names)) + len(found) * (raw_length + 2)
-    if size != len(data):  # (bytes findall passed over)
+    if sum(len(entry) for entry, _ in found) != len(data):  # (bytes findall passed over)
         raise ValueError("not a tree object")
-    return dict(zip(names, zip(modes, raws, strict=True), strict=True))
+    return {name: entry for entry, name in found}
 
 
 def commit_bytes(tree: str, parents: Iterable[str], who: bytes, when: int, message: bytes) -> bytes:

@@ -29,7 +29,7 @@ import os
 import re
 import stat
 import subprocess
-import threading
+import tempfile
 import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -50,7 +50,7 @@ from segue.workspace.objects import (
     remove_leftovers,
     write_pack,
 )
-from segue.workspace.trees import Edit, ObjectReader, edited_tree
+from segue.workspace.trees import Edit, ObjectReader, edited_tree, folders_on
 
 __all__ = [
     "MAX_FILE_VARIABLE",
@@ -62,6 +62,7 @@ __all__ = [
     "changes_between",
     "locate",
     "max_file_bytes",
+    "settle",
 ]
 
 MAX_FILE_VARIABLE = "SEGUE_CHECKPOINT_MAX_FILE"
@@ -322,38 +323,58 @@ def _raw(index: Path) -> Path:
     return index.with_name(index.name + ".raw")
 
 
-def _listing(ws: Workspace) -> list[tuple[str, str]]:
-    """What differs between segue's index and the folder: (tag, path) with tag C (changed), R
-    (removed), S (a submodule at another commit) or ? (new, not ignored). ``git diff-files`` on
-    segue's index (its stat cache, its preload threads) finds the changed and removed files
-    while ``git ls-files --others`` finds the new ones beside it; neither writes anything (each
-    capture refreshes the stat cache after). ``git status`` would compare the index with the
-    user's HEAD too, and write it back: 7 ms or more of its time on a folder far from its last
-    commit."""
-    others = ws.git.start(["ls-files", "--others", "--exclude-standard", "-z", *ws.pathspec()])
-    try:
-        files = ws.git.run(
-            ["diff-files", "-z", "--raw", "--ignore-submodules=dirty", *ws.pathspec()],
-            check=False,
+class _Listing:
+    """What differs between segue's index and the folder, asked of two gits at once:
+    ``git diff-files`` on segue's index (its stat cache, its preload threads) finds the changed
+    and removed files while ``git ls-files --others`` finds the new ones beside it; neither
+    writes anything (each capture refreshes the stat cache after). ``git status`` would compare
+    the index with the user's HEAD too, and write it back: 7 ms or more of its time on a folder
+    far from its last commit. Started first: the rest of the capture waits for it."""
+
+    def __init__(self, ws: Workspace) -> None:
+        self.ws = ws
+        self.others = ws.git.start(
+            ["ls-files", "--others", "--exclude-standard", "-z", *ws.pathspec()]
         )
-    finally:
-        new = ws.git.finish(others, b"", "ls-files")
-    for done in (files, new):
-        if done.returncode != 0:
-            why = done.stderr.decode("utf-8", "replace").strip()[:300]
-            raise CheckpointError(f"{ws.folder}: git cannot list the folder's files: {why}")
-    entries: list[tuple[str, str]] = []
-    fields = files.stdout.split(b"\0")
-    for meta, raw in zip(fields[::2], fields[1::2], strict=False):
-        path = raw.decode("utf-8", "surrogateescape")
-        letter = meta[-1:]
-        if meta.startswith(b":160000 ") and letter != b"D":
-            entries.append(("S", path))  # a submodule whose commit moved
-        else:
-            # (U: a conflict in the index copy, taken as the file is; T: a file became a link)
-            entries.append(("R" if letter == b"D" else "C", path))
-    entries += [("?", n.decode("utf-8", "surrogateescape")) for n in new.stdout.split(b"\0") if n]
-    return entries
+        try:
+            self.files = ws.git.start(
+                ["diff-files", "-z", "--raw", "--ignore-submodules=dirty", *ws.pathspec()]
+            )
+        except BaseException:
+            ws.git.finish(self.others, b"", "ls-files")
+            raise
+
+    def entries(self) -> list[tuple[str, str]]:
+        """(tag, path): tag C (changed), R (removed), S (a submodule at another commit) or ?
+        (new, not ignored)."""
+        ws = self.ws
+        try:
+            files = ws.git.finish(self.files, b"", "diff-files")
+        finally:
+            new = ws.git.finish(self.others, b"", "ls-files")
+        for done in (files, new):
+            if done.returncode != 0:
+                why = done.stderr.decode("utf-8", "replace").strip()[:300]
+                raise CheckpointError(f"{ws.folder}: git cannot list the folder's files: {why}")
+        entries: list[tuple[str, str]] = []
+        fields = files.stdout.split(b"\0")
+        for meta, raw in zip(fields[::2], fields[1::2], strict=False):
+            path = raw.decode("utf-8", "surrogateescape")
+            letter = meta[-1:]
+            if meta.startswith(b":160000 ") and letter != b"D":
+                entries.append(("S", path))  # a submodule whose commit moved
+            else:
+                # (U: a conflict in the index copy, taken as the file is; T: a file became a link)
+                entries.append(("R" if letter == b"D" else "C", path))
+        entries += [
+            ("?", n.decode("utf-8", "surrogateescape")) for n in new.stdout.split(b"\0") if n
+        ]
+        return entries
+
+
+def _listing(ws: Workspace) -> list[tuple[str, str]]:
+    """What differs between segue's index and the folder (:meth:`_Listing.entries`)."""
+    return _Listing(ws).entries()
 
 
 def _ignored_since(ws: Workspace, listing: list[tuple[str, str]]) -> list[str]:
@@ -451,21 +472,22 @@ def capture(
     assert index is not None
     with _locked(index), _Counter(ws) as counter:
         # git's lock of segue's index, left by a git killed under this lock (each git holds
-        # this lock while it runs, and only they write this index): stale
+        # this lock while it runs, and only they write this index): stale; and the files of a
+        # capture killed as it wrote them
         index.with_name(index.name + ".lock").unlink(missing_ok=True)
+        _remove_pending(index)
         remove_leftovers(ws.objects / "pack")
         _seed(ws)
         try:
-            made = _snapshot(ws, ref, parent, message, max_bytes)
+            made = _snapshot(ws, ref, parent, message, max_bytes, counter)
         except CheckpointError:
             # segue's index or its base is no use: an index copy git cannot read (a split
             # index, a conflict), or objects gone from the repository (segue's refs deleted,
             # then a gc): a fresh index of HEAD's tree
             _reset_index(ws)
-            made = _snapshot(ws, ref, parent, message, max_bytes)
+            made = _snapshot(ws, ref, parent, message, max_bytes, counter)
         commit, tree = made.commit, made.tree
-        # the ref is written, and segue's index takes the tree, while the changes are counted
-        referrer = ws.git.start(["update-ref", ref, commit])
+        referrer = ws.git.start(["update-ref", ref, commit])  # (while the changes are counted)
         try:
             if made.parent_tree is not None:
                 changes, against = _count(ws, counter, made.parent_tree, tree), "previous"
@@ -475,41 +497,48 @@ def capture(
                 changes, against = changes_between(ws, None, tree), "nothing"
         finally:
             done = ws.git.finish(referrer, b"", "update-ref")
-            if made.indexer is None or made.indexer.wait():
+            if made.entries:
+                _index_later(ws, made.entries, commit)
+            else:
                 _state(index).write_text(commit + "\n")  # (under the lock: this index's base)
-                if made.indexer is not None and not _raw(index).exists():
-                    _refresh_later(ws)
     if done.returncode != 0:
         raise failed(done, ws.git.work_tree, "update-ref")
     return Snapshot(commit, tree, ref, changes, tuple(made.skipped), against)
 
 
 class _Made(msgspec.Struct, frozen=True):
-    """A snapshot written but for its ref; segue's index may still be taking its tree."""
+    """A snapshot written but for its ref; ``entries`` make segue's index hold its tree."""
 
     commit: str
     tree: str
     skipped: list[Skipped]
     parent: str | None  # the thread's previous snapshot (None: none, or gone)
     parent_tree: str | None
-    indexer: _Background | None
+    entries: bytes  # for ``update-index -z --index-info`` (none: the index holds the tree)
 
 
-def _snapshot(ws: Workspace, ref: str, parent: str | None, message: str, max_bytes: int) -> _Made:
-    """The snapshot's objects written, its ref not yet. segue's index is being brought to the
-    new tree (``indexer``) while the objects are written."""
-    index = ws.git.index
-    assert index is not None
+def _snapshot(
+    ws: Workspace, ref: str, parent: str | None, message: str, max_bytes: int, counter: _Counter
+) -> _Made:
+    """The snapshot's objects written, its ref not yet, segue's index not yet changed. The
+    folder is listed first (the rest waits for it); the trees on the changed paths are asked
+    for while the changed files are read."""
     base = _base(ws)
-    reader = ObjectReader(ws.git)  # (started first: it is ready once the folder is listed)
+    counter.start()
+    reader = ObjectReader(ws.git)  # (both started first: ready, and idle, once it is listed)
     try:
         listing = _listing(ws)
         moved = [path for tag, path in listing if tag == "S"]
         take, skipped = _screen(ws, [e for e in listing if e[0] != "S"], max_bytes)
         gone = [p.path if not ws.prefix else f"{ws.prefix}/{p.path}" for p in skipped]
         gone += _ignored_since(ws, listing)
-        asked = [f"{base}^{{commit}}", *([f"{parent}^{{commit}}"] if parent else [])]
-        found = reader.objects(asked)
+        heads = [f"{base}^{{commit}}", *([f"{parent}^{{commit}}"] if parent else [])]
+        paths = [p.encode("utf-8", "surrogateescape") for p in [*take, *gone, *moved]]
+        folders, names = folders_on(base, paths)
+        answers = reader.ask([*heads, *names])  # (git finds them while the files are read)
+        algorithm = hash_name(len(base))
+        blobs, edits, entries = _files(ws, take, gone, algorithm)
+        found = answers.read()
         if found[0] is None:  # (segue's refs deleted, then a gc): the index is started afresh
             raise CheckpointError(f"{ws.folder}: the commit segue's index holds is gone")
         base_id, _, base_data = found[0]
@@ -522,43 +551,31 @@ def _snapshot(ws: Workspace, ref: str, parent: str | None, message: str, max_byt
                 parent_tree = _tree_of(previous[2])
             if parent is not None and parent != base_id:
                 parents.append(parent)
-        algorithm = hash_name(len(base_id))
-        blobs, edits, entries = _files(ws, take, gone, algorithm)
+        known = dict(zip(folders, found[len(heads) :], strict=True))
         for path, commit_id in _submodules(ws, moved):
             name = path.encode("utf-8", "surrogateescape")
             edits.append((name, (b"160000", bytes.fromhex(commit_id))))
             entries.append(b"160000 %s\t%s\0" % (commit_id.encode(), name))
-        indexer = None
-        if entries:
-            # an index ahead of its base is never believed: with no base, the next snapshot
-            # starts from a commit of the index as it is (or, its objects missing, afresh)
-            _state(index).unlink(missing_ok=True)
-            indexer = _Background(ws, ["update-index", "-z", "--index-info"], b"".join(entries))
+        tree, objects = edited_tree(reader, _tree_of(base_data), edits, algorithm, known)
+        data = commit_bytes(
+            tree,
+            parents,
+            b"segue <segue@localhost>",
+            int(time.time()),
+            message.encode("utf-8", "surrogateescape"),
+        )
+        commit = object_id(COMMIT, data, algorithm)
+        objects.update(blobs)
+        objects[commit] = (COMMIT, data)
         try:
-            tree, objects = edited_tree(reader, _tree_of(base_data), edits, algorithm)
-            data = commit_bytes(
-                tree,
-                parents,
-                b"segue <segue@localhost>",
-                int(time.time()),
-                message.encode("utf-8", "surrogateescape"),
-            )
-            commit = object_id(COMMIT, data, algorithm)
-            objects.update(blobs)
-            objects[commit] = (COMMIT, data)
-            try:
-                write_pack(ws.objects / "pack", objects, algorithm)
-            except OSError as exc:
-                raise CheckpointError(
-                    f"{ws.objects}: cannot write the snapshot's objects: {exc.strerror}"
-                ) from None
-        except BaseException:
-            if indexer is not None:
-                indexer.wait()
-            raise
+            write_pack(ws.objects / "pack", objects, algorithm)
+        except OSError as exc:
+            raise CheckpointError(
+                f"{ws.objects}: cannot write the snapshot's objects: {exc.strerror}"
+            ) from None
     finally:
         reader.close()
-    return _Made(commit.hex(), tree, skipped, parent, parent_tree, indexer)
+    return _Made(commit.hex(), tree, skipped, parent, parent_tree, b"".join(entries))
 
 
 def _submodules(ws: Workspace, paths: list[str]) -> list[tuple[str, str]]:
@@ -594,41 +611,62 @@ def _tree_of(commit: bytes) -> str:
     return first[1].decode("ascii", "replace")
 
 
-class _Background:
-    """A git command given its whole input in a thread of its own, while segue goes on."""
-
-    def __init__(self, ws: Workspace, args: list[str], stdin: bytes) -> None:
-        process = ws.git.start(args)
-        self.ok = False
-        self.thread = threading.Thread(
-            target=self._run, args=(ws, process, stdin, args[0]), daemon=True
-        )
-        self.thread.start()
-
-    def _run(
-        self, ws: Workspace, process: subprocess.Popen[bytes], stdin: bytes, what: str
-    ) -> None:
-        with contextlib.suppress(CheckpointError):  # (past the time limit: not done)
-            self.ok = ws.git.finish(process, stdin, what).returncode == 0
-
-    def wait(self) -> bool:
-        """Whether it did its work."""
-        self.thread.join()
-        return self.ok
+_LATER: list[subprocess.Popen[bytes]] = []  # index upkeep still running (reaped as others start)
 
 
-_LATER: list[subprocess.Popen[bytes]] = []  # refreshes still running (reaped as others start)
-
-
-def _refresh_later(ws: Workspace) -> None:
-    """segue's index given the stat data of the files just taken (``update-index --refresh``:
-    a file whose bytes are no longer the snapshot's keeps none, and is listed next time), by a
-    git left running when the capture returns: it holds the workspace's lock, so the next
-    capture or restore waits for it. Not needed, only faster: without it the next listing
-    reads those files again."""
+def _index_later(ws: Workspace, entries: bytes, commit: str) -> None:
+    """segue's index brought to the snapshot's tree (``update-index --index-info``) and given
+    the stat data of the files just taken (``--refresh``: a file whose bytes are no longer the
+    snapshot's keeps none, and is listed next time), by a git left running when the capture
+    returns: the snapshot is whole without it. It holds the workspace's lock, so the next
+    capture or restore waits for it; the base file names ``commit`` once it has succeeded
+    (killed half-way, it leaves none: the next capture starts from a commit of the index as it
+    is). Where git converts the files on their way in, the stat cache is not refreshed."""
+    index = ws.git.index
+    assert index is not None
+    _state(index).unlink(missing_ok=True)  # (an index ahead of its base is never believed)
+    pending = index.with_name(f"{index.name}.base.{os.getpid()}.tmp")
+    refresh = [] if _raw(index).exists() else [["update-index", "-q", "--refresh"]]
     _LATER[:] = [p for p in _LATER if p.poll() is None]
-    with contextlib.suppress(CheckpointError):
-        _LATER.append(ws.git.start(["update-index", "-q", "--refresh"], detached=True))
+    try:
+        pending.write_text(commit + "\n")
+        with tempfile.TemporaryFile(dir=index.parent) as feed:
+            feed.write(entries)
+            feed.flush()
+            feed.seek(0)
+            _LATER.append(
+                ws.git.start(
+                    ["update-index", "-z", "--index-info"],
+                    detached=True,
+                    feed=feed.fileno(),
+                    after=refresh,
+                    then_rename=(pending, _state(index)),
+                )
+            )
+    except (OSError, CheckpointError):  # (not started: the next capture starts from the index)
+        pending.unlink(missing_ok=True)
+
+
+def settle(ws: Workspace) -> None:
+    """Until the upkeep of segue's index that a capture left running has ended (not needed
+    before another capture or a restore: they wait for it themselves)."""
+    index = ws.git.index
+    assert index is not None
+    with contextlib.suppress(OSError), _locked(index):
+        pass
+
+
+def _remove_pending(index: Path) -> None:
+    """The files an index upkeep (:func:`_index_later`) or a seed left, killed before its end
+    (under the workspace's lock, none is running)."""
+    try:
+        names = os.listdir(index.parent)
+    except OSError:
+        return
+    for name in names:
+        if name.startswith(index.name + ".") and name.endswith(".tmp"):
+            with contextlib.suppress(OSError):
+                (index.parent / name).unlink()
 
 
 def _state(index: Path) -> Path:
@@ -782,10 +820,18 @@ class _Counter:
 
     def __init__(self, ws: Workspace) -> None:
         self.ws = ws
-        self.process = ws.git.start([*_DIFF_TREE, "--stdin", *ws.pathspec()])
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        """Started (once; not started, the changes are counted by a git of their own)."""
+        if self.process is None:
+            with contextlib.suppress(CheckpointError):
+                self.process = self.ws.git.start([*_DIFF_TREE, "--stdin", *self.ws.pathspec()])
 
     def count(self, old: str, new: str) -> tuple[Change, ...]:
         """The changes from the tree ``old`` to the tree ``new`` (both ids)."""
+        if self.process is None or self.process.returncode is not None:
+            raise CheckpointError(f"{self.ws.folder}: git diff-tree is not running")
         done = self.ws.git.finish(self.process, f"{old} {new}\n".encode(), "diff-tree")
         if done.returncode != 0:
             raise failed(done, self.ws.git.work_tree, "diff-tree")
@@ -795,7 +841,7 @@ class _Counter:
         return self
 
     def __exit__(self, *_: object) -> None:
-        if self.process.returncode is None:  # (not asked: it ends on an empty input)
+        if self.process is not None and self.process.returncode is None:  # (not asked)
             self.ws.git.finish(self.process, b"", "diff-tree")
 
 
