@@ -99,13 +99,13 @@ class Git(msgspec.Struct, frozen=True):
         args: Sequence[str],
         *,
         detached: bool = False,
-        feed: int | None = None,
+        feed: bytes | None = None,
         after: Sequence[Sequence[str]] = (),
         then_rename: tuple[Path, Path] | None = None,
     ) -> subprocess.Popen[bytes]:
         """git running beside segue, its stdin and stdout pipes (for :meth:`finish`); or
-        ``detached``, left to run on its own (its input the file open at ``feed``, else none;
-        its output dropped: the caller need not wait for it), the git commands ``after`` run in
+        ``detached``, left to run on its own (its input ``feed``, else none; its output
+        dropped: the caller need not wait for it), the git commands ``after`` run in
         turn once it has succeeded, then the file ``then_rename`` names renamed as it says (if
         any of them fails, removed). Either holds the locks held now."""
         env = self._env(None, True)
@@ -120,17 +120,21 @@ class Git(msgspec.Struct, frozen=True):
             argv = ["/bin/sh", "-c", script]
         pipe = subprocess.DEVNULL if detached else subprocess.PIPE
         try:
-            return subprocess.Popen(
+            process = subprocess.Popen(
                 argv,
                 cwd=self.work_tree,
                 env=env,
-                stdin=feed if feed is not None else pipe,
+                stdin=subprocess.PIPE if feed is not None else pipe,
                 stdout=pipe,
                 stderr=pipe,
                 pass_fds=_HELD.get(),
             )
         except OSError as exc:
             raise CheckpointError(f"{self.work_tree}: cannot run git: {exc.strerror}") from None
+        if feed is not None and process.stdin is not None:
+            with contextlib.suppress(OSError), process.stdin:  # (gone at once: it failed)
+                process.stdin.write(feed)
+        return process
 
     def finish(
         self, process: subprocess.Popen[bytes], stdin: bytes, what: str

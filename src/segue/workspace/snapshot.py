@@ -29,7 +29,6 @@ import os
 import re
 import stat
 import subprocess
-import tempfile
 import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -574,7 +573,7 @@ def _snapshot(
                 f"{ws.objects}: cannot write the snapshot's objects: {exc.strerror}"
             ) from None
     finally:
-        reader.close()
+        reader.close(wait=False)
     return _Made(commit.hex(), tree, skipped, parent, parent_tree, b"".join(entries))
 
 
@@ -630,19 +629,15 @@ def _index_later(ws: Workspace, entries: bytes, commit: str) -> None:
     _LATER[:] = [p for p in _LATER if p.poll() is None]
     try:
         pending.write_text(commit + "\n")
-        with tempfile.TemporaryFile(dir=index.parent) as feed:
-            feed.write(entries)
-            feed.flush()
-            feed.seek(0)
-            _LATER.append(
-                ws.git.start(
-                    ["update-index", "-z", "--index-info"],
-                    detached=True,
-                    feed=feed.fileno(),
-                    after=refresh,
-                    then_rename=(pending, _state(index)),
-                )
+        _LATER.append(
+            ws.git.start(
+                ["update-index", "-z", "--index-info"],
+                detached=True,
+                feed=entries,
+                after=refresh,
+                then_rename=(pending, _state(index)),
             )
+        )
     except (OSError, CheckpointError):  # (not started: the next capture starts from the index)
         pending.unlink(missing_ok=True)
 

@@ -31,6 +31,7 @@ Folder = tuple[bytes, ...]  # a folder's names from the top (() the top)
 # stops reading names while its answers are not read)
 _BUDGET = 8192
 Found = tuple[str, str, bytes]  # an object's id, type and data
+_ENDING: list[subprocess.Popen[bytes]] = []  # readers closed, not waited for (reaped later)
 
 
 class ObjectReader:
@@ -91,19 +92,25 @@ class ObjectReader:
     def _gone(self) -> CheckpointError:
         return CheckpointError(f"{self._where}: git cat-file stopped answering")
 
-    def close(self) -> None:
+    def close(self, *, wait: bool = True) -> None:
+        """Ended: its input closed, and waited for (or, not ``wait``, left to end by itself;
+        it holds what locks segue held when it started, until it has)."""
         process = self._process
         with contextlib.suppress(OSError):
             if process.stdin is not None:
                 process.stdin.close()
+        for stream in (process.stdout, process.stderr):
+            if stream is not None:
+                stream.close()
+        _ENDING[:] = [p for p in _ENDING if p.poll() is None]
+        if not wait:
+            _ENDING.append(process)
+            return
         try:
             process.wait(timeout=10)
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
-        for stream in (process.stdout, process.stderr):
-            if stream is not None:
-                stream.close()
 
 
 class Answers:
