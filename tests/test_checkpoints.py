@@ -894,16 +894,16 @@ def test_a_users_split_index_setting_puts_nothing_of_segues_in_their_git_folder(
     assert set(os.listdir(repo / ".git")) == before
 
 
-def test_a_capture_that_cannot_start_its_index_upkeep_still_makes_the_next_one_right(
+def test_a_capture_that_cannot_leave_its_index_upkeep_running_does_it_itself(
     repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The git left running to bring segue's index to the snapshot cannot start (no more
-    processes): the snapshot is whole, and the next one, its index behind, misses nothing."""
+    processes, no ``/bin/sh``): the capture brings the index up itself."""
     from segue.workspace.git import Git
 
     ws, first = first_snapshot(repo, tmp_path)
+    settle(ws)
     (repo / "kept.txt").write_text("one\n")
-    (repo / "new.txt").write_text("new\n")
     start = Git.start
 
     def no_more_processes(self: Git, args: Any, **kwargs: Any) -> Any:
@@ -914,17 +914,63 @@ def test_a_capture_that_cannot_start_its_index_upkeep_still_makes_the_next_one_r
     monkeypatch.setattr(Git, "start", no_more_processes)
     second = capture(ws, "refs/segue/checkpoints/t/2", parent=first.commit, message="m")
     assert second.tree == git_tree_of(repo, tmp_path)
+    index = ws.git.index
+    assert index is not None
+    assert index.with_name(index.name + ".base").read_text() == second.commit + "\n"
+    assert ws.git.out(["write-tree"]) == second.tree
+    assert not [n for n in os.listdir(index.parent) if n.endswith(".tmp")]
+
+
+def test_an_index_upkeep_that_fails_leaves_the_next_capture_right(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The upkeep a capture left running fails (or is killed) before segue's index took the
+    snapshot: the index is behind the last snapshot. No base file is left to say otherwise, so
+    the next capture starts from the index as it is, and misses nothing: not even a file put
+    back as the index holds it."""
+    from segue.workspace.git import Git
+
+    ws, first = first_snapshot(repo, tmp_path)
+    settle(ws)
+    index = ws.git.index
+    assert index is not None
+    (repo / "kept.txt").write_text("one\n")
+    (repo / "new.txt").write_text("new\n")
+    start = Git.start
+
+    def failing(self: Git, args: Any, **kwargs: Any) -> Any:
+        if kwargs.get("detached"):
+            args = ["update-index", "--no-such-option"]
+        return start(self, args, **kwargs)
+
+    monkeypatch.setattr(Git, "start", failing)
+    second = capture(ws, "refs/segue/checkpoints/t/2", parent=first.commit, message="m")
+    settle(ws)
     monkeypatch.undo()
+    assert not index.with_name(index.name + ".base").exists()
+    assert ws.git.out(["write-tree"]) == first.tree  # (behind)
     kept = tree_files(ws.git.git_dir, first.commit, repo)["kept.txt"]
     (repo / "kept.txt").write_bytes(kept)  # back as the index segue kept holds it
     third = capture(ws, "refs/segue/checkpoints/t/3", parent=second.commit, message="m")
     assert third.tree == git_tree_of(repo, tmp_path)
     assert tree_files(ws.git.git_dir, third.commit, repo)["kept.txt"] == kept
     assert [(c.path, c.status) for c in third.changes] == [("kept.txt", "modified")]
-    index = ws.git.index
-    assert index is not None
     settle(ws)
     assert not [n for n in os.listdir(index.parent) if n.endswith(".tmp")]
+    assert index.with_name(index.name + ".base").read_text() == third.commit + "\n"
+    assert ws.git.out(["write-tree"]) == third.tree
+
+
+def test_the_files_a_killed_index_upkeep_left_are_removed(repo: Path, tmp_path: Path) -> None:
+    ws, first = first_snapshot(repo, tmp_path)
+    settle(ws)
+    index = ws.git.index
+    assert index is not None
+    left = index.with_name(index.name + f".base.{2**22 + 1}.tmp")
+    left.write_text(first.commit + "\n")
+    (repo / "new.txt").write_text("new\n")
+    capture(ws, "refs/segue/checkpoints/t/2", parent=first.commit, message="m")
+    assert not left.exists()
 
 
 def test_the_hook_claude_code_waits_for_loads_no_command_line_app(tmp_path: Path) -> None:

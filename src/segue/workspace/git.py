@@ -128,6 +128,7 @@ class Git(msgspec.Struct, frozen=True):
                 stdout=pipe,
                 stderr=pipe,
                 pass_fds=_HELD.get(),
+                start_new_session=detached,  # (a Ctrl-C meant for segue does not stop it)
             )
         except OSError as exc:
             raise CheckpointError(f"{self.work_tree}: cannot run git: {exc.strerror}") from None

@@ -638,8 +638,11 @@ def _index_later(ws: Workspace, entries: bytes, commit: str) -> None:
                 then_rename=(pending, _state(index)),
             )
         )
-    except (OSError, CheckpointError):  # (not started: the next capture starts from the index)
+    except (OSError, CheckpointError):  # not started: done here, else left to the next capture
         pending.unlink(missing_ok=True)
+        with contextlib.suppress(OSError, CheckpointError):
+            ws.git.run(["update-index", "-z", "--index-info"], stdin=entries)
+            _state(index).write_text(commit + "\n")
 
 
 def settle(ws: Workspace) -> None:
