@@ -8,11 +8,12 @@ index and ``git ls-files --others`` beside it list what changed since the last s
 (modified, deleted and new files, ignored ones left out), and only those are read. segue then
 writes their blobs, the trees on their paths and the commit into one pack itself
 (:mod:`segue.workspace.objects`, :mod:`segue.workspace.trees`) and points a ref of segue's at
-it (``refs/segue/…``), while ``update-index --index-info`` makes segue's index hold the new tree
-beside it; a git left running after the capture then refreshes that index's stat cache. The
-commit segue's index holds is kept beside the index; it is forgotten while the index is ahead
-of it, so a snapshot killed half-way is never believed. A snapshot's first parent is the commit
-segue's index held; its second, when different, the thread's previous snapshot.
+it (``refs/segue/…``). The snapshot is then whole; a git left running when the capture returns
+brings segue's index to the new tree (``update-index --index-info``) and refreshes its stat
+cache, holding the workspace's lock. The commit segue's index holds is kept beside the index,
+written only once the index holds it (and forgotten before), so an index left behind by a
+killed git is never believed to be ahead. A snapshot's first parent is the commit segue's index
+held; its second, when different, the thread's previous snapshot.
 
 Left out, each with its reason: a file over the size cap (``$SEGUE_CHECKPOINT_MAX_FILE`` bytes,
 default 8 MiB), a special file (a FIFO, a socket), an unreadable one, a folder that is a git
