@@ -323,58 +323,42 @@ def _raw(index: Path) -> Path:
     return index.with_name(index.name + ".raw")
 
 
-class _Listing:
-    """What differs between segue's index and the folder, asked of two gits at once:
-    ``git diff-files`` on segue's index (its stat cache, its preload threads) finds the changed
-    and removed files while ``git ls-files --others`` finds the new ones beside it; neither
-    writes anything (each capture refreshes the stat cache after). ``git status`` would compare
-    the index with the user's HEAD too, and write it back: 7 ms or more of its time on a folder
-    far from its last commit. Started first: the rest of the capture waits for it."""
-
-    def __init__(self, ws: Workspace) -> None:
-        self.ws = ws
-        self.others = ws.git.start(
-            ["ls-files", "--others", "--exclude-standard", "-z", *ws.pathspec()]
-        )
-        try:
-            self.files = ws.git.start(
-                ["diff-files", "-z", "--raw", "--ignore-submodules=dirty", *ws.pathspec()]
-            )
-        except BaseException:
-            ws.git.finish(self.others, b"", "ls-files")
-            raise
-
-    def entries(self) -> list[tuple[str, str]]:
-        """(tag, path): tag C (changed), R (removed), S (a submodule at another commit) or ?
-        (new, not ignored)."""
-        ws = self.ws
-        try:
-            files = ws.git.finish(self.files, b"", "diff-files")
-        finally:
-            new = ws.git.finish(self.others, b"", "ls-files")
-        for done in (files, new):
-            if done.returncode != 0:
-                why = done.stderr.decode("utf-8", "replace").strip()[:300]
-                raise CheckpointError(f"{ws.folder}: git cannot list the folder's files: {why}")
-        entries: list[tuple[str, str]] = []
-        fields = files.stdout.split(b"\0")
-        for meta, raw in zip(fields[::2], fields[1::2], strict=False):
-            path = raw.decode("utf-8", "surrogateescape")
-            letter = meta[-1:]
-            if meta.startswith(b":160000 ") and letter != b"D":
-                entries.append(("S", path))  # a submodule whose commit moved
-            else:
-                # (U: a conflict in the index copy, taken as the file is; T: a file became a link)
-                entries.append(("R" if letter == b"D" else "C", path))
-        entries += [
-            ("?", n.decode("utf-8", "surrogateescape")) for n in new.stdout.split(b"\0") if n
-        ]
-        return entries
-
-
 def _listing(ws: Workspace) -> list[tuple[str, str]]:
-    """What differs between segue's index and the folder (:meth:`_Listing.entries`)."""
-    return _Listing(ws).entries()
+    """What differs between segue's index and the folder: (tag, path) with tag C (changed), R
+    (removed), S (a submodule at another commit) or ? (new, not ignored). ``git diff-files`` on
+    segue's index (its stat cache, its preload threads; started first, as it takes longer)
+    finds the changed and removed files while ``git ls-files --others`` finds the new ones
+    beside it; neither writes anything (each capture refreshes the stat cache after). ``git
+    status`` would compare the index with the user's HEAD too, and write it back: 7 ms or more
+    of its time on a folder far from its last commit."""
+    changed = ws.git.start(
+        ["diff-files", "-z", "--raw", "--ignore-submodules=dirty", *ws.pathspec()]
+    )
+    try:
+        others = ws.git.start(["ls-files", "--others", "--exclude-standard", "-z", *ws.pathspec()])
+    except BaseException:
+        ws.git.finish(changed, b"", "diff-files")
+        raise
+    try:
+        new = ws.git.finish(others, b"", "ls-files")
+    finally:
+        files = ws.git.finish(changed, b"", "diff-files")
+    for done in (files, new):
+        if done.returncode != 0:
+            why = done.stderr.decode("utf-8", "replace").strip()[:300]
+            raise CheckpointError(f"{ws.folder}: git cannot list the folder's files: {why}")
+    entries: list[tuple[str, str]] = []
+    fields = files.stdout.split(b"\0")
+    for meta, raw in zip(fields[::2], fields[1::2], strict=False):
+        path = raw.decode("utf-8", "surrogateescape")
+        letter = meta[-1:]
+        if meta.startswith(b":160000 ") and letter != b"D":
+            entries.append(("S", path))  # a submodule whose commit moved
+        else:
+            # (U: a conflict in the index copy, taken as the file is; T: a file became a link)
+            entries.append(("R" if letter == b"D" else "C", path))
+    entries += [("?", n.decode("utf-8", "surrogateescape")) for n in new.stdout.split(b"\0") if n]
+    return entries
 
 
 def _ignored_since(ws: Workspace, listing: list[tuple[str, str]]) -> list[str]:
@@ -528,14 +512,16 @@ def _snapshot(
     reader = ObjectReader(ws.git)  # (both started first: ready, and idle, once it is listed)
     try:
         listing = _listing(ws)
+        # the trees on the changed paths, found by git while the files are looked at and read
+        heads = [f"{base}^{{commit}}", *([f"{parent}^{{commit}}"] if parent else [])]
+        folders, names = folders_on(
+            base, [p.encode("utf-8", "surrogateescape") for _, p in listing]
+        )
+        answers = reader.ask([*heads, *names])
         moved = [path for tag, path in listing if tag == "S"]
         take, skipped = _screen(ws, [e for e in listing if e[0] != "S"], max_bytes)
         gone = [p.path if not ws.prefix else f"{ws.prefix}/{p.path}" for p in skipped]
-        gone += _ignored_since(ws, listing)
-        heads = [f"{base}^{{commit}}", *([f"{parent}^{{commit}}"] if parent else [])]
-        paths = [p.encode("utf-8", "surrogateescape") for p in [*take, *gone, *moved]]
-        folders, names = folders_on(base, paths)
-        answers = reader.ask([*heads, *names])  # (git finds them while the files are read)
+        gone += _ignored_since(ws, listing)  # (their folders asked for by id, if need be)
         algorithm = hash_name(len(base))
         blobs, edits, entries = _files(ws, take, gone, algorithm)
         found = answers.read()
