@@ -471,10 +471,7 @@ def capture(
             _reset_index(ws)
             made = _snapshot(ws, ref, parent, message, max_bytes, counter)
         commit, tree = made.commit, made.tree
-        # (by git, while the changes are counted, where segue cannot write it as git would)
-        referrer = (
-            None if _point_ref(ws, ref, commit) else ws.git.start(["update-ref", ref, commit])
-        )
+        referrer = ws.git.start(["update-ref", ref, commit])  # (while the changes are counted)
         try:
             if made.parent_tree is not None:
                 changes, against = _count(ws, counter, made.parent_tree, tree), "previous"
@@ -483,66 +480,14 @@ def capture(
             else:
                 changes, against = changes_between(ws, None, tree), "nothing"
         finally:
-            done = None if referrer is None else ws.git.finish(referrer, b"", "update-ref")
+            done = ws.git.finish(referrer, b"", "update-ref")
             if made.entries:
                 _index_later(ws, made.entries, commit)
             else:
                 _state(index).write_text(commit + "\n")  # (under the lock: this index's base)
-    if done is not None and done.returncode != 0:
+    if done.returncode != 0:
         raise failed(done, ws.git.work_tree, "update-ref")
     return Snapshot(commit, tree, ref, changes, tuple(made.skipped), against)
-
-
-_REF_PART = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]*")
-
-
-def _point_ref(ws: Workspace, ref: str, commit: str) -> bool:
-    """Point segue's ``ref`` at ``commit`` as git's files backend does (``<ref>.lock`` made
-    alone, written, renamed over the ref), without starting a git; False, with nothing
-    written, where git must do it: a repository whose refs are in a reftable, or shared with a
-    group (git sets the files' modes), a name outside ``refs/segue/`` or one git would check, a
-    ref being written by another, a ref (loose or packed) that is a folder on the way or lies
-    below it. (No reflog: git keeps none for ``refs/segue/`` unless told to for every ref.)"""
-    parts = ref.split("/")
-    if parts[:2] != ["refs", "segue"] or not all(
-        _REF_PART.fullmatch(p) and ".." not in p and not p.endswith((".", ".lock")) for p in parts
-    ):
-        return False
-    common = ws.objects.parent  # (where the shared refs are: a linked worktree's main folder)
-    try:
-        if (common / "reftable").exists() or os.stat(common / "refs").st_mode & 0o020:
-            return False
-        if b"sharedrepository" in (common / "config").read_bytes().lower():
-            return False
-        try:
-            packed = (common / "packed-refs").read_bytes()
-        except FileNotFoundError:
-            packed = b""
-    except OSError:
-        return False
-    name = ref.encode()
-    above = [b" " + "/".join(parts[:n]).encode() + b"\n" for n in range(2, len(parts))]
-    if b" " + name + b"/" in packed or any(a in packed for a in above):
-        return False
-    path = common.joinpath(*parts)
-    lock = path.with_name(path.name + ".lock")
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(
-            lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC | os.O_NOFOLLOW, 0o666
-        )
-    except OSError:
-        return False
-    try:
-        try:
-            os.write(fd, f"{commit}\n".encode())
-        finally:
-            os.close(fd)
-        os.replace(lock, path)
-    except OSError:
-        lock.unlink(missing_ok=True)
-        return False
-    return True
 
 
 class _Made(msgspec.Struct, frozen=True):
