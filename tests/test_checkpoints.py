@@ -507,6 +507,34 @@ def test_a_repository_shared_with_a_group_gets_packs_the_group_can_read(
         os.umask(old_umask)
     modes = {p.suffix: p.stat().st_mode & 0o777 for p in pack_dir.glob("pack-*")}
     assert modes == {".pack": 0o440, ".idx": 0o440}
+    ref = repo / ".git" / "refs" / "segue" / "checkpoints" / "t" / "1"
+    assert ref.stat().st_mode & 0o777 == 0o660  # (git writes it: a ref as the group's)
+
+
+def test_segues_refs_are_refs_git_reads_packed_or_not(repo: Path, tmp_path: Path) -> None:
+    """segue's refs after the user's ``git pack-refs``: a packed ref is overridden by the next
+    write, and a ref git would not write (a ref, loose or packed, is a folder on its way; its
+    lock is held) fails in one line, nothing half made."""
+    ws, first = first_snapshot(repo, tmp_path)
+    assert git(repo, "rev-parse", "refs/segue/checkpoints/t/1").strip() == first.commit
+    git(repo, "pack-refs", "--all")
+    (repo / "new.txt").write_text("new\n")
+    again = capture(ws, "refs/segue/checkpoints/t/1", parent=first.commit, message="m")
+    assert git(repo, "rev-parse", "refs/segue/checkpoints/t/1").strip() == again.commit
+    for _ in ("loose", "packed"):
+        with pytest.raises(CheckpointError, match="update-ref failed"):
+            capture(ws, "refs/segue/checkpoints/t/1/under", parent=again.commit, message="m")
+        git(repo, "pack-refs", "--all")
+        assert git(repo, "rev-parse", "refs/segue/checkpoints/t/1").strip() == again.commit
+    held = repo / ".git" / "refs" / "segue" / "checkpoints" / "t" / "2.lock"
+    held.write_text("")
+    with pytest.raises(CheckpointError, match="update-ref failed"):
+        capture(ws, "refs/segue/checkpoints/t/2", parent=again.commit, message="m")
+    assert held.read_text() == ""
+    assert git(repo, "for-each-ref", "--format=%(refname)", "refs/segue").split() == [
+        "refs/segue/checkpoints/t/1"
+    ]
+    fsck(repo)
 
 
 def test_segues_index_emptied_behind_its_back_is_made_again(repo: Path, tmp_path: Path) -> None:
