@@ -16,7 +16,7 @@ import orjson
 import pytest
 
 from segue.model.errors import CheckpointError
-from segue.workspace import capture, locate, settle
+from segue.workspace import capture, changes_between, locate, settle
 from segue.workspace.snapshot import Snapshot, Workspace
 from segue_testbed.claude_cli import ClaudeHome, claude_bin
 from segue_testbed.codex_cli import CodexHome, codex_bin
@@ -1020,3 +1020,64 @@ def test_the_hook_claude_code_waits_for_loads_no_command_line_app(tmp_path: Path
     assert "segue.cli.hook" in loaded
     assert "segue.cli.app" not in loaded and "argparse" not in loaded
     assert "sqlalchemy" not in loaded  # the store's queries go through sqlite3 itself
+
+
+def test_the_lines_counted_in_the_listing_are_the_ones_git_counts_between_the_trees(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where the snapshot before is the one segue's index holds, the +/- come from the listing
+    and segue's own count of a new file's lines, with no diff-tree after; in every round they
+    are exactly what ``git diff-tree --numstat`` says between the two trees. A round git must
+    count (a link, a folder become a file, a large new file, attributes set) is still right."""
+    from segue.workspace.git import Git
+
+    ws, first = first_snapshot(repo, tmp_path)
+    asked: list[str] = []
+    run, start = Git.run, Git.start
+
+    def spy_run(self: Git, args: Any, **kwargs: Any) -> Any:
+        asked.append(args[0])
+        return run(self, args, **kwargs)
+
+    def spy_start(self: Git, args: Any, **kwargs: Any) -> Any:
+        asked.append(args[0])
+        return start(self, args, **kwargs)
+
+    monkeypatch.setattr(Git, "run", spy_run)
+    monkeypatch.setattr(Git, "start", spy_start)
+    (repo / "lib").mkdir()
+
+    def folder_for_a_file() -> None:
+        (repo / "lib" / "a.txt").unlink()
+        (repo / "lib" / "a.txt").mkdir()
+        (repo / "lib" / "a.txt" / "in.txt").write_text("in\n")
+
+    rounds: list[tuple[Callable[[], None], bool]] = [
+        (lambda: (repo / "kept.txt").write_text("one\ntwo\nthree\n"), True),
+        (lambda: (repo / "lib" / "a.txt").write_text("a\nb"), True),  # no newline at the end
+        (lambda: (repo / "lib" / "a.txt").write_text("a\nb\n"), True),
+        (lambda: (repo / "empty.txt").write_bytes(b""), True),
+        (lambda: (repo / "bin.dat").write_bytes(b"\0\1\2" * 100), True),
+        (lambda: (repo / "bin.dat").write_bytes(b"\0\1\2" * 99 + b"x\n"), True),
+        (lambda: (repo / "crlf.txt").write_bytes(b"one\r\ntwo\r\n"), True),
+        (lambda: (repo / "crlf.txt").write_bytes(b"one\ntwo\r\n"), True),
+        (lambda: (repo / "lib" / "a.txt").chmod(0o755), True),
+        (lambda: (repo / "kept.txt").unlink(), True),
+        (lambda: (repo / "new" / "deep").mkdir(parents=True), True),
+        (lambda: (repo / "new" / "deep" / "f.py").write_text("x = 1\n" * 50), True),
+        (lambda: (repo / "link").symlink_to("lib/a.txt"), False),
+        (folder_for_a_file, False),
+        (lambda: (repo / "big.txt").write_text("line\n" * 60_000), False),
+        (lambda: (repo / ".gitattributes").write_text("*.dat binary\n"), False),
+        (lambda: (repo / "more.dat").write_text("text, but binary by its attributes\n"), False),
+    ]
+    previous = first
+    for n, (act, counted_here) in enumerate(rounds, start=2):
+        act()
+        asked.clear()
+        snap = capture(ws, f"refs/segue/checkpoints/t/{n}", parent=previous.commit, message="m")
+        assert ("diff-tree" not in asked) == counted_here, (n, asked)
+        assert snap.tree == git_tree_of(repo, tmp_path)
+        assert snap.changes == changes_between(ws, previous.tree, snap.tree), n
+        previous = snap
+        settle(ws)

@@ -48,6 +48,7 @@ from segue.workspace.objects import (
     is_object_id,
     object_id,
     remove_leftovers,
+    tree_entry,
     write_pack,
 )
 from segue.workspace.trees import Edit, ObjectReader, edited_tree, folders_on
@@ -219,9 +220,10 @@ def _locked(index: Path) -> Iterator[None]:
 _CONVERTING = re.compile(rb"\b(filter|text|eol|crlf|ident|working-tree-encoding)\b")
 
 
-def _converts(ws: Workspace, theirs: Path | None) -> bool:
+def _attributes(ws: Workspace, theirs: Path | None) -> tuple[bool, bool]:
     """Whether git changes some files' bytes on their way into the repository (a clean filter
-    such as LFS's, line-ending conversion): then the index's blobs are not the files' bytes.
+    such as LFS's, line-ending conversion: then the index's blobs are not the files' bytes),
+    and whether any attributes are set at all (then git may call a text file binary).
     ``theirs``: the user's index, whose ``.gitattributes`` files count (committed or not)."""
     done = ws.git.run(
         ["config", "--get-regexp", r"^core\.(autocrlf|eol|attributesfile)$"], check=False
@@ -232,9 +234,9 @@ def _converts(ws: Workspace, theirs: Path | None) -> bool:
         key, _, value = line.partition(" ")
         value = value.strip().lower() if key != "core.attributesfile" else value.strip()
         if key == "core.autocrlf" and value in ("true", "yes", "on", "1", "input"):
-            return True
+            return True, True
         if key == "core.eol" and value == "crlf":
-            return True
+            return True, True
         if key == "core.attributesfile" and value:
             places.append(Path(home + value[1:] if value.startswith("~/") else value))
     config_home = ws.git.env.get("XDG_CONFIG_HOME") or (f"{home}/.config" if home else "")
@@ -249,13 +251,16 @@ def _converts(ws: Workspace, theirs: Path | None) -> bool:
         ]
     places.append(ws.git.work_tree / ".gitattributes")
     places.append(ws.git.git_dir / "info" / "attributes")
+    some = False
     for place in places:
         try:
-            if _CONVERTING.search(place.read_bytes()):
-                return True
+            data = place.read_bytes()
         except OSError:
             continue
-    return False
+        if _CONVERTING.search(data):
+            return True, True
+        some = some or bool(data.strip())
+    return False, some
 
 
 def _seed(ws: Workspace) -> None:
@@ -270,8 +275,12 @@ def _seed(ws: Workspace) -> None:
         return
     _state(index).unlink(missing_ok=True)  # (a base left by an index that is gone: not this one)
     _raw(index).unlink(missing_ok=True)
+    _plain(index).unlink(missing_ok=True)
     theirs = None if ws.private else _users_index(ws)
-    if not ws.private and _converts(ws, theirs):
+    converts, attributes = _attributes(ws, theirs)
+    if not attributes:
+        _plain(index).write_bytes(b"")
+    if not ws.private and converts:
         _raw(index).write_bytes(b"")
         ws.git.run(["read-tree", "--empty"])
         return
@@ -318,22 +327,43 @@ def _unmark(ws: Workspace) -> None:
             ws.git.run(["update-index", flag, "-z", "--stdin"], stdin=b"\0".join(paths) + b"\0")
 
 
+def _plain(index: Path) -> Path:
+    """Beside segue's index while no attributes are set anywhere (no ``.gitattributes`` seen,
+    none of the user's or the repository's): a new file's lines are then counted by segue."""
+    return index.with_name(index.name + ".plain")
+
+
 def _raw(index: Path) -> Path:
     """Beside segue's index when git converts the workspace's files on their way in."""
     return index.with_name(index.name + ".raw")
 
 
+class _Listed(msgspec.Struct, frozen=True):
+    """The folder's changes since segue's index (:func:`_listed`)."""
+
+    entries: list[tuple[str, str]]
+    counts: dict[str, tuple[int | None, int | None]]  # (asked for) tracked files' +/-
+    plain: bool  # none of the tracked ones is a link, a submodule, a type change or a conflict
+
+
 def _listing(ws: Workspace) -> list[tuple[str, str]]:
+    """What differs between segue's index and the folder (:func:`_listed`'s entries)."""
+    return _listed(ws).entries
+
+
+def _listed(ws: Workspace, *, counted: bool = False) -> _Listed:
     """What differs between segue's index and the folder: (tag, path) with tag C (changed), R
-    (removed), S (a submodule at another commit) or ? (new, not ignored). ``git diff-files`` on
-    segue's index (its stat cache, its preload threads; started first, as it takes longer)
-    finds the changed and removed files while ``git ls-files --others`` finds the new ones
-    beside it; neither writes anything (each capture refreshes the stat cache after). ``git
-    status`` would compare the index with the user's HEAD too, and write it back: 7 ms or more
-    of its time on a folder far from its last commit."""
-    changed = ws.git.start(
-        ["diff-files", "-z", "--raw", "--ignore-submodules=dirty", *ws.pathspec()]
-    )
+    (removed), S (a submodule at another commit) or ? (new, not ignored); ``counted``, with
+    the lines each changed tracked file gained and lost against the index (git's own count,
+    ``--numstat``). ``git diff-files`` on segue's index (its stat cache, its preload threads;
+    started first, as it takes longer) finds the changed and removed files while ``git
+    ls-files --others`` finds the new ones beside it; neither writes anything (each capture
+    refreshes the stat cache after). ``git status`` would compare the index with the user's
+    HEAD too, and write it back: 7 ms or more of its time on a folder far from its last
+    commit."""
+    numstat = ["--numstat"] if counted else []
+    args = ["diff-files", "-z", "--raw", *numstat, "--ignore-submodules=dirty", *ws.pathspec()]
+    changed = ws.git.start(args)
     try:
         others = ws.git.start(["ls-files", "--others", "--exclude-standard", "-z", *ws.pathspec()])
     except BaseException:
@@ -348,17 +378,36 @@ def _listing(ws: Workspace) -> list[tuple[str, str]]:
             why = done.stderr.decode("utf-8", "replace").strip()[:300]
             raise CheckpointError(f"{ws.folder}: git cannot list the folder's files: {why}")
     entries: list[tuple[str, str]] = []
+    counts: dict[str, tuple[int | None, int | None]] = {}
+    plain = True
     fields = files.stdout.split(b"\0")
-    for meta, raw in zip(fields[::2], fields[1::2], strict=False):
-        path = raw.decode("utf-8", "surrogateescape")
-        letter = meta[-1:]
+    i = 0
+    while i < len(fields):
+        meta = fields[i]
+        if not meta.startswith(b":"):
+            if meta.count(b"\t") >= 2:  # (a count: added, removed, path)
+                added, removed, name = meta.split(b"\t", 2)
+                counts[name.decode("utf-8", "surrogateescape")] = (
+                    int(added) if added.isdigit() else None,
+                    int(removed) if removed.isdigit() else None,
+                )
+            i += 1
+            continue
+        path = fields[i + 1].decode("utf-8", "surrogateescape") if i + 1 < len(fields) else ""
+        i += 2
+        modes, letter = meta[1:].split()[:2], meta[-1:]
+        plain = plain and letter in (b"M", b"D") and modes[0] in _FILE_MODES
+        plain = plain and modes[1] in (*_FILE_MODES, b"000000")
         if meta.startswith(b":160000 ") and letter != b"D":
             entries.append(("S", path))  # a submodule whose commit moved
         else:
             # (U: a conflict in the index copy, taken as the file is; T: a file became a link)
             entries.append(("R" if letter == b"D" else "C", path))
     entries += [("?", n.decode("utf-8", "surrogateescape")) for n in new.stdout.split(b"\0") if n]
-    return entries
+    return _Listed(entries, counts, plain)
+
+
+_FILE_MODES = (b"100644", b"100755")
 
 
 def _ignored_since(ws: Workspace, listing: list[tuple[str, str]]) -> list[str]:
@@ -473,7 +522,9 @@ def capture(
         commit, tree = made.commit, made.tree
         referrer = ws.git.start(["update-ref", ref, commit])  # (while the changes are counted)
         try:
-            if made.parent_tree is not None:
+            if made.changes is not None:
+                changes, against = made.changes, "previous"
+            elif made.parent_tree is not None:
                 changes, against = _count(ws, counter, made.parent_tree, tree), "previous"
             elif not ws.private and (head := _changes_from_head(ws, tree)) is not None:
                 changes, against = head, "HEAD"
@@ -499,6 +550,7 @@ class _Made(msgspec.Struct, frozen=True):
     parent: str | None  # the thread's previous snapshot (None: none, or gone)
     parent_tree: str | None
     entries: bytes  # for ``update-index -z --index-info`` (none: the index holds the tree)
+    changes: tuple[Change, ...] | None  # against ``parent``, counted (None: by git, after)
 
 
 def _snapshot(
@@ -507,11 +559,20 @@ def _snapshot(
     """The snapshot's objects written, its ref not yet, segue's index not yet changed. The
     folder is listed first (the rest waits for it); the trees on the changed paths are asked
     for while the changed files are read."""
+    index = ws.git.index
+    assert index is not None
     base = _base(ws)
-    counter.start()
-    reader = ObjectReader(ws.git)  # (both started first: ready, and idle, once it is listed)
+    # the thread's snapshot before is the one segue's index holds: git counts the lines of the
+    # tracked files as it lists them, and no git is needed to count them after
+    counted = parent == base
+    if not counted:
+        counter.start()
+    reader = ObjectReader(ws.git)  # (started first: ready, and idle, once it is listed)
     try:
-        listing = _listing(ws)
+        listed = _listed(ws, counted=counted)
+        listing = listed.entries
+        if any(p == ".gitattributes" or p.endswith("/.gitattributes") for _, p in listing):
+            _plain(index).unlink(missing_ok=True)  # (attributes are set: git counts from now on)
         # the trees on the changed paths, found by git while the files are looked at and read
         heads = [f"{base}^{{commit}}", *([f"{parent}^{{commit}}"] if parent else [])]
         folders, names = folders_on(
@@ -542,7 +603,10 @@ def _snapshot(
             name = path.encode("utf-8", "surrogateescape")
             edits.append((name, (b"160000", bytes.fromhex(commit_id))))
             entries.append(b"160000 %s\t%s\0" % (commit_id.encode(), name))
-        tree, objects = edited_tree(reader, _tree_of(base_data), edits, algorithm, known)
+        tree, objects, before = edited_tree(reader, _tree_of(base_data), edits, algorithm, known)
+        changes = None
+        if counted and listed.plain and not gone and before is not None and parent == base_id:
+            changes = _counted(ws, before, edits, blobs, listed.counts)
         data = commit_bytes(
             tree,
             parents,
@@ -561,7 +625,59 @@ def _snapshot(
             ) from None
     finally:
         reader.close(wait=False)
-    return _Made(commit.hex(), tree, skipped, parent, parent_tree, b"".join(entries))
+    return _Made(commit.hex(), tree, skipped, parent, parent_tree, b"".join(entries), changes)
+
+
+_NEW_FILE_COUNTED = 256 << 10  # a new file larger is left to git (its big-file threshold)
+
+
+def _counted(
+    ws: Workspace,
+    before: Mapping[bytes, bytes | None],
+    edits: list[Edit],
+    blobs: Mapping[bytes, tuple[int, bytes]],
+    counts: Mapping[str, tuple[int | None, int | None]],
+) -> tuple[Change, ...] | None:
+    """The snapshot's changes against the one before, where that one is what segue's index
+    held: each edited path as it was (``before``) and is, its lines as git counted them in the
+    listing, a new file's counted here as git counts them (a NUL in its first 8,000 bytes: a
+    binary file). None where git must count (a link, a submodule, a new file where attributes
+    are set or too large to be sure of git's count)."""
+    index = ws.git.index
+    assert index is not None
+    found: list[Change] = []
+    plain: bool | None = None
+    for name, value in edits:
+        old = before.get(name)
+        if old is None and value is None:
+            continue
+        old_mode = old[: old.index(b" ")] if old is not None else None
+        if (old_mode is not None and old_mode not in _FILE_MODES) or (
+            value is not None and value[0] not in _FILE_MODES
+        ):
+            return None
+        if (
+            old is not None
+            and value is not None
+            and old == tree_entry(value[0], name[name.rfind(b"/") + 1 :], value[1])
+        ):
+            continue  # (listed for its stat data alone)
+        path = name.decode("utf-8", "surrogateescape")
+        if old is None and value is not None:
+            if plain is None:
+                plain = _plain(index).exists()
+            data = blobs[value[1]][1]
+            if not plain or len(data) > _NEW_FILE_COUNTED:
+                return None
+            lines = data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
+            added, removed = (None, None) if b"\0" in data[:8000] else (lines, 0)
+            found.append(Change(ws.relative(path), "added", added, removed))
+            continue
+        if path not in counts:
+            return None
+        status = "deleted" if value is None else "modified"
+        found.append(Change(ws.relative(path), status, *counts[path]))
+    return tuple(sorted(found, key=lambda c: c.path))
 
 
 def _submodules(ws: Workspace, paths: list[str]) -> list[tuple[str, str]]:

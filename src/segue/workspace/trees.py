@@ -176,12 +176,14 @@ def edited_tree(
     edits: Sequence[Edit],
     algorithm: str,
     known: Mapping[Folder, Found | None] | None = None,
-) -> tuple[str, dict[bytes, tuple[int, bytes]]]:
-    """The tree ``root`` (a tree id) with ``edits`` made in their order, and the tree objects
-    that are new (raw id: (kind, data)). ``known``: trees already read, by folder (each used
-    only where it is the tree the folder's parent names; others are asked for)."""
+) -> tuple[str, dict[bytes, tuple[int, bytes]], dict[bytes, bytes | None] | None]:
+    """The tree ``root`` (a tree id) with ``edits`` made in their order, the tree objects that
+    are new (raw id: (kind, data)), and what each edited path was in ``root`` (its entry, None
+    where there was none; all None where a folder became a file or a file a folder).
+    ``known``: trees already read, by folder (each used only where it is the tree the folder's
+    parent names; others are asked for)."""
     if not edits:
-        return root, {}
+        return root, {}, {}
     known = known or {}
     split = [(tuple(path.split(b"/")), value) for path, value in edits]
     top = known.get(())
@@ -193,7 +195,8 @@ def edited_tree(
     trees.read(reader, {parts[:n] for parts, _ in split for n in range(1, len(parts))}, known)
     for parts, value in split:
         trees.edit(parts, value)
-    return trees.made(root, algorithm)
+    tree, made = trees.made(root, algorithm)
+    return tree, made, None if trees.reshaped else trees.before
 
 
 class _Folders:
@@ -206,6 +209,8 @@ class _Folders:
         self.changed: set[Folder] = set()
         self.reordered: set[Folder] = set()
         self.raw_length = raw_length
+        self.before: dict[bytes, bytes | None] = {}  # each edited path's entry as it was
+        self.reshaped = False  # a folder has become a file, or a file a folder
 
     def read(
         self, reader: ObjectReader, needed: set[Folder], known: Mapping[Folder, Found | None]
@@ -239,6 +244,7 @@ class _Folders:
         """A folder and everything below it, gone."""
         if folder not in self.work:
             return  # (nor anything below it: a folder is read only when its parent is)
+        self.reshaped = True
         for key in [k for k in self.work if k[: len(folder)] == folder]:
             del self.work[key]
 
@@ -246,6 +252,14 @@ class _Folders:
         """The file at ``parts`` set to ``value`` (mode, raw id), or removed (None)."""
         work = self.work
         folders = [parts[:n] for n in range(len(parts))]  # the root, then each folder on it
+        if all(map(self._is_folder, folders[1:])):
+            self.before.setdefault(b"/".join(parts), work[folders[-1]].get(parts[-1]))
+        else:
+            self.before.setdefault(b"/".join(parts), None)
+            # (a file on the way is a folder from now on)
+            self.reshaped = self.reshaped or any(
+                work.get(f[:-1], {}).get(f[-1]) is not None for f in folders[1:]
+            )
         if value is None:  # removed: only where each folder on the path is one
             if not all(map(self._is_folder, folders[1:])) or parts[-1] not in work[folders[-1]]:
                 return
