@@ -1052,7 +1052,7 @@ def test_the_lines_counted_in_the_listing_are_the_ones_git_counts_between_the_tr
         (repo / "lib" / "a.txt").mkdir()
         (repo / "lib" / "a.txt" / "in.txt").write_text("in\n")
 
-    rounds: list[tuple[Callable[[], None], bool]] = [
+    rounds: list[tuple[Callable[[], object], bool]] = [
         (lambda: (repo / "kept.txt").write_text("one\ntwo\nthree\n"), True),
         (lambda: (repo / "lib" / "a.txt").write_text("a\nb"), True),  # no newline at the end
         (lambda: (repo / "lib" / "a.txt").write_text("a\nb\n"), True),
