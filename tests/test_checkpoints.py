@@ -1028,7 +1028,8 @@ def test_the_lines_counted_in_the_listing_are_the_ones_git_counts_between_the_tr
     """Where the snapshot before is the one segue's index holds, the +/- come from the listing
     and segue's own count of a new file's lines, with no diff-tree after; in every round they
     are exactly what ``git diff-tree --numstat`` says between the two trees. A round git must
-    count (a link, a folder become a file, a large new file, attributes set) is still right."""
+    count (a link, a folder become a file, a large new file, attributes set anywhere, a big-file
+    threshold of the user's) is still right."""
     from segue.workspace.git import Git
 
     ws, first = first_snapshot(repo, tmp_path)
@@ -1070,10 +1071,17 @@ def test_the_lines_counted_in_the_listing_are_the_ones_git_counts_between_the_tr
         (lambda: (repo / "big.txt").write_text("line\n" * 60_000), False),
         (lambda: (repo / ".gitattributes").write_text("*.dat binary\n"), False),
         (lambda: (repo / "more.dat").write_text("text, but binary by its attributes\n"), False),
+        (lambda: (repo / ".gitattributes").unlink(), False),
+        (lambda: git(repo, "config", "core.bigFileThreshold", "1k"), False),
+        (lambda: (repo / "over.txt").write_text("a line\n" * 400), False),  # (binary to git)
+        (lambda: git(repo, "config", "--unset", "core.bigFileThreshold"), False),
+        (lambda: (repo / ".git" / "info" / "attributes").write_text("*.txt -diff\n"), False),
+        (lambda: (repo / "after.txt").write_text("binary by the repository's attributes\n"), False),
     ]
     previous = first
     for n, (act, counted_here) in enumerate(rounds, start=2):
         act()
+        time.sleep(0.06)  # (a file changed as the folder is listed is left to git to count)
         asked.clear()
         snap = capture(ws, f"refs/segue/checkpoints/t/{n}", parent=previous.commit, message="m")
         assert ("diff-tree" not in asked) == counted_here, (n, asked)
@@ -1081,3 +1089,40 @@ def test_the_lines_counted_in_the_listing_are_the_ones_git_counts_between_the_tr
         assert snap.changes == changes_between(ws, previous.tree, snap.tree), n
         previous = snap
         settle(ws)
+
+
+def test_a_file_changed_as_the_folder_is_listed_is_counted_as_it_was_taken(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """git counts the lines of the tracked files as it lists them; a file that changes after
+    (an agent still writing) is taken as it is when read, and counted as taken, not as git saw
+    it: changed again, or deleted."""
+    import segue.workspace.snapshot as snapshot
+
+    ws, first = first_snapshot(repo, tmp_path)
+    settle(ws)
+    (repo / "kept.txt").write_text("one\ntwo\nthree\n")
+    (repo / "gone.txt").write_text("will go\n")
+    git(repo, "add", "gone.txt")
+    git(repo, "commit", "-qm", "more")
+    second = capture(ws, "refs/segue/checkpoints/t/2", parent=first.commit, message="m")
+    settle(ws)
+    time.sleep(0.06)
+    (repo / "kept.txt").write_text("one\ntwo\nthree\nfour\n")
+    (repo / "gone.txt").write_text("will go\nsoon\n")
+    time.sleep(0.06)
+    screen = snapshot._screen
+
+    def meanwhile(*args: Any, **kwargs: Any) -> Any:
+        (repo / "kept.txt").write_text("one\ntwo\nthree\nfour\nfive\nsix\n")
+        (repo / "gone.txt").unlink()
+        return screen(*args, **kwargs)
+
+    monkeypatch.setattr(snapshot, "_screen", meanwhile)
+    third = capture(ws, "refs/segue/checkpoints/t/3", parent=second.commit, message="m")
+    assert third.tree == git_tree_of(repo, tmp_path)
+    assert third.changes == changes_between(ws, second.tree, third.tree)
+    assert [(c.path, c.status, c.added, c.removed) for c in third.changes] == [
+        ("gone.txt", "deleted", 0, 1),
+        ("kept.txt", "modified", 3, 0),
+    ]

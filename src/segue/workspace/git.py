@@ -99,32 +99,37 @@ class Git(msgspec.Struct, frozen=True):
         args: Sequence[str],
         *,
         detached: bool = False,
-        feed: bytes | None = None,
+        feed: Path | None = None,
         after: Sequence[Sequence[str]] = (),
         then_rename: tuple[Path, Path] | None = None,
     ) -> subprocess.Popen[bytes]:
         """git running beside segue, its stdin and stdout pipes (for :meth:`finish`); or
-        ``detached``, left to run on its own (its input ``feed``, else none; its output
-        dropped: the caller need not wait for it), the git commands ``after`` run in
-        turn once it has succeeded, then the file ``then_rename`` names renamed as it says (if
-        any of them fails, removed). Either holds the locks held now."""
+        ``detached``, left to run on its own (its output dropped: the caller need not wait
+        for it), its input the file ``feed`` (removed after), if any: whole before git starts,
+        whatever happens to segue then. The git commands ``after`` run in turn once it has
+        succeeded, then the file ``then_rename`` names is renamed as it says (if any of them
+        fails, removed). Either holds the locks held now."""
         env = self._env(None, True)
         argv = [self.program, *_ALWAYS, *args]
-        if after or then_rename is not None:  # (in turn, by POSIX sh)
-            steps = [shlex.join(argv)]
-            steps += [shlex.join([self.program, *_ALWAYS, *more]) for more in after]
+        if after or then_rename is not None or feed is not None:  # (in turn, by POSIX sh)
+            first = shlex.join(argv)
+            if feed is not None:
+                first += f" < {shlex.quote(str(feed))}"
+            steps = [first, *(shlex.join([self.program, *_ALWAYS, *more]) for more in after)]
             script = " && ".join(steps)
             if then_rename is not None:
                 old, new = (shlex.quote(str(p)) for p in then_rename)
                 script = f"{script} && mv -f -- {old} {new}; rm -f -- {old}"
+            if feed is not None:
+                script = f"{script}; rm -f -- {shlex.quote(str(feed))}"
             argv = ["/bin/sh", "-c", script]
         pipe = subprocess.DEVNULL if detached else subprocess.PIPE
         try:
-            process = subprocess.Popen(
+            return subprocess.Popen(
                 argv,
                 cwd=self.work_tree,
                 env=env,
-                stdin=subprocess.PIPE if feed is not None else pipe,
+                stdin=pipe,
                 stdout=pipe,
                 stderr=pipe,
                 pass_fds=_HELD.get(),
@@ -132,10 +137,6 @@ class Git(msgspec.Struct, frozen=True):
             )
         except OSError as exc:
             raise CheckpointError(f"{self.work_tree}: cannot run git: {exc.strerror}") from None
-        if feed is not None and process.stdin is not None:
-            with contextlib.suppress(OSError), process.stdin:  # (gone at once: it failed)
-                process.stdin.write(feed)
-        return process
 
     def finish(
         self, process: subprocess.Popen[bytes], stdin: bytes, what: str

@@ -327,6 +327,42 @@ def _unmark(ws: Workspace) -> None:
             ws.git.run(["update-index", flag, "-z", "--stdin"], stdin=b"\0".join(paths) + b"\0")
 
 
+# git's settings that change what it reads or counts, in a config file (or one it includes)
+_COUNT_SETTINGS = re.compile(rb"autocrlf|\beol\b|attributesfile|bigfilethreshold|include", re.I)
+
+
+def _plain_now(ws: Workspace) -> bool:
+    """Whether no attributes are set, nor a setting that makes git convert a file's bytes or
+    call a text file binary: the marker left at the first capture (:func:`_plain`), and now no
+    attribute file where segue's listing would not see one appear (the repository's own, the
+    user's, the folders above the workspace), and no such setting in git's config files."""
+    index = ws.git.index
+    assert index is not None
+    if not _plain(index).exists():
+        return False
+    top = ws.git.work_tree
+    home = ws.git.env.get("HOME", "")
+    config_home = Path(ws.git.env.get("XDG_CONFIG_HOME") or f"{home}/.config")
+    parts = ws.prefix.split("/") if ws.prefix else []
+    places = [
+        ws.git.git_dir / "info" / "attributes",
+        ws.objects.parent / "info" / "attributes",
+        config_home / "git" / "attributes",
+        *(top.joinpath(*parts[:n]) / ".gitattributes" for n in range(len(parts) + 1)),
+    ]
+    if any(os.path.lexists(place) for place in places):
+        return False
+    configs = [ws.objects.parent / "config", ws.git.git_dir / "config.worktree"]
+    configs += [config_home / "git" / "config"] + ([Path(home) / ".gitconfig"] if home else [])
+    for config in configs:
+        try:
+            if _COUNT_SETTINGS.search(config.read_bytes()):
+                return False
+        except OSError:
+            continue
+    return True
+
+
 def _plain(index: Path) -> Path:
     """Beside segue's index while no attributes are set anywhere (no ``.gitattributes`` seen,
     none of the user's or the repository's): a new file's lines are then counted by segue."""
@@ -503,6 +539,7 @@ def capture(
     per object costs more than the whole listing on a slow disk)."""
     index = ws.git.index
     assert index is not None
+    parent = parent or None  # ("": none)
     with _locked(index), _Counter(ws) as counter:
         # git's lock of segue's index, left by a git killed under this lock (each git holds
         # this lock while it runs, and only they write this index): stale; and the files of a
@@ -564,11 +601,12 @@ def _snapshot(
     base = _base(ws)
     # the thread's snapshot before is the one segue's index holds: git counts the lines of the
     # tracked files as it lists them, and no git is needed to count them after
-    counted = parent == base
+    counted = parent == base and not _raw(index).exists() and _plain_now(ws)
     if not counted:
         counter.start()
     reader = ObjectReader(ws.git)  # (started first: ready, and idle, once it is listed)
     try:
+        listed_at = time.time_ns()
         listed = _listed(ws, counted=counted)
         listing = listed.entries
         if any(p == ".gitattributes" or p.endswith("/.gitattributes") for _, p in listing):
@@ -584,7 +622,7 @@ def _snapshot(
         gone = [p.path if not ws.prefix else f"{ws.prefix}/{p.path}" for p in skipped]
         gone += _ignored_since(ws, listing)  # (their folders asked for by id, if need be)
         algorithm = hash_name(len(base))
-        blobs, edits, entries = _files(ws, take, gone, algorithm)
+        blobs, edits, entries, latest = _files(ws, take, gone, algorithm)
         found = answers.read()
         if found[0] is None:  # (segue's refs deleted, then a gc): the index is started afresh
             raise CheckpointError(f"{ws.folder}: the commit segue's index holds is gone")
@@ -605,8 +643,13 @@ def _snapshot(
             entries.append(b"160000 %s\t%s\0" % (commit_id.encode(), name))
         tree, objects, before = edited_tree(reader, _tree_of(base_data), edits, algorithm, known)
         changes = None
-        if counted and listed.plain and not gone and before is not None and parent == base_id:
-            changes = _counted(ws, before, edits, blobs, listed.counts)
+        # (a file changed as the folder was listed, or after: git counted other bytes than
+        # those taken; a file's times lag the clock by a tick)
+        settled = latest < listed_at - _TICK_NS and _plain(index).exists()
+        usable = counted and settled and listed.plain and not gone and parent == base_id
+        if usable and before is not None:
+            tags = {path: tag for tag, path in listing}
+            changes = _counted(ws, before, edits, blobs, listed.counts, tags)
         data = commit_bytes(
             tree,
             parents,
@@ -628,6 +671,8 @@ def _snapshot(
     return _Made(commit.hex(), tree, skipped, parent, parent_tree, b"".join(entries), changes)
 
 
+_TICK_NS = 50_000_000  # (a file's times lag the clock by a tick; 50 ms is many)
+_SECOND = 1_000_000_000
 _NEW_FILE_COUNTED = 256 << 10  # a new file larger is left to git (its big-file threshold)
 
 
@@ -637,16 +682,14 @@ def _counted(
     edits: list[Edit],
     blobs: Mapping[bytes, tuple[int, bytes]],
     counts: Mapping[str, tuple[int | None, int | None]],
+    tags: Mapping[str, str],
 ) -> tuple[Change, ...] | None:
     """The snapshot's changes against the one before, where that one is what segue's index
     held: each edited path as it was (``before``) and is, its lines as git counted them in the
     listing, a new file's counted here as git counts them (a NUL in its first 8,000 bytes: a
     binary file). None where git must count (a link, a submodule, a new file where attributes
     are set or too large to be sure of git's count)."""
-    index = ws.git.index
-    assert index is not None
     found: list[Change] = []
-    plain: bool | None = None
     for name, value in edits:
         old = before.get(name)
         if old is None and value is None:
@@ -663,11 +706,11 @@ def _counted(
         ):
             continue  # (listed for its stat data alone)
         path = name.decode("utf-8", "surrogateescape")
+        if (value is None) != (tags.get(path) == "R"):
+            return None  # (gone since git listed it changed, or back since it listed it gone)
         if old is None and value is not None:
-            if plain is None:
-                plain = _plain(index).exists()
             data = blobs[value[1]][1]
-            if not plain or len(data) > _NEW_FILE_COUNTED:
+            if len(data) > _NEW_FILE_COUNTED:
                 return None
             lines = data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
             added, removed = (None, None) if b"\0" in data[:8000] else (lines, 0)
@@ -728,21 +771,26 @@ def _index_later(ws: Workspace, entries: bytes, commit: str) -> None:
     assert index is not None
     _state(index).unlink(missing_ok=True)  # (an index ahead of its base is never believed)
     pending = index.with_name(f"{index.name}.base.{os.getpid()}.tmp")
+    # (the entries whole in a file before the git starts: were segue killed as it gave them
+    # through a pipe, git would take the part it got for all, and the base would be believed)
+    feed = index.with_name(f"{index.name}.entries.{os.getpid()}.tmp")
     refresh = [] if _raw(index).exists() else [["update-index", "-q", "--refresh"]]
     _LATER[:] = [p for p in _LATER if p.poll() is None]
     try:
         pending.write_text(commit + "\n")
+        feed.write_bytes(entries)
         _LATER.append(
             ws.git.start(
                 ["update-index", "-z", "--index-info"],
                 detached=True,
-                feed=entries,
+                feed=feed,
                 after=refresh,
                 then_rename=(pending, _state(index)),
             )
         )
     except (OSError, CheckpointError):  # not started: done here, else left to the next capture
         pending.unlink(missing_ok=True)
+        feed.unlink(missing_ok=True)
         with contextlib.suppress(OSError, CheckpointError):
             ws.git.run(["update-index", "-z", "--index-info"], stdin=entries)
             _state(index).write_text(commit + "\n")
@@ -812,6 +860,13 @@ def file_entry(path: Path) -> tuple[str, bytes] | None:
 
     What is read is what was opened: a file replaced by a link or a FIFO between a look and the
     read is never followed nor waited on (``O_NOFOLLOW``, ``O_NONBLOCK``, then ``fstat``)."""
+    found = _file_at(path)
+    return None if found is None else (found[0], found[1])
+
+
+def _file_at(path: Path) -> tuple[str, bytes, int] | None:
+    """:func:`file_entry`, and when the file last changed (the later of its mtime and ctime, in
+    ns; 0 for a link)."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     except (FileNotFoundError, NotADirectoryError):  # (or a folder on its path is a file now)
@@ -820,7 +875,7 @@ def file_entry(path: Path) -> tuple[str, bytes] | None:
         if exc.errno != errno.ELOOP:  # (ELOOP: the last part is a link)
             raise
         try:
-            return "120000", os.fsencode(os.readlink(path))
+            return "120000", os.fsencode(os.readlink(path)), 0
         except FileNotFoundError:
             return None
         except OSError as again:
@@ -836,7 +891,9 @@ def file_entry(path: Path) -> tuple[str, bytes] | None:
         os.close(fd)
         return None
     with os.fdopen(fd, "rb") as f:
-        return ("100755" if info.st_mode & 0o111 else "100644"), f.read()
+        data = f.read()
+    changed = max(info.st_mtime_ns, info.st_ctime_ns)
+    return ("100755" if info.st_mode & 0o111 else "100644"), data, changed
 
 
 def blob_id(data: bytes, like: str) -> str:
@@ -847,22 +904,23 @@ def blob_id(data: bytes, like: str) -> str:
 
 def _files(
     ws: Workspace, take: list[str], gone: list[str], algorithm: str
-) -> tuple[dict[bytes, tuple[int, bytes]], list[Edit], list[bytes]]:
+) -> tuple[dict[bytes, tuple[int, bytes]], list[Edit], list[bytes], int]:
     """The changed files as they are on disk: their blobs (raw id: (kind, bytes)), the edits
-    that make the new tree of the base's (the left out files removed), and the index entries
-    that make segue's index hold that tree."""
+    that make the new tree of the base's (the left out files removed), the index entries that
+    make segue's index hold that tree, and when the last of those files changed (ns)."""
     zero = b"0" * (64 if algorithm == "sha256" else 40)
     top = ws.git.work_tree
     blobs: dict[bytes, tuple[int, bytes]] = {}
     edits: list[Edit] = []
     entries: list[bytes] = []
     left_out = set(gone)
+    latest = 0
     for path in [*take, *gone]:
         name = path.encode("utf-8", "surrogateescape")
         entry = None
         if path not in left_out:
             try:
-                entry = file_entry(top / path)  # None: gone since it was listed
+                entry = _file_at(top / path)  # None: gone since it was listed
             except OSError as exc:
                 raise CheckpointError(f"{top / path}: cannot read it: {exc.strerror}") from None
         if entry is None:
@@ -870,11 +928,13 @@ def _files(
             entries.append(b"0 %s\t%s\0" % (zero, name))
             continue
         mode, data = entry[0].encode(), entry[1]
+        # (a time in whole seconds: a file system that keeps no finer, 2 s more to be sure)
+        latest = max(latest, entry[2] + (2 * _SECOND if entry[2] % _SECOND == 0 else 0))
         raw = object_id(BLOB, data, algorithm)
         blobs[raw] = (BLOB, data)
         edits.append((name, (mode, raw)))
         entries.append(b"%s %s\t%s\0" % (mode, raw.hex().encode(), name))
-    return blobs, edits, entries
+    return blobs, edits, entries, latest
 
 
 def _changes_from_head(ws: Workspace, tree: str) -> tuple[Change, ...] | None:

@@ -76,10 +76,10 @@ class ObjectReader:
         out: list[Found | None] = []
         for _ in range(count):
             line = stdout.readline()
-            if line.endswith((b" missing\n", b" ambiguous\n")):
-                out.append(None)  # (the name as asked, then why: a name may hold spaces)
-                continue
             header = line.split()
+            if line.endswith((b" missing\n", b" ambiguous\n")) or len(header) == 2:
+                out.append(None)  # (the name, or an id, then why not: a name may hold spaces)
+                continue
             if len(header) != 3 or not header[2].isdigit():
                 raise self._gone()
             size = int(header[2])
