@@ -391,15 +391,30 @@ def test_a_file_the_user_marked_unchanged_is_still_taken_as_it_is(
 
 
 def test_a_name_git_keeps_out_of_its_trees_is_left_out_and_said(repo: Path, tmp_path: Path) -> None:
-    names = ["GIT~1", ".GIT", "sub/.Git", "x/.git.", "y/.git "]
+    """Names git's own ``verify_path`` refuses (as Windows would read them too), and links
+    named as ``.gitmodules``, are left out with their reason; a file named ``.gitmodules`` is
+    taken. ``git fsck --strict`` passes, and a name left out stays out once it is gone."""
+    names = ["GIT~1", ".GIT", "sub/.Git", "x/.git.", "y/.git ", "w\\.git", "z/.GIT:stream"]
+    links = [".gitmodules", "l/.GITMODULES", "m/gitmod~1"]
     for name in names:
         (repo / name).parent.mkdir(exist_ok=True)
         (repo / name).write_text("not for a tree\n")
+    for name in links:
+        (repo / name).parent.mkdir(exist_ok=True)
+        (repo / name).symlink_to("kept.txt")
     ws, snap = first_snapshot(repo, tmp_path)
     assert {s.path: s.reason for s in snap.skipped} == dict.fromkeys(
-        names, "a name git keeps out of its trees"
+        names + links, "a name git keeps out of its trees"
     )
-    assert not set(names) & set(tree_files(ws.git.git_dir, snap.commit, repo))
+    assert not set(names + links) & set(tree_files(ws.git.git_dir, snap.commit, repo))
+    fsck(repo)
+    (repo / ".gitmodules").unlink()
+    (repo / ".gitmodules").write_text("a file of that name is one git keeps\n")
+    (repo / "w\\.git").unlink()
+    again = capture(ws, "refs/segue/checkpoints/t/2", parent=snap.commit, message="m")
+    files = tree_files(ws.git.git_dir, again.commit, repo)
+    assert files[".gitmodules"] == b"a file of that name is one git keeps\n"
+    assert not set(names + links[1:]) & set(files)
     fsck(repo)
 
 

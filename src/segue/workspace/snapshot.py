@@ -465,14 +465,23 @@ def _ignored_since(ws: Workspace, listing: list[tuple[str, str]]) -> list[str]:
     return [n.decode("utf-8", "surrogateescape") for n in ignored if n not in tracked]
 
 
-def _refused(path: str) -> bool:
-    """Whether git refuses ``path`` in a tree: a part that is, or that Windows or macOS read
-    as, ``.git`` (``.GIT``, ``git~1``, ``.git.``, ``.git `` …); ``git fsck`` calls such a tree
-    broken."""
+# a name Windows reads as .git (git~1 its short name; dots, spaces or a stream after it), and,
+# for a link, as .gitmodules (its short names too): git's verify_path, its core.protectNTFS on
+_AS_DOT_GIT = re.compile(r"(?:\.git|git~1)[. ]*(?::|\Z)", re.I)
+_AS_DOT_GITMODULES = re.compile(r"(?:\.gitmodules|gitmod~[1-4]|gi7eba~[1-4])[. ]*(?::|\Z)", re.I)
+
+
+def _refused(path: str, *, link: bool = False) -> bool:
+    """Whether git refuses ``path`` in a tree (and in an index): an empty part, ``.`` or ``..``,
+    or a part that is, or that Windows reads as, ``.git`` (``.GIT``, ``git~1``, ``.git.``,
+    ``.git:x``, ``a\\.git`` …), and for a ``link`` one read as ``.gitmodules``; ``git fsck``
+    calls such a tree broken, and ``update-index`` leaves such a name out."""
     for part in path.rstrip("/").split("/"):
-        lowered = part.lower().rstrip(" .")
-        if lowered in (".git", "git~1") or part in ("", ".", ".."):
+        if part in ("", ".", ".."):
             return True
+        for piece in part.split("\\"):  # (after a backslash too: a folder's mark on Windows)
+            if _AS_DOT_GIT.match(piece) or (link and _AS_DOT_GITMODULES.match(piece)):
+                return True
     return False
 
 
@@ -506,7 +515,10 @@ def _screen(
             skipped.append(Skipped(ws.relative(path), f"unreadable ({exc.strerror})"))
             continue
         if stat.S_ISLNK(info.st_mode):
-            take.append(path)
+            if _refused(path, link=True):
+                skipped.append(Skipped(ws.relative(path), "a name git keeps out of its trees"))
+            else:
+                take.append(path)
         elif not stat.S_ISREG(info.st_mode):
             skipped.append(Skipped(ws.relative(path), "not a regular file"))
         elif info.st_size > cap:
@@ -924,6 +936,10 @@ def _files(
             except OSError as exc:
                 raise CheckpointError(f"{top / path}: cannot read it: {exc.strerror}") from None
         if entry is None:
+            edits.append((name, None))
+            entries.append(b"0 %s\t%s\0" % (zero, name))
+            continue
+        if entry[0] == "120000" and _refused(path, link=True):  # (a link since it was looked at)
             edits.append((name, None))
             entries.append(b"0 %s\t%s\0" % (zero, name))
             continue
