@@ -292,9 +292,14 @@ def record_token(record: dict[str, Any]) -> str:
     return token + "".join(f"!{flag}" for flag in FLAGS if record.get(flag))
 
 
+_PARALLEL = ("assistant[tool_use]", "user[tool_result]")
+
+
 def transcript_signature(path: Path) -> dict[str, Any]:
-    """What a transcript looks like, without ids, times or texts: chain tokens in file order and
-    the set of metadata record types (their order depends on timing)."""
+    """What a transcript looks like, without ids, times or texts: chain tokens in file order
+    (within a run of tool calls and their results, sorted: the CLI writes the results of calls
+    made at once as they end, between the calls still being written) and the set of metadata
+    record types (their order depends on timing)."""
     chain: list[str] = []
     metadata: set[str] = set()
     for line in path.read_bytes().splitlines():
@@ -303,7 +308,17 @@ def transcript_signature(path: Path) -> dict[str, Any]:
             chain.append(record_token(record))
         else:
             metadata.add(str(record.get("type")))
-    return {"chain": chain, "metadata": sorted(metadata)}
+    ordered: list[str] = []
+    run: list[str] = []
+    for token in [*chain, ""]:
+        if token in _PARALLEL:
+            run.append(token)
+            continue
+        ordered += sorted(run)
+        run = []
+        if token:
+            ordered.append(token)
+    return {"chain": ordered, "metadata": sorted(metadata)}
 
 
 def structure_signature(fixture_dir: Path) -> dict[str, Any]:
