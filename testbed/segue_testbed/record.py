@@ -14,7 +14,7 @@ import importlib
 import shutil
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from pathlib import Path
 
 from segue_testbed.standin.server import StandIn
@@ -23,6 +23,23 @@ from segue_testbed.testbed import repo_root
 Scenario = Callable[[Path, StandIn], None]
 PROVIDERS = ("claude", "codex")
 DEFAULT_OUT = repo_root() / "tests" / "fixtures"
+
+
+def tool_runs_sorted(tokens: list[str], tool_kinds: Collection[str]) -> list[str]:
+    """``tokens`` with each run of consecutive tool records (``tool_kinds``) sorted: a CLI
+    writes the results of calls made at once as they end, between calls still being written,
+    so their order within the run depends on timing."""
+    out: list[str] = []
+    run: list[str] = []
+    for token in [*tokens, ""]:
+        if token in tool_kinds:
+            run.append(token)
+            continue
+        out.extend(sorted(run))
+        run = []
+        if token:
+            out.append(token)
+    return out
 
 
 def scenarios(provider: str) -> dict[str, Scenario]:

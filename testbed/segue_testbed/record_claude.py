@@ -26,6 +26,7 @@ from typing import Any
 import orjson
 
 from segue_testbed.claude_cli import CLAUDE_VERSION, ClaudeHome, RunResult, encode_project_dir
+from segue_testbed.record import tool_runs_sorted
 from segue_testbed.standin.anthropic import (
     FailedSummary,
     RateLimited,
@@ -308,17 +309,7 @@ def transcript_signature(path: Path) -> dict[str, Any]:
             chain.append(record_token(record))
         else:
             metadata.add(str(record.get("type")))
-    ordered: list[str] = []
-    run: list[str] = []
-    for token in [*chain, ""]:
-        if token in _PARALLEL:
-            run.append(token)
-            continue
-        ordered += sorted(run)
-        run = []
-        if token:
-            ordered.append(token)
-    return {"chain": ordered, "metadata": sorted(metadata)}
+    return {"chain": tool_runs_sorted(chain, _PARALLEL), "metadata": sorted(metadata)}
 
 
 def structure_signature(fixture_dir: Path) -> dict[str, Any]:

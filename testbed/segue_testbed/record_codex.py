@@ -30,6 +30,7 @@ from segue_testbed.codex_cli import (
     repo_root,
     session_id_of,
 )
+from segue_testbed.record import tool_runs_sorted
 from segue_testbed.standin.openai import (
     FunctionCall,
     LocalSummary,
@@ -662,21 +663,6 @@ TOOL_TAGS = frozenset(
 )
 
 
-def _sort_tool_runs(tags: list[str]) -> list[str]:
-    """Sort each run of consecutive tool records: parallel calls finish in any order."""
-    out: list[str] = []
-    run: list[str] = []
-    for tag in [*tags, ""]:
-        if tag in TOOL_TAGS:
-            run.append(tag)
-            continue
-        out.extend(sorted(run))
-        run = []
-        if tag:
-            out.append(tag)
-    return out
-
-
 def structure_signature(fixture_dir: Path) -> dict[str, Any]:
     """What the reader tests rely on, without ids, timestamps or token numbers."""
     scenario = orjson.loads((fixture_dir / "scenario.json").read_bytes())
@@ -688,7 +674,7 @@ def structure_signature(fixture_dir: Path) -> dict[str, Any]:
             {
                 "history_mode": rs[0]["payload"].get("history_mode", "legacy"),
                 "history_base": "history_base" in rs[0]["payload"],
-                "records": _sort_tool_runs([record_tag(r) for r in rs]),
+                "records": tool_runs_sorted([record_tag(r) for r in rs], TOOL_TAGS),
             }
             for rs in records
         ],
