@@ -239,9 +239,9 @@ def _attributes(ws: Workspace, theirs: Path | None) -> tuple[bool, bool]:
             return True, True
         if key == "core.attributesfile" and value:
             places.append(Path(home + value[1:] if value.startswith("~/") else value))
-    config_home = ws.git.env.get("XDG_CONFIG_HOME") or (f"{home}/.config" if home else "")
-    if config_home:
-        places.append(Path(config_home) / "git" / "attributes")
+    config_home = _config_home(ws)
+    if config_home is not None:
+        places.append(config_home / "git" / "attributes")
     if theirs is not None:  # (segue's index is not the user's: their attribute files)
         listed = ws.git.run(["ls-files", "-z"], check=False, index=theirs).stdout
         places += [
@@ -342,18 +342,20 @@ def _plain_now(ws: Workspace) -> bool:
         return False
     top = ws.git.work_tree
     home = ws.git.env.get("HOME", "")
-    config_home = Path(ws.git.env.get("XDG_CONFIG_HOME") or f"{home}/.config")
+    config_home = _config_home(ws)
     parts = ws.prefix.split("/") if ws.prefix else []
     places = [
         ws.git.git_dir / "info" / "attributes",
         ws.objects.parent / "info" / "attributes",
-        config_home / "git" / "attributes",
         *(top.joinpath(*parts[:n]) / ".gitattributes" for n in range(len(parts) + 1)),
     ]
+    configs = [ws.objects.parent / "config", ws.git.git_dir / "config.worktree"]
+    if config_home is not None:
+        places.append(config_home / "git" / "attributes")
+        configs.append(config_home / "git" / "config")
     if any(os.path.lexists(place) for place in places):
         return False
-    configs = [ws.objects.parent / "config", ws.git.git_dir / "config.worktree"]
-    configs += [config_home / "git" / "config"] + ([Path(home) / ".gitconfig"] if home else [])
+    configs += [Path(home) / ".gitconfig"] if home else []
     for config in configs:
         try:
             if _COUNT_SETTINGS.search(config.read_bytes()):
@@ -361,6 +363,13 @@ def _plain_now(ws: Workspace) -> bool:
         except OSError:
             continue
     return True
+
+
+def _config_home(ws: Workspace) -> Path | None:
+    """Where git looks for the user's own ``git/config`` and ``git/attributes``."""
+    home = ws.git.env.get("HOME", "")
+    config_home = ws.git.env.get("XDG_CONFIG_HOME") or (f"{home}/.config" if home else "")
+    return Path(config_home) if config_home else None
 
 
 def _plain(index: Path) -> Path:
@@ -414,23 +423,9 @@ def _listed(ws: Workspace, *, counted: bool = False) -> _Listed:
             why = done.stderr.decode("utf-8", "replace").strip()[:300]
             raise CheckpointError(f"{ws.folder}: git cannot list the folder's files: {why}")
     entries: list[tuple[str, str]] = []
-    counts: dict[str, tuple[int | None, int | None]] = {}
     plain = True
-    fields = files.stdout.split(b"\0")
-    i = 0
-    while i < len(fields):
-        meta = fields[i]
-        if not meta.startswith(b":"):
-            if meta.count(b"\t") >= 2:  # (a count: added, removed, path)
-                added, removed, name = meta.split(b"\t", 2)
-                counts[name.decode("utf-8", "surrogateescape")] = (
-                    int(added) if added.isdigit() else None,
-                    int(removed) if removed.isdigit() else None,
-                )
-            i += 1
-            continue
-        path = fields[i + 1].decode("utf-8", "surrogateescape") if i + 1 < len(fields) else ""
-        i += 2
+    records, counts = _raw_and_counts(files.stdout)
+    for meta, path in records:
         modes, letter = meta[1:].split()[:2], meta[-1:]
         plain = plain and letter in (b"M", b"D") and modes[0] in _FILE_MODES
         plain = plain and modes[1] in (*_FILE_MODES, b"000000")
@@ -699,8 +694,8 @@ def _counted(
     """The snapshot's changes against the one before, where that one is what segue's index
     held: each edited path as it was (``before``) and is, its lines as git counted them in the
     listing, a new file's counted here as git counts them (a NUL in its first 8,000 bytes: a
-    binary file). None where git must count (a link, a submodule, a new file where attributes
-    are set or too large to be sure of git's count)."""
+    binary file). None where git must count (a link, a submodule, a file gone or back since
+    git listed it, a new file too large to be sure of git's count)."""
     found: list[Change] = []
     for name, value in edits:
         old = before.get(name)
@@ -935,11 +930,8 @@ def _files(
                 entry = _file_at(top / path)  # None: gone since it was listed
             except OSError as exc:
                 raise CheckpointError(f"{top / path}: cannot read it: {exc.strerror}") from None
-        if entry is None:
-            edits.append((name, None))
-            entries.append(b"0 %s\t%s\0" % (zero, name))
-            continue
-        if entry[0] == "120000" and _refused(path, link=True):  # (a link since it was looked at)
+        # (gone, or a link git refuses made since it was looked at: out of the snapshot)
+        if entry is None or (entry[0] == "120000" and _refused(path, link=True)):
             edits.append((name, None))
             entries.append(b"0 %s\t%s\0" % (zero, name))
             continue
@@ -1022,30 +1014,41 @@ class _Counter:
             self.ws.git.finish(self.process, b"", "diff-tree")
 
 
-def _changes(ws: Workspace, out: bytes) -> tuple[Change, ...]:
-    """The changes ``git diff-tree -z --raw --numstat`` wrote."""
-    statuses: dict[str, str] = {}
+def _raw_and_counts(
+    out: bytes,
+) -> tuple[list[tuple[bytes, str]], dict[str, tuple[int | None, int | None]]]:
+    """What ``git diff-files`` or ``diff-tree`` wrote with ``-z --raw`` (and ``--numstat``):
+    each raw record (its ``:modes ids letter`` part, its path) in order, and each path's lines
+    added and removed (None: a binary file)."""
+    records: list[tuple[bytes, str]] = []
     counts: dict[str, tuple[int | None, int | None]] = {}
     parts = out.split(b"\0")
     i = 0
-    names = {"A": "added", "M": "modified", "D": "deleted", "T": "type"}
     while i < len(parts):
         part = parts[i]
         if part.startswith(b":"):
-            letter = part.split()[-1].decode()[:1]
             path = parts[i + 1].decode("utf-8", "surrogateescape") if i + 1 < len(parts) else ""
-            statuses[path] = names.get(letter, "modified")
+            records.append((part, path))
             i += 2
             continue
-        if part:
-            fields = part.split(b"\t", 2)
-            if len(fields) == 3:
-                a, r, path_b = fields
-                counts[path_b.decode("utf-8", "surrogateescape")] = (
-                    int(a) if a.isdigit() else None,
-                    int(r) if r.isdigit() else None,
-                )
+        fields = part.split(b"\t", 2)
+        if len(fields) == 3:  # (a count: added, removed, path)
+            a, r, name = fields
+            counts[name.decode("utf-8", "surrogateescape")] = (
+                int(a) if a.isdigit() else None,
+                int(r) if r.isdigit() else None,
+            )
         i += 1
+    return records, counts
+
+
+def _changes(ws: Workspace, out: bytes) -> tuple[Change, ...]:
+    """The changes ``git diff-tree -z --raw --numstat`` wrote."""
+    names = {"A": "added", "M": "modified", "D": "deleted", "T": "type"}
+    records, counts = _raw_and_counts(out)
+    statuses = {
+        path: names.get(meta.split()[-1].decode()[:1], "modified") for meta, path in records
+    }
     return tuple(
         Change(ws.relative(path), status, *counts.get(path, (None, None)))
         for path, status in sorted(statuses.items())

@@ -252,7 +252,8 @@ class _Folders:
         """The file at ``parts`` set to ``value`` (mode, raw id), or removed (None)."""
         work = self.work
         folders = [parts[:n] for n in range(len(parts))]  # the root, then each folder on it
-        if all(map(self._is_folder, folders[1:])):
+        on_folders = all(map(self._is_folder, folders[1:]))
+        if on_folders:
             self.before.setdefault(b"/".join(parts), work[folders[-1]].get(parts[-1]))
         else:
             self.before.setdefault(b"/".join(parts), None)
@@ -261,7 +262,7 @@ class _Folders:
                 work.get(f[:-1], {}).get(f[-1]) is not None for f in folders[1:]
             )
         if value is None:  # removed: only where each folder on the path is one
-            if not all(map(self._is_folder, folders[1:])) or parts[-1] not in work[folders[-1]]:
+            if not on_folders or parts[-1] not in work[folders[-1]]:
                 return
             del work[folders[-1]][parts[-1]]
             self._drop(parts)
