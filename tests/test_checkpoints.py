@@ -1044,7 +1044,7 @@ def test_the_lines_counted_in_the_listing_are_the_ones_git_counts_between_the_tr
     and segue's own count of a new file's lines, with no diff-tree after; in every round they
     are exactly what ``git diff-tree --numstat`` says between the two trees. A round git must
     count (a link, a folder become a file, a large new file, attributes set anywhere, a big-file
-    threshold of the user's) is still right."""
+    threshold of the user's) is still right, and so is a file become a folder, counted here."""
     from segue.workspace.git import Git
 
     ws, first = first_snapshot(repo, tmp_path)
@@ -1068,6 +1068,11 @@ def test_the_lines_counted_in_the_listing_are_the_ones_git_counts_between_the_tr
         (repo / "lib" / "a.txt").mkdir()
         (repo / "lib" / "a.txt" / "in.txt").write_text("in\n")
 
+    def file_for_a_folder() -> None:
+        (repo / "lib" / "a.txt" / "in.txt").unlink()
+        (repo / "lib" / "a.txt").rmdir()
+        (repo / "lib" / "a.txt").write_text("a file again\n")
+
     rounds: list[tuple[Callable[[], object], bool]] = [
         (lambda: (repo / "kept.txt").write_text("one\ntwo\nthree\n"), True),
         (lambda: (repo / "lib" / "a.txt").write_text("a\nb"), True),  # no newline at the end
@@ -1081,8 +1086,11 @@ def test_the_lines_counted_in_the_listing_are_the_ones_git_counts_between_the_tr
         (lambda: (repo / "kept.txt").unlink(), True),
         (lambda: (repo / "new" / "deep").mkdir(parents=True), True),
         (lambda: (repo / "new" / "deep" / "f.py").write_text("x = 1\n" * 50), True),
+        (lambda: (repo / "new" / "deeper").mkdir(), True),
+        (lambda: (repo / "new" / "deeper" / "g.py").write_text("y = 2\n"), True),  # (under new)
         (lambda: (repo / "link").symlink_to("lib/a.txt"), False),
-        (folder_for_a_file, False),
+        (folder_for_a_file, True),  # (the file's removal is listed before the folder's files)
+        (file_for_a_folder, False),
         (lambda: (repo / "big.txt").write_text("line\n" * 60_000), False),
         (lambda: (repo / ".gitattributes").write_text("*.dat binary\n"), False),
         (lambda: (repo / "more.dat").write_text("text, but binary by its attributes\n"), False),

@@ -257,9 +257,10 @@ class _Folders:
             self.before.setdefault(b"/".join(parts), work[folders[-1]].get(parts[-1]))
         else:
             self.before.setdefault(b"/".join(parts), None)
-            # (a file on the way is a folder from now on)
+            # (a file on the way is a folder from now on; a folder not there yet is just new)
             self.reshaped = self.reshaped or any(
-                work.get(f[:-1], {}).get(f[-1]) is not None for f in folders[1:]
+                (entry := work.get(f[:-1], {}).get(f[-1])) is not None and not is_tree_entry(entry)
+                for f in folders[1:]
             )
         if value is None:  # removed: only where each folder on the path is one
             if not on_folders or parts[-1] not in work[folders[-1]]:
