@@ -22,6 +22,8 @@ def plan_to_json(plan: RollbackPlan) -> dict[str, Any]:
         "thread": plan.thread_id,
         "to_run": plan.to_run,
         "undo": plan.undo,
+        "undoes": plan.undoes,
+        "redo": plan.redo,
         "files": plan.files,
         "context": plan.context,
         "folder": plan.folder,
@@ -90,7 +92,11 @@ def rollback_command(
         int | None, Option("--to-run", help="The run to go back to (runs after it go).")
     ] = None,
     undo: Annotated[
-        bool, Option("--undo", help="Undo the last rollback (its safety snapshot back).")
+        bool,
+        Option(
+            "--undo",
+            help="Undo the last rollback, or the last undo (the folder as it was before it).",
+        ),
     ] = False,
     dry_run: Annotated[bool, Option("--dry-run", help="Show the preview; change nothing.")] = False,
     yes: Annotated[bool, Option("--yes", "-y", help="Confirm without asking.")] = False,
@@ -105,7 +111,7 @@ def rollback_command(
     """Take a thread back to run N: the folder byte for byte as checkpoint N left it, and the
     runs after it rolled back on every provider (a safety snapshot first: --undo)."""
     from segue.cli.terminal import console as terminal_console
-    from segue.rewind.rollback import plan_rollback, rollback, undo_rollback
+    from segue.rewind.rollback import plan_rollback, plan_undo, rollback, undo_rollback
 
     if files_only and context_only:
         raise UsageError("--files-only and --context-only exclude each other")
@@ -114,15 +120,13 @@ def rollback_command(
     if to_run is not None and to_run < 1:
         raise UsageError(f"--to-run takes a run's number, from 1 (not {to_run})")
     console = terminal_console(stderr=as_json)
+    if undo and (files_only or context_only):
+        raise UsageError("--undo puts back what the last rollback changed: no --files-only")
     if undo:
-        if dry_run:
-            raise UsageError("--undo has no --dry-run: segue rollback --undo shows what it undoes")
-        _confirm(yes, "Undo the last rollback?", as_json)
-        done = undo_rollback(thread, confirmed=True)
-        _report(console, done, as_json)
-        return
-    assert to_run is not None
-    plan = plan_rollback(thread, to_run, files=not context_only, context=not files_only)
+        plan = plan_undo(thread)
+    else:
+        assert to_run is not None
+        plan = plan_rollback(thread, to_run, files=not context_only, context=not files_only)
     if as_json and dry_run:
         print_json({**plan_to_json(plan), "dry_run": True})
         return
@@ -133,8 +137,15 @@ def rollback_command(
     if dry_run:
         console.print("dry run: nothing changed", style="dim", markup=False)
         return
-    _confirm(yes, "Roll back?", as_json)
-    done = rollback(thread, to_run, files=not context_only, context=not files_only, confirmed=True)
+    if undo:
+        _confirm(yes, "Undo it?", as_json)
+        done = undo_rollback(thread, confirmed=True)
+    else:
+        assert to_run is not None
+        _confirm(yes, "Roll back?", as_json)
+        done = rollback(
+            thread, to_run, files=not context_only, context=not files_only, confirmed=True
+        )
     _report(console, done, as_json)
 
 
@@ -182,6 +193,8 @@ def fork_command(
         raise UsageError("give --at-run N (the run the fork starts after)")
     if at_run < 1:
         raise UsageError(f"--at-run takes a run's number, from 1 (not {at_run})")
+    if into is not None and not into.strip():  # (not the default folder: say one, or leave it)
+        raise UsageError("--into needs a folder (leave --into out for <folder>-fork-<N>)")
     forked = fork_thread(thread, at_run, into=into)
     if as_json:
         print_json(

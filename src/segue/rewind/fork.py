@@ -50,11 +50,11 @@ def fork_thread(
 ) -> Forked:
     """Fork the thread ``ref`` names (default: this folder's) at run ``at_run`` into the folder
     ``into`` (default: ``<folder>-fork-<N>`` beside the thread's folder)."""
-    from segue.rewind.rollback import _resolve, _target_checkpoint
+    from segue.rewind.rollback import _resolve
     from segue.store import open_store
     from segue.switch import thread_lock
     from segue.threads import ThreadStore, sync
-    from segue.threads.checkpoints import list_checkpoints, take_checkpoint
+    from segue.threads.checkpoints import list_checkpoints, run_checkpoint, take_checkpoint
     from segue.threads.queries import add_transfer
     from segue.workspace.restore import add_worktree, materialize
     from segue.workspace.snapshot import locate
@@ -75,7 +75,7 @@ def fork_thread(
             raise SegueError(f"thread {thread_id}'s folder is not known: nothing to fork from")
         ws = locate(graph.thread.cwd, env)
         found = list_checkpoints(store, thread_id)
-        mark = _target_checkpoint(found, str(ws.folder), at_run)
+        mark = run_checkpoint(found, str(ws.folder), at_run)
         if mark is None and at_run == live[-1]:  # the newest run: its folder is the one now
             taken = take_checkpoint(store, graph, env, CheckpointKind.APPROXIMATE)
             mark = taken.checkpoint

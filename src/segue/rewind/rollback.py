@@ -23,13 +23,15 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import msgspec
 
 from segue.model.conversation import Provider
 from segue.model.errors import CheckpointError, SegueError
 from segue.store import Store
-from segue.threads.checkpoints import Checkpoint, CheckpointKind
+from segue.support.text import quoted
+from segue.threads.checkpoints import Checkpoint, CheckpointKind, run_checkpoint
 from segue.threads.model import (
     ProviderThread,
     ProviderThreadStatus,
@@ -40,11 +42,15 @@ from segue.threads.model import (
 from segue.workspace.changes import Skipped
 from segue.workspace.restore import FileAction
 
+if TYPE_CHECKING:
+    from segue.workspace.snapshot import Workspace
+
 __all__ = [
     "Copy",
     "RollbackDone",
     "RollbackPlan",
     "plan_rollback",
+    "plan_undo",
     "rollback",
     "undo_rollback",
 ]
@@ -75,6 +81,8 @@ class RollbackPlan(msgspec.Struct, frozen=True):
     provider_threads: tuple[tuple[str, Provider, str], ...] = ()  # (id, provider, what happens)
     undo: bool = False
     refused: str | None = None  # why it cannot be done now (an agent at work on the thread)
+    undoes: str | None = None  # (an undo) the rollback, undo or redo it undoes
+    redo: bool = False  # (an undo) it undoes an undo: the runs it put back are rolled back again
 
 
 class RollbackDone(msgspec.Struct, frozen=True):
@@ -93,13 +101,6 @@ def _env(env: Mapping[str, str] | None) -> dict[str, str]:
 
 def _scope(files: bool, context: bool) -> str:
     return "files+context" if files and context else ("files" if files else "context")
-
-
-def _target_checkpoint(found: list[Checkpoint], folder: str, run: int) -> Checkpoint | None:
-    for c in reversed(found):
-        if c.kind is not CheckpointKind.SAFETY and c.run_ordinal == run and c.folder == folder:
-            return c
-    return None
 
 
 def _working(graph: ThreadGraph, env: Mapping[str, str]) -> str | None:
@@ -155,7 +156,7 @@ def _plan(
         if not folder:
             raise SegueError(f"thread {graph.thread.id}'s folder is not known: --context-only?")
         ws = locate(folder, env, create=create)
-        target = _target_checkpoint(found, str(ws.folder), to_run)
+        target = run_checkpoint(found, str(ws.folder), to_run)
         if target is None:
             have = sorted({c.run_ordinal for c in found if c.kind is not CheckpointKind.SAFETY})
             which = f"checkpoints of runs {', '.join(map(str, have))}" if have else "no checkpoint"
@@ -313,7 +314,7 @@ def rollback(
                 keep=(*safety.skipped, *plan.target.skipped),
             )
             done, failed = restored.done, restored.failed
-            notes += [f"{s.path}: left as it is ({s.reason})" for s in restored.left]
+            notes += [f"{quoted(s.path)}: left as it is ({s.reason})" for s in restored.left]
     copies: list[Copy] = []
     if context and record.provider_threads:
         copies = _copies(graph, record.provider_threads, source, to_run, env)
@@ -384,6 +385,84 @@ def _copies(
     return out
 
 
+def _last_in_force(graph: ThreadGraph) -> Rollback:
+    """The newest rollback, undo or redo of the thread in force: what ``--undo`` undoes."""
+    force = graph.in_force
+    for record in reversed(graph.rollbacks):
+        if record.id in force:
+            return record
+    raise SegueError(f"thread {graph.thread.id} has no rollback to undo")
+
+
+def _undo_preview(
+    graph: ThreadGraph, last: Rollback, before: Checkpoint | None, env: Mapping[str, str]
+) -> RollbackPlan:
+    """What undoing ``last`` would do: the folder back to ``before`` (the safety snapshot
+    ``last`` took), and its runs put back (or, for an undo, rolled back again)."""
+    from segue.workspace.restore import preview
+    from segue.workspace.snapshot import locate
+
+    actions: list[FileAction] = []
+    left: list[Skipped] = []
+    if before is not None:
+        ws = locate(before.folder, env, create=False)
+        _check_there(ws, before, f"the safety snapshot of rollback {last.id}")
+        actions, left = preview(ws, before.commit_id, left_out=before.skipped)
+    return RollbackPlan(
+        graph.thread.id,
+        last.to_run,
+        before is not None,
+        bool(last.runs),
+        None if before is None else before.folder,
+        before,
+        tuple(actions),
+        tuple(left),
+        runs=tuple(n for n, _ in last.runs),
+        handoffs=() if graph.undoing(last) else last.handoffs,
+        undo=True,
+        refused=_working(graph, env),
+        undoes=last.id,
+        redo=graph.undoing(last),
+    )
+
+
+def _check_there(ws: Workspace, checkpoint: Checkpoint, what: str) -> None:
+    from segue.workspace.snapshot import _is_commit
+
+    if not _is_commit(ws, checkpoint.commit_id):
+        raise SegueError(
+            f"{what} ({checkpoint.commit_id[:12]}) is gone from {checkpoint.repository} (its ref "
+            f"{checkpoint.ref} was deleted, then git gc removed it): nothing was undone"
+        )
+
+
+def plan_undo(
+    ref: str | None, *, cwd: str | None = None, env: Mapping[str, str] | None = None
+) -> RollbackPlan:
+    """What ``segue rollback --undo`` would do to the thread ``ref`` names (default: this
+    folder's); nothing is written."""
+    from segue.providers.sessions import SessionReads
+    from segue.store import open_store
+    from segue.store.store import StoreAbsent
+    from segue.threads import ThreadStore
+    from segue.threads.checkpoints import list_checkpoints
+    from segue.threads.reconcile import reconcile
+    from segue.threads.syncing import observe_graph
+
+    env = _env(env)
+    try:
+        store = open_store(env=env, read_only=True)
+    except StoreAbsent:
+        raise SegueError("segue has recorded no thread yet: nothing to undo") from None
+    with store:
+        thread_id = _resolve(store, ref, cwd or os.getcwd(), env)
+        graph = ThreadStore(store).graph(thread_id)
+        found = {c.id: c for c in list_checkpoints(store, thread_id)}
+    graph = reconcile(graph, observe_graph(graph, SessionReads(), env)).graph
+    last = _last_in_force(graph)
+    return _undo_preview(graph, last, found.get(last.safety_checkpoint_id or ""), env)
+
+
 def undo_rollback(
     ref: str | None,
     *,
@@ -391,15 +470,15 @@ def undo_rollback(
     cwd: str | None = None,
     env: Mapping[str, str] | None = None,
 ) -> RollbackDone:
-    """Undo the thread's newest rollback in force: the folder back to its safety snapshot (a
-    new safety snapshot of it first), and its runs and provider threads back to what they
-    were."""
+    """Undo the thread's newest rollback, undo or redo in force: the folder back to the safety
+    snapshot it took (a new safety snapshot of the folder first, so that this too can be
+    undone), and the runs and provider threads it changed back to what they were."""
     from segue.store import open_store
     from segue.switch import thread_lock
     from segue.threads import sync
     from segue.threads.checkpoints import list_checkpoints, take_checkpoint
     from segue.threads.reconcile import Changes
-    from segue.threads.rollbacks import record_rollback, undo_changes
+    from segue.threads.rollbacks import record_rollback, rollback_changes, undo_changes
     from segue.workspace.restore import restore
     from segue.workspace.snapshot import locate
 
@@ -412,21 +491,12 @@ def undo_rollback(
     with thread_lock(thread_id, env), open_store(env=env) as store:
         synced = sync(store, thread_id, env)
         graph = synced.graph
-        active = graph.active_rollbacks
-        if not active:
-            raise SegueError(f"thread {thread_id} has no rollback to undo")
-        last = active[-1]
+        last = _last_in_force(graph)
         found = {c.id: c for c in list_checkpoints(store, thread_id)}
         before = found.get(last.safety_checkpoint_id or "")
-        if before is not None:  # checked before anything is recorded or changed
-            from segue.workspace.snapshot import _is_commit
-
-            if not _is_commit(locate(before.folder, env), before.commit_id):
-                raise SegueError(
-                    f"the safety snapshot of rollback {last.id} ({before.commit_id[:12]}) is "
-                    f"gone from {before.repository} (its ref {before.ref} was deleted, then git "
-                    "gc removed it): nothing was undone"
-                )
+        plan = _undo_preview(graph, last, before, env)  # (checks before anything is changed)
+        if plan.refused is not None:
+            raise SegueError(plan.refused)
         safety: Checkpoint | None = None
         done: tuple[FileAction, ...] = ()
         failed: tuple[Skipped, ...] = ()
@@ -435,20 +505,32 @@ def undo_rollback(
             if taken.checkpoint is None:
                 raise CheckpointError(f"no safety snapshot of {before.folder}: {taken.note}")
             safety = taken.checkpoint
-        record, changes = undo_changes(
-            graph, last, safety_checkpoint_id=None if safety is None else safety.id
-        )
-        after = [
-            r.ordinal
-            for r in graph.live_runs
-            if r.ordinal > max((n for n, _ in last.runs), default=last.to_run)
-        ]
-        if after and last.runs:  # runs built on the rolled-back line: its runs stay rolled back
-            changes = Changes()
-            notes.append(
-                f"the thread went on after the rollback (runs {after[0]}-{after[-1]}): its runs "
-                f"stay as they are (runs {', '.join(str(n) for n, _ in last.runs)} rolled back)"
+        safety_id = None if safety is None else safety.id
+        if plan.redo:  # an undo undone: the runs it put back are rolled back again
+            record, changes = rollback_changes(
+                graph,
+                last.to_run,
+                scope=last.scope,
+                safety_checkpoint_id=safety_id,
+                target_checkpoint_id=last.safety_checkpoint_id,
+                only=frozenset(n for n, _ in last.runs),
+                undoes=last.id,
             )
+        else:
+            record, changes = undo_changes(graph, last, safety_checkpoint_id=safety_id)
+            after = [
+                r.ordinal
+                for r in graph.live_runs
+                if r.ordinal > max((n for n, _ in last.runs), default=last.to_run)
+            ]
+            if after and last.runs:  # runs built on the rolled-back line: its runs stay
+                changes = Changes()
+                record = msgspec.structs.replace(record, runs=(), provider_threads=())
+                notes.append(
+                    f"the thread went on after the rollback (runs {after[0]}-{after[-1]}): its "
+                    f"runs stay as they are (runs {', '.join(str(n) for n, _ in last.runs)} "
+                    "rolled back)"
+                )
         record_rollback(store, graph, record, changes)
         if before is not None and safety is not None:
             ws = locate(before.folder, env)
@@ -456,16 +538,5 @@ def undo_rollback(
                 ws, before.commit_id, safety.commit_id, keep=(*safety.skipped, *before.skipped)
             )
             done, failed = restored.done, restored.failed
-            notes += [f"{s.path}: left as it is ({s.reason})" for s in restored.left]
-    plan = RollbackPlan(
-        thread_id,
-        last.to_run,
-        before is not None,
-        bool(last.runs),
-        None if before is None else before.folder,
-        before,
-        runs=tuple(n for n, _ in last.runs),
-        handoffs=last.handoffs,
-        undo=True,
-    )
+            notes += [f"{quoted(s.path)}: left as it is ({s.reason})" for s in restored.left]
     return RollbackDone(plan, record.id, safety, done, failed, (), tuple(notes))

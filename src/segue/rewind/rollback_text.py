@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
+from segue.support.text import quoted
+
 if TYPE_CHECKING:
     from segue.rewind.rollback import RollbackDone, RollbackPlan
     from segue.workspace.restore import FileAction
@@ -22,7 +24,7 @@ def _files(title: str, actions: Iterable[FileAction]) -> list[Line]:
     if not items:
         return []
     lines = [(title, "")]
-    lines += [(f"  {a.action:<9} {a.path}", "") for a in items[:SHOWN]]
+    lines += [(f"  {a.action:<9} {quoted(a.path)}", "") for a in items[:SHOWN]]
     if len(items) > SHOWN:
         lines.append((f"  … and {len(items) - SHOWN} more", ""))
     return lines
@@ -30,7 +32,12 @@ def _files(title: str, actions: Iterable[FileAction]) -> list[Line]:
 
 def plan_lines(plan: RollbackPlan) -> list[Line]:
     """The preview: what changes on disk, and in the thread."""
-    what = "undo the last rollback of" if plan.undo else f"roll back to run {plan.to_run}:"
+    if plan.redo:
+        what = "undo the last undo (its runs rolled back again):"
+    elif plan.undo:
+        what = "undo the last rollback:"
+    else:
+        what = f"roll back to run {plan.to_run}:"
     lines: list[Line] = [(f"thread {plan.thread_id}: {what}", "")]
     if plan.files and plan.folder:
         c = plan.target
@@ -39,7 +46,9 @@ def plan_lines(plan: RollbackPlan) -> list[Line]:
         if not plan.actions and not plan.undo:
             lines.append(("  nothing changes on disk", ""))
         lines += _files("  on disk:", plan.actions)
-        lines += [(f"  left      {s.path} ({s.reason})", "") for s in plan.left[:SHOWN]]
+        lines += [(f"  left      {quoted(s.path)} ({s.reason})", "") for s in plan.left[:SHOWN]]
+        if len(plan.left) > SHOWN:
+            lines.append((f"  … and {len(plan.left) - SHOWN} more left as they are", ""))
         if plan.uncovered:
             n = len(plan.uncovered)
             lines.append(
@@ -49,10 +58,11 @@ def plan_lines(plan: RollbackPlan) -> list[Line]:
                     "yellow",
                 )
             )
-            lines += [(f"    {a.path}", "yellow") for a in plan.uncovered[:SHOWN]]
+            lines += [(f"    {quoted(a.path)}", "yellow") for a in plan.uncovered[:SHOWN]]
     if plan.context:
         runs = ", ".join(map(str, plan.runs)) or "none"
-        lines.append((f"thread: runs rolled back: {runs}", ""))
+        done = "put back on the line" if plan.undo and not plan.redo else "rolled back"
+        lines.append((f"thread: runs {done}: {runs}", ""))
         if plan.handoffs:
             lines.append((f"  handoffs superseded: {len(plan.handoffs)}", ""))
         lines += [(f"  {p.value} {pt_id[:13]}: {w}", "") for pt_id, p, w in plan.provider_threads]
@@ -63,11 +73,18 @@ def done_lines(done: RollbackDone) -> list[Line]:
     """The report of a rollback (or an undo) that was made."""
     plan = done.plan
     what = "undone" if plan.undo else f"rolled back to run {plan.to_run}"
+    if plan.redo:
+        what = "undo undone: rolled back again"
     lines: list[Line] = [(f"thread {plan.thread_id}: {what} (rollback {done.rollback_id})", "")]
-    if plan.undo and plan.runs and not any("went on after" in n for n in done.notes):
+    if (
+        plan.undo
+        and not plan.redo
+        and plan.runs
+        and not any("went on after" in n for n in done.notes)
+    ):
         lines.append((f"runs back on the thread's line: {', '.join(map(str, plan.runs))}", ""))
     lines += _files("files:", done.done)
-    lines += [(f"  failed    {s.path}: {s.reason}", "red") for s in done.failed]
+    lines += [(f"  failed    {quoted(s.path)}: {s.reason}", "red") for s in done.failed]
     for c in done.copies:
         if c.session_id:
             lines.append(

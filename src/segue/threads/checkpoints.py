@@ -40,6 +40,7 @@ __all__ = [
     "diff_line",
     "latest_checkpoint",
     "list_checkpoints",
+    "run_checkpoint",
     "take_checkpoint",
 ]
 
@@ -90,9 +91,26 @@ class Taken(msgspec.Struct, frozen=True):
 
 
 def checkpoint_ref(thread_id: str, run: int, kind: CheckpointKind) -> str:
+    """Where a checkpoint's commit is kept: an exact one at its run's name, every other one at
+    a name of its own (a later ``segue checkpoint`` never moves the ref of the run's end)."""
     if kind is CheckpointKind.SAFETY:
         return f"refs/segue/safety/{thread_id}/{new_id()}"
-    return f"refs/segue/checkpoints/{thread_id}/{run}"
+    if kind is CheckpointKind.EXACT:
+        return f"refs/segue/checkpoints/{thread_id}/{run}"
+    return f"refs/segue/checkpoints/{thread_id}/{run}-{new_id()}"
+
+
+def run_checkpoint(found: Sequence[Checkpoint], folder: str, run: int) -> Checkpoint | None:
+    """The checkpoint a rollback or a fork takes the folder to at run ``run``: the one taken as
+    the run ended (exact), else the newest taken after it (approximate)."""
+    mine = [
+        c
+        for c in found
+        if c.kind is not CheckpointKind.SAFETY and c.run_ordinal == run and c.folder == folder
+    ]
+    exact = [c for c in mine if c.kind is CheckpointKind.EXACT]
+    chosen = exact or mine
+    return chosen[-1] if chosen else None
 
 
 def diff_line(checkpoint: Checkpoint, limit: int = 6) -> str:

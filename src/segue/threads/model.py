@@ -260,9 +260,30 @@ class ThreadGraph(msgspec.Struct, frozen=True):
 
     @property
     def active_rollbacks(self) -> tuple[Rollback, ...]:
-        """The rollbacks in force: not undone, and not undos themselves."""
-        undone = {r.undoes for r in self.rollbacks if r.undoes is not None}
-        return tuple(r for r in self.rollbacks if r.undoes is None and r.id not in undone)
+        """The rollbacks in force: not undone (or undone, and that undo undone), and not
+        undos themselves."""
+        force = self.in_force
+        return tuple(r for r in self.rollbacks if r.undoes is None and r.id in force)
+
+    @property
+    def in_force(self) -> frozenset[str]:
+        """The rollbacks, undos and redos in force: those no record in force undoes."""
+        undoer = {r.undoes: r.id for r in self.rollbacks if r.undoes is not None}
+        force: set[str] = set()
+        for r in reversed(self.rollbacks):  # (an undo comes after what it undoes)
+            if undoer.get(r.id) not in force:
+                force.add(r.id)
+        return frozenset(force)
+
+    def undoing(self, rollback: Rollback) -> bool:
+        """Whether ``rollback`` is an undo (of a rollback, or of a redo); False for a rollback
+        and for a redo (an undo undone)."""
+        by_id = {r.id: r for r in self.rollbacks}
+        depth = 0
+        while rollback.undoes is not None and rollback.undoes in by_id:
+            rollback = by_id[rollback.undoes]
+            depth += 1
+        return depth % 2 == 1
 
     @property
     def live_runs(self) -> tuple[Run, ...]:

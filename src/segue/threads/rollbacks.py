@@ -50,12 +50,17 @@ def rollback_changes(
     target_checkpoint_id: str | None = None,
     later: frozenset[str] = frozenset(),
     now: datetime | None = None,
+    only: frozenset[int] | None = None,
+    undoes: str | None = None,
 ) -> tuple[Rollback, Changes]:
     """The rollback of ``graph`` to run ``to_run`` and the changes that record it; the provider
     threads in ``later`` are named in the rollback but made divergent only by
-    :func:`finish_changes` (a session to copy from first)."""
+    :func:`finish_changes` (a session to copy from first). ``only``: just these runs (a redo,
+    which rolls back again the runs an undo put back; ``undoes`` names that undo)."""
     rollback_id = new_id()
-    undone = [r for r in graph.live_runs if r.ordinal > to_run]
+    undone = [
+        r for r in graph.live_runs if r.ordinal > to_run and (only is None or r.ordinal in only)
+    ]
     numbers = {r.ordinal for r in undone}
     changes = _base(graph)
     note = f"rolled back: segue rollback {rollback_id} took the thread back to run {to_run}"
@@ -88,6 +93,7 @@ def rollback_changes(
         runs=tuple((r.ordinal, r.status.value) for r in undone),
         provider_threads=tuple(marked),
         handoffs=superseded,
+        undoes=undoes,
     )
     return rollback, changes
 
@@ -123,10 +129,14 @@ def undo_changes(
     safety_checkpoint_id: str | None = None,
     now: datetime | None = None,
 ) -> tuple[Rollback, Changes]:
-    """The undo of ``rollback`` and the changes that record it: its runs and provider threads
-    back to what they were (those changed since are left as they are now)."""
+    """The undo of ``rollback`` (or of a redo) and the changes that record it: its runs and
+    provider threads back to what they were (those changed since are left as they are now).
+    The undo's record names those it put back, with what they were (so that a redo can roll
+    them back again)."""
     changes = _base(graph)
     runs = {r.ordinal: r for r in graph.runs}
+    restored: list[tuple[int, str]] = []
+    returned: list[tuple[str, str]] = []
     for ordinal, before in rollback.runs:
         run = runs.get(ordinal)
         if (
@@ -137,6 +147,7 @@ def undo_changes(
             changes.run_versions[ordinal] = replace(
                 run, status=RunStatus(before), note=None, version=run.version + 1
             )
+            restored.append((ordinal, run.status.value))
     pts = {pt.id: pt for pt in graph.provider_threads}
     for pt_id, before in rollback.provider_threads:
         pt = pts.get(pt_id)
@@ -151,6 +162,7 @@ def undo_changes(
                 reason=f"segue rollback --undo undid {rollback.id}",
                 version=pt.version + 1,
             )
+            returned.append((pt_id, pt.status.value))
     undo = Rollback(
         id=new_id(),
         thread_id=graph.thread.id,
@@ -159,6 +171,8 @@ def undo_changes(
         created_at=now or datetime.now(UTC),
         safety_checkpoint_id=safety_checkpoint_id,
         target_checkpoint_id=rollback.safety_checkpoint_id,
+        runs=tuple(restored),
+        provider_threads=tuple(returned),
         undoes=rollback.id,
     )
     return undo, changes

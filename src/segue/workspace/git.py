@@ -84,8 +84,10 @@ class Git(msgspec.Struct, frozen=True):
     index: Path | None
     env: Mapping[str, str]
 
-    def _env(self, index: Path | None, work_tree: bool) -> dict[str, str]:
+    def _env(self, index: Path | None, work_tree: bool, literal: bool = True) -> dict[str, str]:
         env = clean_env(self.env)
+        if not literal:  # (check-ignore takes paths, and refuses the literal pathspec magic)
+            del env["GIT_LITERAL_PATHSPECS"]
         env["GIT_DIR"] = str(self.git_dir)
         if work_tree:  # (a command about the repository itself, e.g. worktree: none of these)
             env["GIT_WORK_TREE"] = str(self.work_tree)
@@ -160,8 +162,9 @@ class Git(msgspec.Struct, frozen=True):
         check: bool = True,
         index: Path | None = None,
         work_tree: bool = True,
+        literal: bool = True,
     ) -> subprocess.CompletedProcess[bytes]:
-        env = self._env(index, work_tree)
+        env = self._env(index, work_tree, literal)
         try:
             done = subprocess.run(
                 [self.program, *_ALWAYS, *args],

@@ -2,27 +2,43 @@
 ``git checkout``, ``reset``, ``stash`` or ``clean``: the user's index, HEAD and branches are not
 touched).
 
-:func:`preview` says what would change, reading only: files restored (their bytes differ),
-removed (created since the snapshot) and recreated (deleted since). :func:`restore` does it,
-given the snapshot of the folder as it is now (the safety snapshot a rollback takes first, so
-that it can be undone): removals first, deepest first, then each file written beside itself and
-renamed into place with its mode. What a snapshot cannot hold is never removed or overwritten:
-an ignored file, a file over the size cap, a folder that is a repository of its own, a special
-file; it is reported as left as it is.
+One plan serves the preview and the restore: each path that differs, what the file on disk
+goes through to be as the snapshot holds it (``restore``: its bytes or mode differ; ``remove``:
+the snapshot has none; ``recreate``: the disk has none), decided by the file on disk as it is
+when the command starts, never by what an earlier snapshot says it was. :func:`preview` says
+it, reading only. :func:`restore` does it, given the snapshot of the folder taken just before
+(the safety snapshot, so that it can be undone): removals first, deepest first, then each file
+written beside itself and renamed into place with its mode.
+
+A file is removed or overwritten only when the safety snapshot holds its bytes as they are,
+so that an undo brings it back. What is never removed nor overwritten, and is reported as left
+as it is with the reason:
+
+- a file git ignores now (by a ``.gitignore`` at any depth, ``.git/info/exclude`` or the user's
+  global excludes, as the folder is when the command starts) and the user does not track;
+- a ``.gitignore`` whose change would stop ignoring a file that is there (a ``.env``, say);
+- anything inside a folder that is a git repository of its own, and a submodule;
+- a file over the size cap, a FIFO, a socket, an unreadable file, a folder where a file was;
+- a file that changed after the safety snapshot was taken.
+
+A file that is not there is recreated whatever the ignore rules say: nothing is lost by it.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import stat
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 import msgspec
 
 from segue.model.errors import CheckpointError
+from segue.support.text import quoted
 from segue.workspace.changes import Skipped
+from segue.workspace.git import Git
 from segue.workspace.snapshot import (
     Workspace,
     _listing,
@@ -31,6 +47,7 @@ from segue.workspace.snapshot import (
     blob_id,
     file_entry,
     max_file_bytes,
+    users_index,
 )
 
 __all__ = ["FileAction", "Restored", "add_worktree", "materialize", "preview", "restore"]
@@ -52,25 +69,20 @@ class _Entry(msgspec.Struct, frozen=True):
     sha: str
 
 
-def _tree_entries(ws: Workspace, old: str, new: str) -> dict[str, tuple[str, _Entry]]:
-    """Each path that differs from tree-ish ``old`` to ``new``: its status letter and its
-    entry in ``new`` (mode ``000000`` when it is not there)."""
-    out = ws.git.run(["diff-tree", "-r", "-z", "--raw", "--no-renames", old, new, *ws.pathspec()])
-    return _raw(out.stdout)
+class _Step(msgspec.Struct, frozen=True):
+    path: str  # from the repository's top
+    action: str
+    entry: _Entry | None  # what the snapshot holds (None: nothing)
 
 
-def _index_against(ws: Workspace, target: str) -> dict[str, tuple[str, _Entry]]:
-    """:func:`_tree_entries` from segue's index to ``target``, reading only."""
-    out = ws.git.run(
-        ["diff-index", "--cached", "-R", "-r", "-z", "--raw", "--no-renames", target,
-         *ws.pathspec()]
-    )  # fmt: skip
-    return _raw(out.stdout)
+_ZERO_MODE = "000000"
 
 
-def _raw(output: bytes) -> dict[str, tuple[str, _Entry]]:
+def _raw(output: bytes) -> dict[str, tuple[_Entry | None, _Entry | None]]:
+    """What ``git diff-* -z --raw`` wrote: each path's entry on the old side and the new (None
+    where it is not there)."""
     parts = output.split(b"\0")
-    found: dict[str, tuple[str, _Entry]] = {}
+    found: dict[str, tuple[_Entry | None, _Entry | None]] = {}
     i = 0
     while i + 1 < len(parts):
         head = parts[i]
@@ -79,8 +91,23 @@ def _raw(output: bytes) -> dict[str, tuple[str, _Entry]]:
             continue
         fields = head[1:].decode().split()
         path = parts[i + 1].decode("utf-8", "surrogateescape")
-        found[path] = (fields[4][:1], _Entry(fields[1], fields[3]))
+        old = None if fields[0] == _ZERO_MODE else _Entry(fields[0], fields[2])
+        new = None if fields[1] == _ZERO_MODE else _Entry(fields[1], fields[3])
+        found[path] = (old, new)
         i += 2
+    return found
+
+
+def _tree_entries(ws: Workspace, commit: str) -> dict[str, _Entry]:
+    """Every file the snapshot ``commit`` holds in the workspace."""
+    out = ws.git.run(["ls-tree", "-r", "-z", "--full-tree", commit, *ws.pathspec()]).stdout
+    found: dict[str, _Entry] = {}
+    for record in out.split(b"\0"):
+        if not record:
+            continue
+        meta, _, name = record.partition(b"\t")
+        mode, _kind, sha = meta.decode().split()
+        found[name.decode("utf-8", "surrogateescape")] = _Entry(mode, sha)
     return found
 
 
@@ -92,114 +119,276 @@ def preview(
     left_out: Iterable[Skipped] = (),
 ) -> tuple[list[FileAction], list[Skipped]]:
     """What putting the folder back to the snapshot ``target`` (a commit) would do, read from
-    the folder as it is now; nothing is written (not even segue's own index)."""
+    the folder as it is now; nothing is written (not even segue's own index). ``left_out``:
+    what the target could not hold (left as it is on disk)."""
     index = ws.git.index
     assert index is not None
     if not index.exists():
         raise CheckpointError(f"{ws.folder}: no snapshot of this folder has been taken here")
     with _locked(index):
         listing = _listing(ws)
-        changed = _index_against(ws, target)  # what the folder held at the last snapshot
-    cap = max_file_bytes(ws.git.env) if max_bytes is None else max_bytes
-    take, skipped = _screen(ws, listing, cap)
-    seen = {s.path for s in skipped}
-    skipped += [s for s in left_out if s.path not in seen]  # what the target could not hold
-    keep = {ws.git.work_tree / (f"{ws.prefix}/{s.path}" if ws.prefix else s.path) for s in skipped}
-    top = ws.git.work_tree
-    actions: dict[str, str] = {}
-    for path, (letter, _entry) in changed.items():
-        actions[path] = {"A": "recreate", "D": "remove"}.get(letter, "restore")
-    listed = set(take)
-    if listed:
-        wanted = _entries_at(ws, target, listed)
-        for path in listed:
-            try:
-                now = file_entry(top / path)
-            except OSError:
-                now = None
-            entry = wanted.get(path)
-            if entry is None:
-                if now is not None:
-                    actions[path] = "remove"
-                else:
-                    actions.pop(path, None)
-            elif now is None:
-                actions[path] = "recreate"
-            elif blob_id(now[1], target) != entry.sha or now[0] != entry.mode:
-                actions[path] = "restore"
-            else:
-                actions.pop(path, None)
-    left = list(skipped)
-    result = [
-        FileAction(ws.relative(p), a) for p, a in sorted(actions.items()) if top / p not in keep
-    ]
-    return result, left
-
-
-def _entries_at(ws: Workspace, commit: str, paths: Iterable[str]) -> dict[str, _Entry]:
-    names = sorted(paths)
-    out = ws.git.run(
-        ["ls-tree", "-z", "--full-tree", commit, "--", *names] if names else ["ls-tree", commit]
-    ).stdout
-    found: dict[str, _Entry] = {}
-    for record in out.split(b"\0"):
-        if not record:
-            continue
-        meta, _, name = record.partition(b"\t")
-        mode, _kind, sha = meta.decode().split()
-        found[name.decode("utf-8", "surrogateescape")] = _Entry(mode, sha)
-    return found
+        # what differs between the last snapshot (segue's index) and the target
+        against = ws.git.run(
+            ["diff-index", "--cached", "-r", "-z", "--raw", "--no-renames", target,
+             *ws.pathspec()]
+        )  # fmt: skip
+        changed = set(_raw(against.stdout))
+        cap = max_file_bytes(ws.git.env) if max_bytes is None else max_bytes
+        take, skipped = _screen(ws, listing, cap)
+        seen = {s.path for s in skipped}
+        skipped += [s for s in left_out if s.path not in seen]
+        keep = {_full(ws, s.path): s.reason for s in skipped}
+        wanted = _tree_entries(ws, target)
+        steps, left = _plan(ws, wanted, changed | set(take) | set(keep), keep, None)
+    return [FileAction(ws.relative(s.path), s.action) for s in steps], left
 
 
 def restore(ws: Workspace, target: str, current: str, *, keep: Iterable[Skipped] = ()) -> Restored:
-    """Make the folder hold exactly the snapshot ``target``, given ``current``, a snapshot of the
-    folder taken just now (its commit); the paths of ``keep`` (what either snapshot could not
-    hold: pass both lists) are left as they are."""
+    """Make the folder hold the snapshot ``target``, given ``current``, a snapshot of the folder
+    taken just now (its commit): only what ``current`` holds as it is on disk is removed or
+    overwritten. The paths of ``keep`` (what either snapshot could not hold: pass both lists)
+    are left as they are."""
     index = ws.git.index
     assert index is not None
     top = ws.git.work_tree
     folder = os.path.realpath(ws.folder)
-    kept = {(f"{ws.prefix}/{s.path}" if ws.prefix else s.path): s for s in keep}
+    kept = {_full(ws, s.path): s.reason for s in keep}
     done: list[FileAction] = []
     failed: list[Skipped] = []
-    left: list[Skipped] = []
     with _locked(index):
-        changed = _tree_entries(ws, current, target)
-        writes: list[tuple[str, _Entry, str]] = []
-        removals: list[str] = []
-        for path, (letter, entry) in changed.items():
-            if path in kept:
-                left.append(Skipped(ws.relative(path), kept[path].reason))
-                continue
-            if entry.mode == "160000":
-                left.append(Skipped(ws.relative(path), "a submodule: left as it is"))
-                continue
-            if letter == "D":
-                removals.append(path)
-            else:
-                action = "recreate" if letter == "A" else "restore"
-                writes.append((path, entry, action))
-        for path in sorted(removals, key=lambda p: p.count("/"), reverse=True):
-            full = top / path
+        diff = ws.git.run(
+            ["diff-tree", "-r", "-z", "--raw", "--no-renames", current, target, *ws.pathspec()]
+        )
+        changed = _raw(diff.stdout)
+        held = {path: old for path, (old, _new) in changed.items()}
+        wanted = {path: new for path, (_old, new) in changed.items() if new is not None}
+        steps, left = _plan(ws, wanted, changed, kept, held)
+        removals = [s for s in steps if s.action == "remove"]
+        writes = [s for s in steps if s.action != "remove"]
+        for step in sorted(removals, key=lambda s: s.path.count("/"), reverse=True):
+            full = top / step.path
             try:
                 _inside(full, folder)
                 full.unlink()
                 _prune(full.parent, folder)
-                done.append(FileAction(ws.relative(path), "remove"))
+                done.append(FileAction(ws.relative(step.path), "remove"))
             except FileNotFoundError:
-                done.append(FileAction(ws.relative(path), "remove"))
+                done.append(FileAction(ws.relative(step.path), "remove"))
             except (OSError, CheckpointError) as exc:
-                failed.append(Skipped(ws.relative(path), _why(exc)))
-        blobs = _blobs(ws, [entry.sha for _, entry, _ in writes])
-        for path, entry, action in writes:
-            full = top / path
+                failed.append(Skipped(ws.relative(step.path), _why(exc)))
+        blobs = _blobs(ws, [s.entry.sha for s in writes if s.entry is not None])
+        for step in writes:
+            assert step.entry is not None
+            full = top / step.path
             try:
                 _inside(full, folder)
-                _write(full, entry.mode, blobs[entry.sha])
-                done.append(FileAction(ws.relative(path), action))
+                _write(full, step.entry.mode, blobs[step.entry.sha])
+                done.append(FileAction(ws.relative(step.path), step.action))
             except (OSError, CheckpointError, KeyError) as exc:
-                failed.append(Skipped(ws.relative(path), _why(exc)))
+                failed.append(Skipped(ws.relative(step.path), _why(exc)))
     return Restored(tuple(done), tuple(failed), tuple(left))
+
+
+def _full(ws: Workspace, path: str) -> str:
+    """A path relative to the workspace, from the repository's top."""
+    return f"{ws.prefix}/{path}" if ws.prefix else path
+
+
+def _plan(
+    ws: Workspace,
+    wanted: Mapping[str, _Entry],
+    paths: Iterable[str],
+    keep: Mapping[str, str],
+    held: Mapping[str, _Entry | None] | None,
+) -> tuple[list[_Step], list[Skipped]]:
+    """What each of ``paths`` goes through for the folder to hold ``wanted`` (each file the
+    target snapshot holds; a path not in it is removed), and what is left as it is, with why.
+    ``held``: what the safety snapshot holds of each path (None: a preview, taken before it)."""
+    top = ws.git.work_tree
+    nested = _Nested(top, ws.prefix)
+    steps: list[_Step] = []
+    left: list[Skipped] = []
+    for path in sorted(set(paths)):
+        entry = wanted.get(path)
+        if entry is not None and entry.mode == "160000":
+            left.append(Skipped(ws.relative(path), "a submodule: left as it is"))
+            continue
+        action, why = _action(top / path, entry)
+        if action is None:
+            if why is not None:
+                left.append(Skipped(ws.relative(path), why))
+            continue
+        if path in keep:
+            left.append(Skipped(ws.relative(path), keep[path]))
+            continue
+        if (repository := nested.around(path)) is not None:
+            reason = f"inside {quoted(ws.relative(repository))}, a git repository of its own"
+            left.append(Skipped(ws.relative(path), reason))
+            continue
+        steps.append(_Step(path, action, entry))
+    # a file that is there is removed or overwritten only when git does not ignore it now, and
+    # (in a restore) the safety snapshot holds it as it is
+    ignored = _ignored(ws, [s.path for s in steps if s.action != "recreate"])
+    kept: list[_Step] = []
+    for step in steps:
+        if step.path in ignored:
+            left.append(Skipped(ws.relative(step.path), "ignored by git now: left as it is"))
+        elif (
+            step.action != "recreate"
+            and held is not None
+            and not _same(top / step.path, held.get(step.path))
+        ):
+            left.append(Skipped(ws.relative(step.path), "changed after the safety snapshot"))
+        else:
+            kept.append(step)
+    steps = kept
+    for path, hidden in _exposing(ws, steps).items():
+        more = f" and {len(hidden) - 1} more" if len(hidden) > 1 else ""
+        reason = f"kept as it is: the change would stop ignoring {quoted(hidden[0])}{more}"
+        left.append(Skipped(ws.relative(path), reason))
+        steps = [s for s in steps if s.path != path]
+    left.sort(key=lambda s: s.path)
+    return steps, left
+
+
+def _action(full: Path, entry: _Entry | None) -> tuple[str | None, str | None]:
+    """What the file at ``full`` goes through to be ``entry`` (None: none there), or None and
+    why it cannot (None: nothing to do)."""
+    try:
+        info = full.lstat()
+    except (FileNotFoundError, NotADirectoryError):
+        return ("recreate", None) if entry is not None else (None, None)
+    except OSError as exc:
+        return None, f"cannot be looked at ({exc.strerror})"
+    if stat.S_ISDIR(info.st_mode):
+        return (None, "a folder is in its place") if entry is not None else (None, None)
+    if not (stat.S_ISREG(info.st_mode) or stat.S_ISLNK(info.st_mode)):
+        return None, f"{_kind(info.st_mode)}: not a file a snapshot holds"
+    if entry is None:
+        return "remove", None
+    return ("restore", None) if not _same(full, entry) else (None, None)
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    return "a special file"
+
+
+def _same(full: Path, entry: _Entry | None) -> bool:
+    """Whether the file at ``full`` is ``entry`` (its mode and bytes)."""
+    if entry is None:
+        return False
+    try:
+        now = file_entry(full)
+    except OSError:
+        return False
+    return now is not None and now[0] == entry.mode and blob_id(now[1], entry.sha) == entry.sha
+
+
+class _Nested:
+    """The folders of the workspace that are git repositories of their own now (a ``.git``
+    in them), asked for folder by folder and remembered."""
+
+    def __init__(self, top: Path, prefix: str) -> None:
+        self.top = top
+        self.start = len(prefix.split("/")) if prefix else 0
+        self.known: dict[str, bool] = {}
+
+    def around(self, path: str) -> str | None:
+        """The outermost repository of its own that ``path`` is inside, else None."""
+        parts = path.split("/")
+        for n in range(max(self.start, 1), len(parts)):
+            folder = "/".join(parts[:n])
+            found = self.known.get(folder)
+            if found is None:
+                found = os.path.lexists(self.top / folder / ".git")
+                self.known[folder] = found
+            if found:
+                return folder
+        return None
+
+
+def _ignored(ws: Workspace, paths: list[str]) -> set[str]:
+    """Those of ``paths`` git ignores now (the user's own rules, the folder as it is now) and
+    the user does not track."""
+    if not paths:
+        return set()
+    args = ["check-ignore", "-z", "--stdin"]
+    index = None
+    if ws.private:
+        args.insert(1, "--no-index")  # (a folder outside git: the excludes of its repository)
+    else:
+        index = users_index(ws)
+    return _check_ignore(ws.git, args, paths, index)
+
+
+def _check_ignore(git: Git, args: list[str], paths: list[str], index: Path | None) -> set[str]:
+    """Those of ``paths`` (from the top of ``git``'s work tree) that ``git check-ignore``
+    names. (Each is given as ``./path``: a name starting with ``:`` is then no pathspec magic.)"""
+    feed = b"".join(b"./" + p.encode("utf-8", "surrogateescape") + b"\0" for p in paths)
+    done = git.run(args, stdin=feed, check=False, index=index, literal=False)
+    if done.returncode not in (0, 1):
+        raise CheckpointError(
+            f"{git.work_tree}: git cannot tell which files are ignored: "
+            f"{done.stderr.decode('utf-8', 'replace').strip()[:300]}"
+        )
+    named = (n.decode("utf-8", "surrogateescape") for n in done.stdout.split(b"\0") if n)
+    return {n[2:] if n.startswith("./") else n for n in named}
+
+
+def _exposing(ws: Workspace, steps: list[_Step]) -> dict[str, list[str]]:
+    """The ``.gitignore`` files of ``steps`` whose change would stop ignoring a file or folder
+    that is there and ignored now, each with those it would expose. git itself answers, on a
+    scratch folder holding the ``.gitignore`` files as they would be."""
+    changing = {s.path: s for s in steps if s.path.rsplit("/", 1)[-1] == ".gitignore"}
+    if not changing:
+        return {}
+    args = ["ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory"]
+    index = None if ws.private else users_index(ws)
+    listed = ws.git.run([*args, *ws.pathspec()], check=False, index=index).stdout
+    there = [n.decode("utf-8", "surrogateescape") for n in listed.split(b"\0") if n]
+    if not there:
+        return {}
+    chains = {p: _ignore_files(p) for p in there}
+    needed = sorted({g for chain in chains.values() for g in chain})
+    later = {g: changing[g].entry for g in needed if g in changing}
+    blobs = _blobs(ws, [e.sha for e in later.values() if e is not None])
+    top = ws.git.work_tree
+    with tempfile.TemporaryDirectory(prefix="segue-ignores-") as scratch:
+        for name in needed:
+            if name in later:
+                entry = later[name]
+                data = None if entry is None else blobs.get(entry.sha)
+            else:
+                try:
+                    data = (top / name).read_bytes()
+                except OSError:
+                    data = None
+            if data is not None:
+                where = Path(scratch, name)
+                where.parent.mkdir(parents=True, exist_ok=True)
+                where.write_bytes(data)
+        git = Git(ws.git.program, ws.git.git_dir, Path(scratch), None, ws.git.env)
+        still = _check_ignore(git, ["check-ignore", "--no-index", "-z", "--stdin"], there, None)
+    exposing: dict[str, list[str]] = {}
+    for path in there:
+        if path in still:
+            continue
+        for name in chains[path]:
+            if name in changing:
+                exposing.setdefault(name, []).append(ws.relative(path.rstrip("/")))
+    return exposing
+
+
+def _ignore_files(path: str) -> list[str]:
+    """The ``.gitignore`` files that can rule on ``path``: in each folder above it."""
+    parts = path.rstrip("/").split("/")[:-1]
+    return [("/".join(parts[:n]) + "/" if n else "") + ".gitignore" for n in range(len(parts) + 1)]
 
 
 def _why(exc: BaseException) -> str:
@@ -282,15 +471,7 @@ def materialize(ws: Workspace, commit: str, into: Path) -> int:
     """The folder's files as the snapshot ``commit`` holds them, written into ``into`` (a new or
     empty folder); returns how many."""
     _empty_folder(into)
-    out = ws.git.run(["ls-tree", "-r", "-z", "--full-tree", commit, *ws.pathspec()]).stdout
-    entries: list[tuple[str, _Entry]] = []
-    for record in out.split(b"\0"):
-        if not record:
-            continue
-        meta, _, name = record.partition(b"\t")
-        mode, _kind, sha = meta.decode().split()
-        if mode != "160000":
-            entries.append((name.decode("utf-8", "surrogateescape"), _Entry(mode, sha)))
+    entries = [(p, e) for p, e in _tree_entries(ws, commit).items() if e.mode != "160000"]
     blobs = _blobs(ws, [e.sha for _, e in entries])
     into.mkdir(parents=True, exist_ok=True)
     for path, entry in entries:

@@ -276,7 +276,7 @@ def _seed(ws: Workspace) -> None:
     _state(index).unlink(missing_ok=True)  # (a base left by an index that is gone: not this one)
     _raw(index).unlink(missing_ok=True)
     _plain(index).unlink(missing_ok=True)
-    theirs = None if ws.private else _users_index(ws)
+    theirs = None if ws.private else users_index(ws)
     converts, attributes = _attributes(ws, theirs)
     if not attributes:
         _plain(index).write_bytes(b"")
@@ -298,7 +298,8 @@ def _seed(ws: Workspace) -> None:
     _seed_fresh(ws)
 
 
-def _users_index(ws: Workspace) -> Path:
+def users_index(ws: Workspace) -> Path:
+    """The user's own index file of the workspace's repository (never written by segue)."""
     # (asked of the repository alone: with segue's index in its environment, git would name
     # that one, and the seed would be HEAD's tree, every file of it hashed again)
     asked = ws.git.run(["rev-parse", "--git-path", "index"], work_tree=False)
@@ -455,7 +456,7 @@ def _ignored_since(ws: Workspace, listing: list[tuple[str, str]]) -> list[str]:
     ignored = [n for n in listed.split(b"\0") if n]
     if not ignored:
         return []
-    users = ws.git.run(["ls-files", "-z"], check=False, index=_users_index(ws)).stdout
+    users = ws.git.run(["ls-files", "-z"], check=False, index=users_index(ws)).stdout
     tracked = set(users.split(b"\0"))  # (all of them: a path per argument could be too many)
     return [n.decode("utf-8", "surrogateescape") for n in ignored if n not in tracked]
 
@@ -564,6 +565,7 @@ def capture(
             _reset_index(ws)
             made = _snapshot(ws, ref, parent, message, max_bytes, counter)
         commit, tree = made.commit, made.tree
+        _keep_empty_tree(ws, tree)
         referrer = ws.git.start(["update-ref", ref, commit])  # (while the changes are counted)
         try:
             if made.changes is not None:
@@ -612,10 +614,12 @@ def _snapshot(
     if not counted:
         counter.start()
     reader = ObjectReader(ws.git)  # (started first: ready, and idle, once it is listed)
+    folders_known = _Folders(ws, base)
     try:
         listed_at = time.time_ns()
         listed = _listed(ws, counted=counted)
-        listing = listed.entries
+        nested = folders_known.repositories()
+        listing = [e for e in listed.entries if _outside(e[1], nested)]
         if any(p == ".gitattributes" or p.endswith("/.gitattributes") for _, p in listing):
             _plain(index).unlink(missing_ok=True)  # (attributes are set: git counts from now on)
         # the trees on the changed paths, found by git while the files are looked at and read
@@ -628,6 +632,10 @@ def _snapshot(
         take, skipped = _screen(ws, [e for e in listing if e[0] != "S"], max_bytes)
         gone = [p.path if not ws.prefix else f"{ws.prefix}/{p.path}" for p in skipped]
         gone += _ignored_since(ws, listing)  # (their folders asked for by id, if need be)
+        if nested:  # (a folder made a repository of its own since a snapshot took its files)
+            skipped += [Skipped(ws.relative(n), "a git repository of its own") for n in nested]
+            held = ws.git.run(["ls-files", "-z", "--", *nested]).stdout
+            gone += [n.decode("utf-8", "surrogateescape") for n in held.split(b"\0") if n]
         algorithm = hash_name(len(base))
         blobs, edits, entries, latest = _files(ws, take, gone, algorithm)
         found = answers.read()
@@ -675,7 +683,51 @@ def _snapshot(
             ) from None
     finally:
         reader.close(wait=False)
+        folders_known.close()
     return _Made(commit.hex(), tree, skipped, parent, parent_tree, b"".join(entries), changes)
+
+
+class _Folders:
+    """The folders segue's index holds files in (``git ls-tree -d`` of its commit, started
+    beside the listing), to find those that became git repositories of their own since a
+    snapshot took their files: git lists their files as it would any (it looks for a
+    repository only in a folder the index holds nothing in)."""
+
+    def __init__(self, ws: Workspace, base: str) -> None:
+        self.ws = ws
+        args = ["ls-tree", "-r", "-d", "-z", base, *ws.pathspec()]
+        self.process: subprocess.Popen[bytes] | None = None
+        with contextlib.suppress(CheckpointError):
+            self.process = ws.git.start(args)
+
+    def close(self) -> None:
+        if self.process is not None and self.process.returncode is None:
+            with contextlib.suppress(OSError):
+                self.process.kill()
+            self.process.communicate()
+
+    def repositories(self) -> list[str]:
+        """The outermost of those folders with a ``.git`` in them now (from the top)."""
+        if self.process is None:
+            return []
+        done = self.ws.git.finish(self.process, b"", "ls-tree")
+        if done.returncode != 0:
+            return []  # (a base that is gone: the capture starts again from a fresh index)
+        top = self.ws.git.work_tree
+        found: list[str] = []
+        for record in done.stdout.split(b"\0"):
+            meta, _, name = record.partition(b"\t")
+            if not meta.startswith(b"040000 "):
+                continue  # (a submodule: its own repository already)
+            folder = name.decode("utf-8", "surrogateescape")
+            if _outside(folder, found) and os.path.lexists(top / folder / ".git"):
+                found.append(folder)  # (git lists a folder before the folders in it)
+        return found
+
+
+def _outside(path: str, folders: list[str]) -> bool:
+    """Whether ``path`` is in none of ``folders`` (nor one of them)."""
+    return not any(path == f or path.startswith(f + "/") for f in folders)
 
 
 _TICK_NS = 50_000_000  # (a file's times lag the clock by a tick; 50 ms is many)
@@ -857,7 +909,16 @@ def _base(ws: Workspace) -> str:
     if is_object_id(known):
         return known  # (checked by its use: a commit that is gone is no base)
     tree = ws.git.out(["write-tree"])  # fails on a conflict in the index copy: it is reset
+    _keep_empty_tree(ws, tree)
     return ws.git.out(["commit-tree", tree, "-m", "segue: the index a snapshot starts from"])
+
+
+def _keep_empty_tree(ws: Workspace, tree: str) -> None:
+    """The empty tree written as an object when a commit of segue's names it: git knows it
+    without it (so ``write-tree`` writes none), but ``git fsck`` calls a commit naming a tree
+    that is not there broken."""
+    if tree == EMPTY_TREE.get(len(tree)):
+        ws.git.run(["hash-object", "-w", "-t", "tree", "--stdin"], stdin=b"")
 
 
 def file_entry(path: Path) -> tuple[str, bytes] | None:
@@ -946,10 +1007,32 @@ def _files(
 
 
 def _changes_from_head(ws: Workspace, tree: str) -> tuple[Change, ...] | None:
+    """The snapshot's changes against the user's HEAD (None: no commit yet). Where git converts
+    files on their way in (line endings, a clean filter), HEAD holds them converted and the
+    snapshot as they are: a file is then changed only where git, converting it, finds it so
+    (``git diff-index HEAD``, through the user's index as it is, read only), with git's count."""
     try:
-        return changes_between(ws, "HEAD^{tree}", tree)
+        changes = changes_between(ws, "HEAD^{tree}", tree)
     except CheckpointError:
         return None  # no commit yet
+    index = ws.git.index
+    assert index is not None
+    if not _raw(index).exists() or not any(c.status == "modified" for c in changes):
+        return changes
+    done = ws.git.run(
+        ["diff-index", "-z", "--numstat", "HEAD", *ws.pathspec()],
+        check=False,
+        index=users_index(ws),
+    )
+    if done.returncode != 0:
+        return changes
+    _, counts = _raw_and_counts(done.stdout)
+    found = {ws.relative(path): count for path, count in counts.items()}
+    return tuple(
+        c if c.status != "modified" else Change(c.path, c.status, *found[c.path])
+        for c in changes
+        if c.status != "modified" or c.path in found
+    )
 
 
 def _seed_fresh(ws: Workspace) -> None:
