@@ -11,6 +11,32 @@ import pytest
 from segue_testbed.postgres import PostgresServer, PostgresUnavailable, start_postgres
 from segue_testbed.standin.server import StandIn
 
+# What the tests' own git commands run with, whatever the machine's git configuration (a user's
+# name and email, a system-wide gitconfig) or the lack of it: no global or system configuration,
+# and an identity of the tests' own (a new machine has none, and ``git merge`` or ``commit``
+# then stops before doing anything). segue's own git drops every ``GIT_*`` variable and names
+# itself; the real CLIs run in scratch homes with environments built from nothing.
+TEST_GIT_ENV = {
+    "GIT_CONFIG_NOSYSTEM": "1",
+    "GIT_AUTHOR_NAME": "segue tests",
+    "GIT_AUTHOR_EMAIL": "tests@segue.invalid",
+    "GIT_COMMITTER_NAME": "segue tests",
+    "GIT_COMMITTER_EMAIL": "tests@segue.invalid",
+}
+
+
+@pytest.fixture(scope="session", autouse=True)
+def tests_git_config(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Every test's git: an empty global configuration (a file, so that ``git config
+    --global`` still has somewhere to write), none of the system's, and the tests' identity."""
+    empty = tmp_path_factory.mktemp("git-config") / "gitconfig"
+    empty.write_bytes(b"")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("GIT_CONFIG_GLOBAL", str(empty))
+        for name, value in TEST_GIT_ENV.items():
+            patch.setenv(name, value)
+        yield
+
 
 @pytest.fixture(scope="session")
 def standin() -> Iterator[StandIn]:

@@ -45,6 +45,7 @@ OFFLINE_ENV: dict[str, str] = {
     "DISABLE_ERROR_REPORTING": "1",
     "CLAUDE_CODE_DISABLE_FEEDBACK_SURVEY": "1",
     "CLAUDE_CODE_DISABLE_TERMINAL_TITLE": "1",
+    "GIT_CONFIG_NOSYSTEM": "1",  # its git: the scratch home's config, not the machine's
 }
 
 

@@ -126,6 +126,7 @@ class CodexHome:
             "TERM": "dumb",
             "NO_COLOR": "1",
             "TZ": "UTC",
+            "GIT_CONFIG_NOSYSTEM": "1",  # its git: the scratch home's config, not the machine's
             API_KEY_ENV: API_KEY,
         }
         if self.provider == "openai":

@@ -8,10 +8,17 @@ Claude Code waits for a ``Stop`` hook (the checkpoint is taken before the next p
 kills a ``StopFailure`` hook as ``claude -p`` exits (measured with 2.1.328: a hook 50 ms long
 never finished): that one goes on at once in a session of its own (``setsid -f``, its input
 still on stdin), or where there is no ``setsid``, reads its input in the shell and goes on in
-the background, its input as an argument."""
+the background, its input as an argument.
+
+The file is written in its own layout: its indent (tabs, four spaces, none), the spacing around
+its colons, its line ends, what it has after its last line, its key order; a new file gets two
+spaces and a newline. Uninstall gives back the bytes the file had before install, or removes
+the file segue made, as :mod:`segue.providers.hooks` says (a note in segue's state folder)."""
 
 from __future__ import annotations
 
+import json
+import re
 import shlex
 from collections.abc import Sequence
 from pathlib import Path
@@ -29,8 +36,10 @@ from segue.providers.hooks import (
     is_segue_hook,
     json_object,
     keep_copy,
-    replace_file,
+    read_file,
     text_field,
+    undo_install,
+    write_installed,
 )
 
 __all__ = ["hook_event", "install_hooks", "uninstall_hooks"]
@@ -43,14 +52,8 @@ def _settings_path(env: Env) -> Path:
     return config_dir(env) / "settings.json"
 
 
-def _load(path: Path) -> dict[str, Any]:
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        return {}
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read it: {exc.strerror}") from None
-    if not data.strip():
+def _parse(path: Path, data: bytes | None) -> dict[str, Any]:
+    if data is None or not data.strip():
         return {}
     try:
         settings = orjson.loads(data)
@@ -85,14 +88,56 @@ def _has_ours(groups: object) -> bool:
     )
 
 
-def _write(path: Path, settings: dict[str, Any]) -> None:
-    replace_file(path, orjson.dumps(settings, option=orjson.OPT_INDENT_2) + b"\n")
+_KEY_COLON = re.compile(rb'"([ \t]*):([ \t]*)')
+_ESCAPED = re.compile(rb"\\u[0-9a-fA-F]{4}")
+
+
+def _dump(settings: dict[str, Any], like: bytes | None) -> bytes:
+    """``settings`` as JSON laid out as ``like`` is (None or blank: two spaces, a newline)."""
+    if like is None or not like.strip():
+        return json.dumps(settings, indent=2, ensure_ascii=False).encode("utf-8") + b"\n"
+    body = like.strip()
+    lead, trail = like[: len(like) - len(like.lstrip())], like[len(like.rstrip()) :]
+    colon = _KEY_COLON.search(body)
+    key_sep = ":" if colon is None else f"{colon[1].decode()}:{colon[2].decode()}"
+    ascii_only = body.isascii() and _ESCAPED.search(body) is not None
+    newline = b"\r\n" if b"\r\n" in body else b"\n"
+    if colon is None:  # an empty object: no layout to follow but its lead and trail
+        text = json.dumps(settings, indent=2, ensure_ascii=ascii_only).encode("utf-8")
+        text = text.replace(b"\n", newline)
+    elif b"\n" not in body:  # all on one line
+        item_sep = ", " if re.search(rb'[\]}"\w],[ \t]', body) else ","
+        text = json.dumps(settings, ensure_ascii=ascii_only, separators=(item_sep, key_sep)).encode(
+            "utf-8"
+        )
+    else:
+        lines = body.splitlines()[1:]
+        indents = [line[: len(line) - len(line.lstrip())] for line in lines if line.strip()]
+        unit = next((i for i in indents if i), b"")  # the first indented line is one level in
+        text = json.dumps(
+            settings, indent=unit.decode(), ensure_ascii=ascii_only, separators=(",", key_sep)
+        ).encode("utf-8")
+        text = text.replace(b"\n", newline)  # (a newline in a string is written \n)
+    return lead + text + trail
+
+
+def _same(edited: bytes, before: bytes | None) -> bool:
+    """Whether the settings left say what the file said before install (no file: nothing)."""
+    try:
+        same: bool = orjson.loads(edited) == (
+            orjson.loads(before) if before is not None and before.strip() else {}
+        )
+    except orjson.JSONDecodeError:
+        return False
+    return same
 
 
 def install_hooks(env: Env, command: Sequence[str], *, dry_run: bool = False) -> HookChange:
     path = _settings_path(env)
-    settings = _load(path)
+    before = read_file(path)
+    settings = _parse(path, before)
     hooks = _hooks_of(path, settings)
+    had_ours = any(_has_ours(groups) for groups in hooks.values())
     added = []
     for event, matcher in EVENTS.items():
         groups = hooks.get(event, [])
@@ -118,13 +163,14 @@ def install_hooks(env: Env, command: Sequence[str], *, dry_run: bool = False) ->
         return HookChange(path, True, what)
     copy = keep_copy(path, env, "claude-settings.json")
     settings["hooks"] = hooks
-    _write(path, settings)
+    write_installed(path, env, before, _dump(settings, before), note=not had_ours)
     return HookChange(path, True, what, copy)
 
 
 def uninstall_hooks(env: Env, *, dry_run: bool = False) -> HookChange:
     path = _settings_path(env)
-    settings = _load(path)
+    current = read_file(path)
+    settings = _parse(path, current)
     hooks = _hooks_of(path, settings)
     removed = []
     for event in list(hooks):
@@ -154,8 +200,8 @@ def uninstall_hooks(env: Env, *, dry_run: bool = False) -> HookChange:
         settings["hooks"] = hooks
     else:
         settings.pop("hooks", None)
-    _write(path, settings)
-    return HookChange(path, True, what, copy)
+    back = undo_install(path, env, current or b"", _dump(settings, current), _same)
+    return HookChange(path, True, what if back is None else f"{what}; {back}", copy)
 
 
 def hook_event(args: Sequence[str], stdin: bytes) -> HookEvent:

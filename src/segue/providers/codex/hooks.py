@@ -4,6 +4,8 @@ each turn with one JSON argument (``type: agent-turn-complete``, ``thread-id``, 
 Codex takes one ``notify`` program. When the user has one, segue's runs it afterwards with the
 same argument: ``notify = [<segue>, "hook", "codex", "--", <theirs>…]``, and uninstalling puts
 theirs back as it was. The file is edited with tomlkit, so its comments, order and layout stay.
+Uninstall gives back the bytes the file had before install, or removes the file segue made, as
+:mod:`segue.providers.hooks` says (a note in segue's state folder).
 """
 
 from __future__ import annotations
@@ -22,8 +24,10 @@ from segue.providers.hooks import (
     is_segue_hook,
     json_object,
     keep_copy,
-    replace_file,
+    read_file,
     text_field,
+    undo_install,
+    write_installed,
 )
 
 __all__ = ["hook_event", "install_hooks", "uninstall_hooks"]
@@ -33,15 +37,15 @@ def _config_path(env: Env) -> Path:
     return codex_home(env) / "config.toml"
 
 
-def _load(path: Path) -> Any:
+def _parse(path: Path, data: bytes | None) -> Any:
     import tomlkit
     from tomlkit.exceptions import TOMLKitError
 
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
+    if data is None:
         return tomlkit.document()
-    except (OSError, UnicodeDecodeError) as exc:
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
         raise ConfigError(f"{path}: cannot read it: {exc}") from None
     try:
         return tomlkit.parse(text)
@@ -67,8 +71,9 @@ def _split(argv: list[str]) -> tuple[list[str], list[str]]:
     return argv, []
 
 
-def _write(path: Path, doc: Any, notify: list[str] | None) -> None:
-    """Write the file, once it reads back as TOML whose top-level ``notify`` is ``notify``."""
+def _text(path: Path, doc: Any, notify: list[str] | None) -> bytes:
+    """The file's new text, once it reads back as TOML whose top-level ``notify`` is
+    ``notify``."""
     import tomllib
 
     import tomlkit
@@ -80,14 +85,20 @@ def _write(path: Path, doc: Any, notify: list[str] | None) -> None:
         back = ()
     if back != notify:
         raise ConfigError(f"{path}: segue could not edit it safely; left as it is")
-    replace_file(path, text.encode("utf-8"))
+    return text.encode("utf-8")
+
+
+def _same(edited: bytes, before: bytes | None) -> bool:
+    """Whether the file left is the one before install (no file: nothing but blank lines)."""
+    return edited == before or (before is None and not edited.strip())
 
 
 def install_hooks(env: Env, command: Sequence[str], *, dry_run: bool = False) -> HookChange:
     import tomlkit
 
     path = _config_path(env)
-    doc = _load(path)
+    before = read_file(path)
+    doc = _parse(path, before)
     current = _notify(path, doc)
     if current is not None and is_segue_hook(current, "codex"):
         return HookChange(path, False, "already installed (notify)")
@@ -103,7 +114,7 @@ def install_hooks(env: Env, command: Sequence[str], *, dry_run: bool = False) ->
     array = tomlkit.array()
     array.extend(new)
     doc["notify"] = array  # tomlkit puts a new top-level key before the first table
-    _write(path, doc, new)
+    write_installed(path, env, before, _text(path, doc, new))
     return HookChange(path, True, what, copy)
 
 
@@ -111,7 +122,8 @@ def uninstall_hooks(env: Env, *, dry_run: bool = False) -> HookChange:
     import tomlkit
 
     path = _config_path(env)
-    doc = _load(path)
+    now = read_file(path)
+    doc = _parse(path, now)
     current = _notify(path, doc)
     if current is None or not is_segue_hook(current, "codex"):
         return HookChange(path, False, "not installed")
@@ -126,8 +138,8 @@ def uninstall_hooks(env: Env, *, dry_run: bool = False) -> HookChange:
         doc["notify"] = array
     else:
         del doc["notify"]
-    _write(path, doc, theirs or None)
-    return HookChange(path, True, what, copy)
+    back = undo_install(path, env, now or b"", _text(path, doc, theirs or None), _same)
+    return HookChange(path, True, what if back is None else f"{what}; {back}", copy)
 
 
 def hook_event(args: Sequence[str], stdin: bytes) -> HookEvent:
