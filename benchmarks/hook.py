@@ -30,7 +30,6 @@ import orjson
 if __package__ in (None, ""):  # run as a script: make ``benchmarks`` importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.checkpoints import settle
 from benchmarks.switch import _segue
 from segue.model.conversation import Provider
 from segue_testbed.fixtures import all_fixtures
@@ -93,7 +92,6 @@ def bench(files: int, runs: int) -> dict[str, Any]:
         times: list[float] = []
         starts: list[float] = []
         for _ in range(runs):
-            settle(root / "data")  # (the stat-cache refresh the last capture left running)
             shutil.rmtree(root / "data")
             shutil.copytree(saved / "data", root / "data")
             shutil.copy2(saved / "transcript", transcript)

@@ -134,7 +134,7 @@ def _plan(
 ) -> RollbackPlan:
     from segue.threads.rollbacks import rollback_changes
     from segue.workspace.restore import preview
-    from segue.workspace.snapshot import _is_commit, locate
+    from segue.workspace.snapshot import is_commit, locate
 
     live = [r.ordinal for r in graph.live_runs]
     if not live:
@@ -164,7 +164,7 @@ def _plan(
                 f"run {to_run} of thread {graph.thread.id} has no checkpoint ({which}): "
                 "--context-only rolls back the conversation alone"
             )
-        if not _is_commit(ws, target.commit_id):
+        if not is_commit(ws, target.commit_id):
             raise SegueError(
                 f"the checkpoint of run {to_run} ({target.commit_id[:12]}) is gone from "
                 f"{target.repository} (its ref {target.ref} was deleted, then git gc removed it)"
@@ -179,7 +179,7 @@ def _plan(
             ),
             None,
         )
-        if latest is not None and _is_commit(ws, latest.commit_id):
+        if latest is not None and is_commit(ws, latest.commit_id):
             uncovered, _ = preview(ws, latest.commit_id)
     rollback_record, _ = rollback_changes(graph, to_run, scope=_scope(files, context))
     what: list[tuple[str, Provider, str]] = []
@@ -427,9 +427,9 @@ def _undo_preview(
 
 
 def _check_there(ws: Workspace, checkpoint: Checkpoint, what: str) -> None:
-    from segue.workspace.snapshot import _is_commit
+    from segue.workspace.snapshot import is_commit
 
-    if not _is_commit(ws, checkpoint.commit_id):
+    if not is_commit(ws, checkpoint.commit_id):
         raise SegueError(
             f"{what} ({checkpoint.commit_id[:12]}) is gone from {checkpoint.repository} (its ref "
             f"{checkpoint.ref} was deleted, then git gc removed it): nothing was undone"

@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import os
-import shlex
 import shutil
 import subprocess
 from collections.abc import Iterator, Mapping, Sequence
@@ -21,7 +20,7 @@ import msgspec
 
 from segue.model.errors import CheckpointError
 
-__all__ = ["Git", "clean_env", "failed", "find_git", "holding", "init_bare", "probe"]
+__all__ = ["Git", "call", "clean_env", "failed", "find_git", "holding", "init_bare", "probe"]
 
 GIT_TIMEOUT_S = 300.0
 # The lock of the workspace a command runs under (segue's flock of its index), handed to every
@@ -100,42 +99,21 @@ class Git(msgspec.Struct, frozen=True):
         self,
         args: Sequence[str],
         *,
-        detached: bool = False,
-        feed: Path | None = None,
-        after: Sequence[Sequence[str]] = (),
-        then_rename: tuple[Path, Path] | None = None,
+        index: Path | None = None,
+        work_tree: bool = True,
+        literal: bool = True,
     ) -> subprocess.Popen[bytes]:
-        """git running beside segue, its stdin and stdout pipes (for :meth:`finish`); or
-        ``detached``, left to run on its own (its output dropped: the caller need not wait
-        for it), its input the file ``feed`` (removed after), if any: whole before git starts,
-        whatever happens to segue then. The git commands ``after`` run in turn once it has
-        succeeded, then the file ``then_rename`` names is renamed as it says (if any of them
-        fails, removed). Either holds the locks held now."""
-        env = self._env(None, True)
-        argv = [self.program, *_ALWAYS, *args]
-        if after or then_rename is not None or feed is not None:  # (in turn, by POSIX sh)
-            first = shlex.join(argv)
-            if feed is not None:
-                first += f" < {shlex.quote(str(feed))}"
-            steps = [first, *(shlex.join([self.program, *_ALWAYS, *more]) for more in after)]
-            script = " && ".join(steps)
-            if then_rename is not None:
-                old, new = (shlex.quote(str(p)) for p in then_rename)
-                script = f"{script} && mv -f -- {old} {new}; rm -f -- {old}"
-            if feed is not None:
-                script = f"{script}; rm -f -- {shlex.quote(str(feed))}"
-            argv = ["/bin/sh", "-c", script]
-        pipe = subprocess.DEVNULL if detached else subprocess.PIPE
+        """git running beside segue, its stdin and stdout pipes (for :meth:`finish`); it holds
+        the locks held now."""
         try:
             return subprocess.Popen(
-                argv,
+                [self.program, *_ALWAYS, *args],
                 cwd=self.work_tree,
-                env=env,
-                stdin=pipe,
-                stdout=pipe,
-                stderr=pipe,
+                env=self._env(index, work_tree, literal),
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
                 pass_fds=_HELD.get(),
-                start_new_session=detached,  # (a Ctrl-C meant for segue does not stop it)
             )
         except OSError as exc:
             raise CheckpointError(f"{self.work_tree}: cannot run git: {exc.strerror}") from None
@@ -164,25 +142,9 @@ class Git(msgspec.Struct, frozen=True):
         work_tree: bool = True,
         literal: bool = True,
     ) -> subprocess.CompletedProcess[bytes]:
-        env = self._env(index, work_tree, literal)
-        try:
-            done = subprocess.run(
-                [self.program, *_ALWAYS, *args],
-                cwd=self.work_tree,
-                env=env,
-                input=stdin,
-                stdin=None if stdin is not None else subprocess.DEVNULL,
-                capture_output=True,
-                timeout=GIT_TIMEOUT_S,
-                check=False,
-                pass_fds=_HELD.get(),
-            )
-        except subprocess.TimeoutExpired:
-            raise CheckpointError(
-                f"{self.work_tree}: git {args[0]} took more than {GIT_TIMEOUT_S:.0f} s"
-            ) from None
-        except OSError as exc:
-            raise CheckpointError(f"{self.work_tree}: cannot run git: {exc.strerror}") from None
+        """git to its end: its exit code and output (a failure raised, with ``check``)."""
+        process = self.start(args, index=index, work_tree=work_tree, literal=literal)
+        done = self.finish(process, stdin or b"", args[0])
         if check and done.returncode != 0:
             raise failed(done, self.work_tree, args[0])
         return done
@@ -202,20 +164,12 @@ def _last(stderr: bytes) -> str:
     return lines[-1][:300] if lines else "no message"
 
 
-def probe(program: str, folder: Path, env: Mapping[str, str]) -> tuple[Path, Path, Path] | None:
-    """The repository ``folder`` is in, as (its git dir, its top level, its object folder: a
-    linked worktree's is its main repository's), or None when it is in none (or git
-    cannot use it: a bare repository, a folder it does not trust)."""
+def call(program: str, args: Sequence[str], folder: Path, env: Mapping[str, str]) -> str | None:
+    """What git, run on its own in ``folder`` (no repository named), prints; None when it fails
+    or cannot be run."""
     try:
         done = subprocess.run(
-            [
-                program,
-                "rev-parse",
-                "--absolute-git-dir",
-                "--show-toplevel",
-                "--git-path",
-                "objects",
-            ],
+            [program, *args],
             cwd=folder,
             env=clean_env(env),
             stdin=subprocess.DEVNULL,
@@ -225,24 +179,20 @@ def probe(program: str, folder: Path, env: Mapping[str, str]) -> tuple[Path, Pat
         )
     except (OSError, subprocess.TimeoutExpired):
         return None
-    lines = done.stdout.decode("utf-8", "surrogateescape").splitlines()
-    if done.returncode != 0 or len(lines) != 3:
-        return None
-    return Path(lines[0]), Path(lines[1]), folder / lines[2]
+    return done.stdout.decode("utf-8", "surrogateescape") if done.returncode == 0 else None
+
+
+def probe(program: str, folder: Path, env: Mapping[str, str]) -> tuple[Path, Path, Path] | None:
+    """The repository ``folder`` is in, as (its git dir, its top level, its object folder: a
+    linked worktree's is its main repository's), or None when it is in none (or git
+    cannot use it: a bare repository, a folder it does not trust)."""
+    args = ["rev-parse", "--absolute-git-dir", "--show-toplevel", "--git-path", "objects"]
+    lines = (call(program, args, folder, env) or "").splitlines()
+    return (Path(lines[0]), Path(lines[1]), folder / lines[2]) if len(lines) == 3 else None
 
 
 def init_bare(program: str, git_dir: Path, env: Mapping[str, str]) -> None:
     """A new bare repository in ``git_dir`` (an existing one is left as it is)."""
-    try:
-        done = subprocess.run(
-            [program, "init", "--bare", "--quiet", str(git_dir)],
-            env=clean_env(env),
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            timeout=60.0,
-            check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        raise CheckpointError(f"{git_dir}: cannot make a repository: {exc}") from None
-    if done.returncode != 0:
-        raise CheckpointError(f"{git_dir}: cannot make a repository: {_last(done.stderr)}")
+    git_dir.parent.mkdir(parents=True, exist_ok=True)
+    if call(program, ["init", "--bare", "--quiet", str(git_dir)], git_dir.parent, env) is None:
+        raise CheckpointError(f"{git_dir}: cannot make a repository")

@@ -1,27 +1,12 @@
 """Putting a workspace back to a snapshot, byte for byte, through segue's own plumbing (never
-``git checkout``, ``reset``, ``stash`` or ``clean``: the user's index, HEAD and branches are not
-touched).
-
-One plan serves the preview and the restore: each path that differs, what the file on disk
-goes through to be as the snapshot holds it (``restore``: its bytes or mode differ; ``remove``:
-the snapshot has none; ``recreate``: the disk has none), decided by the file on disk as it is
-when the command starts, never by what an earlier snapshot says it was. :func:`preview` says
-it, reading only. :func:`restore` does it, given the snapshot of the folder taken just before
-(the safety snapshot, so that it can be undone): removals first, deepest first, then each file
-written beside itself and renamed into place with its mode.
-
-A file is removed or overwritten only when the safety snapshot holds its bytes as they are,
-so that an undo brings it back. What is never removed nor overwritten, and is reported as left
-as it is with the reason:
-
-- a file git ignores now (by a ``.gitignore`` at any depth, ``.git/info/exclude`` or the user's
-  global excludes, as the folder is when the command starts) and the user does not track;
-- a ``.gitignore`` whose change would stop ignoring a file that is there (a ``.env``, say);
-- anything inside a folder that is a git repository of its own, and a submodule;
-- a file over the size cap, a FIFO, a socket, an unreadable file, a folder where a file was;
-- a file that changed after the safety snapshot was taken.
-
-A file that is not there is recreated whatever the ignore rules say: nothing is lost by it.
+``git checkout``, ``reset``, ``stash`` or ``clean``). One plan serves the preview and the
+restore: what each path that differs goes through (``restore``, ``remove``, ``recreate``),
+decided by the folder as it is when the command starts. A file that is there is removed or
+overwritten only when the safety snapshot taken just before holds it as it is (so an undo
+brings it back); never a file git ignores now, a ``.gitignore`` whose change would stop
+ignoring a file that is there, anything in a repository of its own or a submodule, a file over
+the size cap, a special file. Each is left as it is, with the reason. A file that is not there
+is recreated whatever the ignore rules say: nothing is lost by it.
 """
 
 from __future__ import annotations
@@ -41,12 +26,11 @@ from segue.workspace.changes import Skipped
 from segue.workspace.git import Git
 from segue.workspace.snapshot import (
     Workspace,
-    _listing,
-    _locked,
-    _screen,
-    blob_id,
-    file_entry,
+    disk_ids,
+    listing,
+    locked,
     max_file_bytes,
+    screen,
     users_index,
 )
 
@@ -75,26 +59,17 @@ class _Step(msgspec.Struct, frozen=True):
     entry: _Entry | None  # what the snapshot holds (None: nothing)
 
 
-_ZERO_MODE = "000000"
-
-
 def _raw(output: bytes) -> dict[str, tuple[_Entry | None, _Entry | None]]:
     """What ``git diff-* -z --raw`` wrote: each path's entry on the old side and the new (None
     where it is not there)."""
     parts = output.split(b"\0")
     found: dict[str, tuple[_Entry | None, _Entry | None]] = {}
-    i = 0
-    while i + 1 < len(parts):
-        head = parts[i]
-        if not head.startswith(b":"):
-            i += 1
-            continue
-        fields = head[1:].decode().split()
-        path = parts[i + 1].decode("utf-8", "surrogateescape")
-        old = None if fields[0] == _ZERO_MODE else _Entry(fields[0], fields[2])
-        new = None if fields[1] == _ZERO_MODE else _Entry(fields[1], fields[3])
-        found[path] = (old, new)
-        i += 2
+    for head, name in zip(parts[0::2], parts[1::2], strict=False):
+        old_mode, new_mode, old_id, new_id = head[1:].decode().split()[:4]
+        found[name.decode("utf-8", "surrogateescape")] = (
+            None if old_mode == "000000" else _Entry(old_mode, old_id),
+            None if new_mode == "000000" else _Entry(new_mode, new_id),
+        )
     return found
 
 
@@ -125,8 +100,8 @@ def preview(
     assert index is not None
     if not index.exists():
         raise CheckpointError(f"{ws.folder}: no snapshot of this folder has been taken here")
-    with _locked(index):
-        listing = _listing(ws)
+    with locked(index):
+        entries = listing(ws, refresh=False)
         # what differs between the last snapshot (segue's index) and the target
         against = ws.git.run(
             ["diff-index", "--cached", "-r", "-z", "--raw", "--no-renames", target,
@@ -134,10 +109,10 @@ def preview(
         )  # fmt: skip
         changed = set(_raw(against.stdout))
         cap = max_file_bytes(ws.git.env) if max_bytes is None else max_bytes
-        take, skipped = _screen(ws, listing, cap)
+        take, skipped = screen(ws, entries, cap)
         seen = {s.path for s in skipped}
         skipped += [s for s in left_out if s.path not in seen]
-        keep = {_full(ws, s.path): s.reason for s in skipped}
+        keep = {ws.full(s.path): s.reason for s in skipped}
         wanted = _tree_entries(ws, target)
         steps, left = _plan(ws, wanted, changed | set(take) | set(keep), keep, None)
     return [FileAction(ws.relative(s.path), s.action) for s in steps], left
@@ -152,10 +127,10 @@ def restore(ws: Workspace, target: str, current: str, *, keep: Iterable[Skipped]
     assert index is not None
     top = ws.git.work_tree
     folder = os.path.realpath(ws.folder)
-    kept = {_full(ws, s.path): s.reason for s in keep}
+    kept = {ws.full(s.path): s.reason for s in keep}
     done: list[FileAction] = []
     failed: list[Skipped] = []
-    with _locked(index):
+    with locked(index):
         diff = ws.git.run(
             ["diff-tree", "-r", "-z", "--raw", "--no-renames", current, target, *ws.pathspec()]
         )
@@ -163,35 +138,24 @@ def restore(ws: Workspace, target: str, current: str, *, keep: Iterable[Skipped]
         held = {path: old for path, (old, _new) in changed.items()}
         wanted = {path: new for path, (_old, new) in changed.items() if new is not None}
         steps, left = _plan(ws, wanted, changed, kept, held)
+        blobs = _blobs(ws, [s.entry.sha for s in steps if s.entry is not None])
         removals = [s for s in steps if s.action == "remove"]
-        writes = [s for s in steps if s.action != "remove"]
-        for step in sorted(removals, key=lambda s: s.path.count("/"), reverse=True):
+        removals.sort(key=lambda s: s.path.count("/"), reverse=True)  # (deepest first)
+        for step in [*removals, *(s for s in steps if s.action != "remove")]:
             full = top / step.path
             try:
                 _inside(full, folder)
-                full.unlink()
-                _prune(full.parent, folder)
-                done.append(FileAction(ws.relative(step.path), "remove"))
-            except FileNotFoundError:
-                done.append(FileAction(ws.relative(step.path), "remove"))
-            except (OSError, CheckpointError) as exc:
-                failed.append(Skipped(ws.relative(step.path), _why(exc)))
-        blobs = _blobs(ws, [s.entry.sha for s in writes if s.entry is not None])
-        for step in writes:
-            assert step.entry is not None
-            full = top / step.path
-            try:
-                _inside(full, folder)
-                _write(full, step.entry.mode, blobs[step.entry.sha])
+                if step.entry is None:
+                    with contextlib.suppress(FileNotFoundError):
+                        full.unlink()
+                    _prune(full.parent, folder)
+                else:
+                    _write(full, step.entry.mode, blobs[step.entry.sha])
                 done.append(FileAction(ws.relative(step.path), step.action))
             except (OSError, CheckpointError, KeyError) as exc:
-                failed.append(Skipped(ws.relative(step.path), _why(exc)))
+                why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+                failed.append(Skipped(ws.relative(step.path), why))
     return Restored(tuple(done), tuple(failed), tuple(left))
-
-
-def _full(ws: Workspace, path: str) -> str:
-    """A path relative to the workspace, from the repository's top."""
-    return f"{ws.prefix}/{path}" if ws.prefix else path
 
 
 def _plan(
@@ -205,15 +169,17 @@ def _plan(
     target snapshot holds; a path not in it is removed), and what is left as it is, with why.
     ``held``: what the safety snapshot holds of each path (None: a preview, taken before it)."""
     top = ws.git.work_tree
-    nested = _Nested(top, ws.prefix)
+    start, known = len(ws.prefix.split("/")) if ws.prefix else 0, dict[str, bool]()
     steps: list[_Step] = []
     left: list[Skipped] = []
-    for path in sorted(set(paths)):
+    ordered = sorted(set(paths))
+    disk = {p: _Entry(*e) for p, e in disk_ids(ws, ordered).items()}  # (as they are now)
+    for path in ordered:
         entry = wanted.get(path)
         if entry is not None and entry.mode == "160000":
             left.append(Skipped(ws.relative(path), "a submodule: left as it is"))
             continue
-        action, why = _action(top / path, entry)
+        action, why = _action(top / path, entry, disk.get(path))
         if action is None:
             if why is not None:
                 left.append(Skipped(ws.relative(path), why))
@@ -221,7 +187,7 @@ def _plan(
         if path in keep:
             left.append(Skipped(ws.relative(path), keep[path]))
             continue
-        if (repository := nested.around(path)) is not None:
+        if (repository := _nested(top, start, path, known)) is not None:
             reason = f"inside {quoted(ws.relative(repository))}, a git repository of its own"
             left.append(Skipped(ws.relative(path), reason))
             continue
@@ -236,7 +202,7 @@ def _plan(
         elif (
             step.action != "recreate"
             and held is not None
-            and not _same(top / step.path, held.get(step.path))
+            and (held.get(step.path) is None or disk.get(step.path) != held.get(step.path))
         ):
             left.append(Skipped(ws.relative(step.path), "changed after the safety snapshot"))
         else:
@@ -251,9 +217,9 @@ def _plan(
     return steps, left
 
 
-def _action(full: Path, entry: _Entry | None) -> tuple[str | None, str | None]:
-    """What the file at ``full`` goes through to be ``entry`` (None: none there), or None and
-    why it cannot (None: nothing to do)."""
+def _action(full: Path, entry: _Entry | None, now: _Entry | None) -> tuple[str | None, str | None]:
+    """What the file at ``full`` (``now``: its mode and blob id, as git reads it) goes through
+    to be ``entry`` (None: none there), or None and why it cannot (None: nothing to do)."""
     try:
         info = full.lstat()
     except (FileNotFoundError, NotADirectoryError):
@@ -263,68 +229,35 @@ def _action(full: Path, entry: _Entry | None) -> tuple[str | None, str | None]:
     if stat.S_ISDIR(info.st_mode):
         return (None, "a folder is in its place") if entry is not None else (None, None)
     if not (stat.S_ISREG(info.st_mode) or stat.S_ISLNK(info.st_mode)):
-        return None, f"{_kind(info.st_mode)}: not a file a snapshot holds"
+        kinds = {stat.S_IFIFO: "a FIFO", stat.S_IFSOCK: "a socket"}
+        kind = kinds.get(stat.S_IFMT(info.st_mode), "a special file")
+        return None, f"{kind}: not a file a snapshot holds"
+    if now is None:
+        return None, "cannot be read"
     if entry is None:
         return "remove", None
-    return ("restore", None) if not _same(full, entry) else (None, None)
+    return ("restore", None) if now != entry else (None, None)
 
 
-def _kind(mode: int) -> str:
-    if stat.S_ISFIFO(mode):
-        return "a FIFO"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        return "a device"
-    return "a special file"
-
-
-def _same(full: Path, entry: _Entry | None) -> bool:
-    """Whether the file at ``full`` is ``entry`` (its mode and bytes)."""
-    if entry is None:
-        return False
-    try:
-        now = file_entry(full)
-    except OSError:
-        return False
-    return now is not None and now[0] == entry.mode and blob_id(now[1], entry.sha) == entry.sha
-
-
-class _Nested:
-    """The folders of the workspace that are git repositories of their own now (a ``.git``
-    in them), asked for folder by folder and remembered."""
-
-    def __init__(self, top: Path, prefix: str) -> None:
-        self.top = top
-        self.start = len(prefix.split("/")) if prefix else 0
-        self.known: dict[str, bool] = {}
-
-    def around(self, path: str) -> str | None:
-        """The outermost repository of its own that ``path`` is inside, else None."""
-        parts = path.split("/")
-        for n in range(max(self.start, 1), len(parts)):
-            folder = "/".join(parts[:n])
-            found = self.known.get(folder)
-            if found is None:
-                found = os.path.lexists(self.top / folder / ".git")
-                self.known[folder] = found
-            if found:
-                return folder
-        return None
+def _nested(top: Path, start: int, path: str, known: dict[str, bool]) -> str | None:
+    """The outermost folder ``path`` is in (below the ``start`` first parts of the workspace's
+    path) that is a git repository of its own now (a ``.git`` in it), else None."""
+    parts = path.split("/")
+    for n in range(max(start, 1), len(parts)):
+        folder = "/".join(parts[:n])
+        if known.setdefault(folder, os.path.lexists(top / folder / ".git")):
+            return folder
+    return None
 
 
 def _ignored(ws: Workspace, paths: list[str]) -> set[str]:
     """Those of ``paths`` git ignores now (the user's own rules, the folder as it is now) and
-    the user does not track."""
+    the user does not track (a folder outside git: its private repository's excludes)."""
     if not paths:
         return set()
-    args = ["check-ignore", "-z", "--stdin"]
-    index = None
     if ws.private:
-        args.insert(1, "--no-index")  # (a folder outside git: the excludes of its repository)
-    else:
-        index = users_index(ws)
-    return _check_ignore(ws.git, args, paths, index)
+        return _check_ignore(ws.git, ["check-ignore", "--no-index", "-z", "--stdin"], paths, None)
+    return _check_ignore(ws.git, ["check-ignore", "-z", "--stdin"], paths, users_index(ws))
 
 
 def _check_ignore(git: Git, args: list[str], paths: list[str], index: Path | None) -> set[str]:
@@ -389,12 +322,6 @@ def _ignore_files(path: str) -> list[str]:
     """The ``.gitignore`` files that can rule on ``path``: in each folder above it."""
     parts = path.rstrip("/").split("/")[:-1]
     return [("/".join(parts[:n]) + "/" if n else "") + ".gitignore" for n in range(len(parts) + 1)]
-
-
-def _why(exc: BaseException) -> str:
-    if isinstance(exc, OSError) and exc.strerror:
-        return exc.strerror
-    return str(exc) or type(exc).__name__
 
 
 def _inside(path: Path, folder: str) -> None:
