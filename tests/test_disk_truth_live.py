@@ -263,3 +263,49 @@ def test_a_session_its_cli_is_working_on_is_not_switched_or_run(
     finally:
         busy.terminate()
         busy.wait(30)
+
+
+def test_a_turn_begun_after_the_fleet_was_planned_stops_that_agents_switch(
+    standin: StandIn, tmp_path: Path
+) -> None:
+    # the batch is planned (and each switch previewed) while no CLI runs the session; then its
+    # CLI starts a turn: the session's last record is an unanswered prompt, the CLI alive. The
+    # confirmed switch asks the machine again, under its lock, right before writing
+    from segue.fleet.batch import ArrivalCompact, plan_fleet, run_fleet
+    from segue.model.conversation import Provider
+
+    fixture = BY_NAME["claude-multi_turn"]
+    lane, codex, claude, env, cwd = _homes(standin, tmp_path, "claude-multi_turn")
+    shutil.copytree(fixture.home, claude.home, dirs_exist_ok=True)
+    sid = fixture.spec["session_id"]
+    plan = plan_fleet(Provider.CLAUDE, Provider.CODEX, sessions=[sid], env=env, agents=[])
+    assert [(c.session_id, c.skip, c.error) for c in plan.candidates] == [(sid, None, None)]
+    before = set(codex.codex_home.rglob("rollout-*.jsonl"))
+    lane.script("anthropic", Stall(seconds=60))
+    busy = subprocess.Popen(
+        claude.args("A long task.", resume=sid),
+        cwd=cwd,
+        env=claude.env(),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        transcript = claude.transcript_for(sid)
+        while b"A long task." not in transcript.read_bytes() or not any(
+            s.get("status") == "busy" for s in claude.live_sessions()
+        ):
+            assert time.monotonic() < deadline and busy.poll() is None
+            time.sleep(0.2)
+
+        result = run_fleet(plan, env=env, record=False, arrival_compact=ArrivalCompact.OFF)
+
+        (outcome,) = result.outcomes
+        assert outcome.switch is None and outcome.error is not None
+        assert "mid-turn" in outcome.error and f"pid {busy.pid}" in outcome.error
+        assert set(codex.codex_home.rglob("rollout-*.jsonl")) == before  # nothing written
+        assert busy.poll() is None  # and the turn goes on
+    finally:
+        busy.terminate()
+        busy.wait(30)

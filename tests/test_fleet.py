@@ -135,6 +135,29 @@ def test_an_agent_of_another_home_moves_only_when_its_session_is_named(
     assert [(c.path, c.pid) for c in named.candidates] == [(copy, 1)]
 
 
+def test_an_agent_of_another_home_that_names_no_home_is_not_switched(
+    home: dict[str, str], tmp_path: Path
+) -> None:
+    # its process gave no HOME: where its CLI would read a switched session cannot be told,
+    # so nothing is written anywhere for it
+    stuck = next(f for f in FIXTURES if f.name == "codex-stuck_agent")
+    shutil.copytree(stuck.home, tmp_path / "elsewhere")
+    copy = tmp_path / "elsewhere" / Path(stuck.spec["transcript"]).relative_to("home")
+    agent = Agent(
+        Provider.CODEX, 1, None, copy, None, None, AgentState.IDLE, None, ["codex"],
+        {"CODEX_HOME": str(tmp_path / "elsewhere" / ".codex")},
+    )  # fmt: skip
+    plan = plan_fleet(Provider.CODEX, sessions=[str(copy)], env=home, now=NOW, agents=[agent])
+    (candidate,) = plan.candidates
+    assert candidate.error is not None and "no HOME" in candidate.error
+    assert "\n" not in candidate.error
+    before = set(Path(home["HOME"], ".claude").rglob("*.jsonl"))
+    result = run_fleet(plan, env=home, record=False)
+    assert [o.switch for o in result.outcomes] == [None] and result.failed
+    assert set(Path(home["HOME"], ".claude").rglob("*.jsonl")) == before
+    assert not (tmp_path / "elsewhere" / ".claude").exists()
+
+
 def test_a_batch_switches_in_parallel_records_itself_and_comes_back(
     home: dict[str, str],
 ) -> None:
@@ -241,7 +264,8 @@ def test_a_return_goes_on_past_a_session_that_is_gone_and_exits_non_zero(
     assert gone is not None and gone.path is not None and kept is not None
     gone.path.unlink()  # one of the sessions the batch wrote: deleted since
 
-    done = segue(["switch", "--return", "--yes", "--json"], home, timeout=120)
+    # (back to Codex, which the recorded limits hold until 2030: only with --force)
+    done = segue(["switch", "--return", "--yes", "--force", "--json"], home, timeout=120)
 
     assert done.returncode == 1, done.stderr
     doc = orjson.loads(done.stdout)  # one document
@@ -250,6 +274,59 @@ def test_a_return_goes_on_past_a_session_that_is_gone_and_exits_non_zero(
     back = by[str(kept.session_id)]["switch"]
     assert back is not None and back["thread"]["strategy"] == "no_handoff"
     assert "1 failed" in doc["summary"]
+
+
+def _codex_files(home: dict[str, str]) -> set[Path]:
+    return set(Path(home["HOME"], ".codex", "sessions").rglob("*.jsonl"))
+
+
+def test_a_return_to_a_provider_still_exhausted_is_refused_unless_forced(
+    home: dict[str, str],
+) -> None:
+    # moved off Codex, whose recorded usage limit (the usage_limited session) resets only on
+    # 2030-03-17 17:46 UTC: every reading segue makes says Codex is still exhausted
+    plan = plan_fleet(env=home, now=NOW, exhausted=[Provider.CODEX], agents=[])
+    moved = run_fleet(plan, env=home)
+    assert moved.batch_id is not None and not moved.failed
+    before = _codex_files(home)
+
+    refused = segue(["switch", "--return", "--yes"], home, timeout=120)
+    assert refused.returncode == 1 and not refused.stdout
+    assert refused.stderr.count("\n") == 1, refused.stderr  # one line, no traceback
+    line = refused.stderr
+    assert "codex is still exhausted" in line and "2030-03-17 17:46 UTC" in line, line
+    assert "--force" in line
+    as_json = segue(["switch", "--return", "--yes", "--json"], home, timeout=120)
+    assert as_json.returncode == 1
+    assert "2030-03-17 17:46 UTC" in orjson.loads(as_json.stdout)["error"]
+    assert _codex_files(home) == before  # nothing written
+    with open_store(env=home) as store:
+        assert len(store.list_batches()) == 1  # and no return recorded
+
+    # the preview shows the plan, and the same line under it
+    preview = segue(["switch", "--return", "--dry-run"], home, timeout=120)
+    assert preview.returncode == 0, preview.stderr
+    assert "Claude Code → Codex (back from batch" in preview.stdout
+    assert "warning: codex is still exhausted" in preview.stdout
+    assert "2030-03-17 17:46 UTC" in preview.stdout
+    doc = orjson.loads(
+        segue(["switch", "--return", "--dry-run", "--json"], home, timeout=120).stdout
+    )
+    assert "2030-03-17 17:46 UTC" in doc["blocked"]
+
+    # the library refuses such a plan too, unless forced
+    back = return_plan(env=home, check_usage=True, remote=False)
+    assert back.blocked is not None and "2030-03-17 17:46 UTC" in back.blocked
+    with pytest.raises(SegueError, match="still exhausted"):
+        run_fleet(back, env=home)
+    assert return_plan(env=home).blocked is None  # (not asked: the caller has looked)
+
+    # --force belongs to --return; and with it, they go back
+    wrong = segue(["switch", "--from", "codex", "--all", "--force"], home, timeout=120)
+    assert wrong.returncode == 2 and "--return" in wrong.stderr, wrong.stderr
+    forced = segue(["switch", "--return", "--yes", "--force", "--json"], home, timeout=120)
+    assert forced.returncode == 0, forced.stderr
+    assert orjson.loads(forced.stdout)["summary"].startswith("Switched 2 agents to Codex")
 
 
 def test_an_agent_at_work_on_a_copy_in_another_home_does_not_hold_this_session(

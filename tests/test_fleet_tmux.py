@@ -240,3 +240,86 @@ def test_a_fleet_parked_on_claude_moves_to_codex_in_its_panes(
             ask_on_codex(lab, fleet, name, codex_lane)
     finally:
         _end_codex_of(env["CODEX_HOME"])
+
+
+def _end_codex_of_home(home: Path) -> None:
+    """The Codex processes (and their shared server) running with ``home`` as their HOME."""
+    for process in psutil.process_iter(["name"]):
+        try:
+            if process.info["name"] == "codex" and process.environ().get("HOME") == str(home):
+                process.kill()
+        except psutil.Error:
+            continue
+
+
+def test_an_agent_of_another_home_is_moved_into_its_own_home(
+    standin: StandIn, lab: TmuxLab, tmp_path: Path
+) -> None:
+    # a Claude Code agent of another home (its HOME holds its Claude Code and its Codex): its
+    # session is named, so it moves, into the Codex of its own home, where its pane's Codex
+    # finds it; the Codex home of whoever runs segue is left alone
+    cwd = project(tmp_path, "theirs-project")
+    theirs_env, theirs_codex = _codex_target(tmp_path / "theirs", standin, [cwd])
+    theirs = Path(theirs_env["HOME"])
+    claude = ClaudeHome(tmp_path / "theirs", standin.lane())
+    assert claude.home == theirs
+    claude.trust(cwd)
+    approve_key(claude)
+    lane = standin.lane()
+    lane.script("anthropic", A.Text("NOTED-theirs"))
+    pane = start_claude(lab, "theirs", tui_env(claude, lane), cwd)
+    prompt = "Remember that the theirs codeword is THEIRS-6."
+    lab.type(pane, prompt)
+    lab.wait_for(pane, "NOTED-theirs", SETTLE)
+    found = wait_agents(
+        lab,
+        lambda f: (
+            pane in f and f[pane].session_path is not None and f[pane].state is AgentState.IDLE
+        ),
+    )
+    agent = found[pane]
+    assert agent.session_path is not None and agent.session_path.is_relative_to(theirs)
+
+    mine_env, _ = _codex_target(tmp_path / "mine", standin, [cwd])
+    mine = Path(mine_env["HOME"])
+    env = {
+        **mine_env,
+        "CLAUDE_CONFIG_DIR": str(mine / ".claude"),
+        "SEGUE_CODEX_BIN": str(codex_bin()),
+        "SEGUE_STATE_DIR": str(tmp_path / "state"),
+        "SEGUE_DATA_DIR": str(tmp_path / "data"),
+        "TMUX_TMPDIR": os.environ.get("TMUX_TMPDIR", "/tmp"),
+    }
+    theirs_codex.script("openai", O.Text("ANSWER-FROM-CODEX"))
+    try:
+        done = segue(
+            ["switch", str(agent.session_path), "--to", "codex", "--yes", "--relaunch",
+             "--json", "--arrival-compact", "off"],
+            env,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr + done.stdout
+        (row,) = orjson.loads(done.stdout)["agents"]
+        assert row["switch"] is not None, row
+        written = Path(row["switch"]["path"])
+        assert written.is_relative_to(theirs / ".codex" / "sessions"), written
+        assert not list(mine.rglob("rollout-*.jsonl"))
+        assert any("relaunched on Codex" in note for note in row["notes"]), row["notes"]
+
+        # its pane runs Codex of its own home on that session: the history is there
+        def loaded() -> bool:
+            screen = lab.screen(pane)
+            return CODEX_READY in screen and "theirs codeword" in screen
+
+        lab.wait_for(pane, loaded, START)
+        lab.input_ready(pane)
+        lab.type(pane, "What is the theirs codeword?")
+        lab.wait_for(pane, "ANSWER-FROM-CODEX", SETTLE)
+        sent = [
+            orjson.dumps(r.body).decode()
+            for r in theirs_codex.requests_for("openai")
+            if O.request_kind(r) == "turn"
+        ]
+        assert sent and prompt in sent[-1]
+    finally:
+        _end_codex_of_home(theirs)
+        _end_codex_of(mine_env["CODEX_HOME"])

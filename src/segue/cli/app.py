@@ -203,6 +203,13 @@ def switch(
     return_: Annotated[
         bool, Option("--return", help="Move a batch's agents back (default: the latest).")
     ] = False,
+    force: Annotated[
+        bool,
+        Option(
+            "--force",
+            help="With --return: move them back even to a provider segue reads as still exhausted.",
+        ),
+    ] = False,
     clean: Annotated[
         bool,
         Option("--clean", help="A clean context: a new session, never an earlier one."),
@@ -239,6 +246,10 @@ def switch(
         )
     if under is not None and return_:
         raise UsageError("--under chooses a fleet; --return takes back the batch it names")
+    if force and not return_:
+        raise UsageError(
+            "--force takes a batch back to a provider still exhausted; it goes with --return"
+        )
     if not fleet:
         _switch_one(
             (sessions or [""])[0],
@@ -275,6 +286,7 @@ def switch(
         source_compact=source_compact,
         clean=clean,
         return_batch=return_,
+        force=force,
         out=print_json,
         console=_console(),
     )

@@ -171,6 +171,7 @@ def _fleet_head(plan: FleetPlan, result: FleetResult | None) -> dict[str, Any]:
         "under": plan.under,
         "reason": plan.reason,
         "dry_run": result is None,
+        "blocked": plan.blocked,
     }
 
 

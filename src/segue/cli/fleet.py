@@ -38,9 +38,11 @@ def run_fleet_command(
     out: Out,
     console: Console,
     clean: bool = False,
+    force: bool = False,
 ) -> None:
     """Preview, confirm, switch and report; exits 1 when any agent's switch failed (the batch
-    itself always goes on past one)."""
+    itself always goes on past one). A return to a provider still exhausted is refused in one
+    line (a dry run shows it under the plan) unless ``force``."""
     from segue.cli.documents import fleet_plan_to_json, fleet_result_to_json
     from segue.cli.render import print_fleet_plan, print_fleet_result
 
@@ -53,7 +55,12 @@ def run_fleet_command(
             redact_secrets=redact_secrets,
             clean=clean,
             dry_run=dry_run,
+            check_usage=True,
         )
+        if plan.blocked and not dry_run and not force:
+            raise SegueError(
+                f"{plan.blocked}: nothing was moved back (--force moves them back anyway)"
+            )
     else:
         plan = plan_fleet(
             source,
@@ -76,11 +83,13 @@ def run_fleet_command(
             print_fleet_plan(console, plan)
             if not plan.to_switch:
                 console.print("Nothing to switch.", markup=False)
+            _warn_blocked(console, plan)
         if plan.failing and not dry_run:
             raise SystemExit(1)
         return
     if not as_json:
         print_fleet_plan(console, plan)
+        _warn_blocked(console, plan)
     if not yes and (as_json or not _confirm(plan)):
         raise NotConfirmed(
             f"nothing switched: confirm the {len(plan.to_switch)} switches with --yes"
@@ -90,6 +99,7 @@ def run_fleet_command(
         relaunch=relaunch,
         arrival_compact=ArrivalCompact(arrival_compact),
         source_compact=source_compact,
+        force=force,
     )
     if as_json:
         out(fleet_result_to_json(result))
@@ -104,3 +114,13 @@ def _confirm(plan: FleetPlan) -> bool:
     n = len(plan.to_switch)
     prompt = f"Switch {n} session{'s' if n != 1 else ''} to {plan.target.value}? [y/N] "
     return terminal_answer(prompt) is True
+
+
+def _warn_blocked(console: Console, plan: FleetPlan) -> None:
+    """Under a return's plan: the provider it goes back to is still exhausted."""
+    if plan.blocked:
+        from rich.text import Text
+
+        console.print(
+            Text(f"warning: {plan.blocked}; only --force moves them back now", style="yellow")
+        )

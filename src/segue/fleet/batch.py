@@ -35,6 +35,7 @@ from segue.switch import Switch, ThreadMove, carry_out, switch_session
 from segue.transforms.plan import Label
 
 if TYPE_CHECKING:
+    from segue.running.usage import ProviderUsage
     from segue.store import AgentResult
 
 __all__ = [
@@ -112,6 +113,9 @@ class FleetPlan(msgspec.Struct):
     redact_secrets: bool = False
     returning: bool = False  # taking a batch back: each move decided in its app thread
     under: str | None = None  # only sessions working in this directory or below it
+    # a return to a provider segue's usage readings say is still exhausted: that, in one line
+    # (with its reset time); :func:`run_fleet` refuses such a plan unless forced
+    blocked: str | None = None
 
     @property
     def to_switch(self) -> list[Candidate]:
@@ -412,12 +416,52 @@ def _preview(
             target,
             dry_run=True,
             clean=clean,
-            env=env,
+            env=switch_env(env, candidate.agent, target),
             redact_secrets=redact_secrets,
             agents=agents,
         )
     except SegueError as exc:
         candidate.error = str(exc)
+
+
+def switch_env(env: Mapping[str, str], agent: Agent | None, target: Provider) -> dict[str, str]:
+    """The environment an agent's switch runs with: segue's own, except for an agent of
+    another home, whose session is in its home: there each CLI's home is the one its process
+    has (its switch is written where its CLI, relaunched in its own environment, reads it).
+    An agent whose home cannot be told, or cannot be written, is refused in one line."""
+    env = dict(env)
+    if agent is None or in_home(agent, env):
+        return env
+    who = agent.pane.target if agent.pane is not None else f"pid {agent.pid}"
+    if not agent.env_home.get("HOME"):
+        raise SegueError(
+            f"{who} runs in another home, which its process does not name (no HOME): "
+            "not switched, as its session would be written elsewhere"
+        )
+    for e in (entry(agent.provider), entry(target)):
+        try:
+            home = e.home(agent.env_home)
+        except SegueError as exc:
+            raise SegueError(f"{who}: its home of {e.label}: {exc}") from None
+        if e.home_variable is not None:
+            env[e.home_variable] = str(home)
+        elif home != e.home(env):  # (only a HOME of its own could say it: not segue's to change)
+            raise SegueError(f"{who}: {e.label} of its home ({home}) cannot be written by segue")
+        if e.provider is target and not _writable(home):
+            raise SegueError(
+                f"{who}: {e.label} of its home ({home}) cannot be written: not switched"
+            )
+    return env
+
+
+def _writable(folder: Path) -> bool:
+    """Whether segue can create or write ``folder``: its nearest existing folder."""
+    here = folder
+    while not here.exists():
+        if here.parent == here:
+            return False
+        here = here.parent
+    return here.is_dir() and os.access(here, os.W_OK | os.X_OK)
 
 
 # -- running -------------------------------------------------------------------------------------
@@ -447,30 +491,41 @@ def run_fleet(
     arrival_compact: ArrivalCompact = ArrivalCompact.AUTO,
     source_compact: bool = False,
     progress: Progress | None = None,
+    force: bool = False,
 ) -> FleetResult:
     """Switch every candidate the plan takes, in parallel; skipped and failed ones are reported,
     never fatal. Then, per switched agent: the target's compaction on arrival, and with
     ``relaunch`` its tmux pane restarted on the new session (its source process ended only
-    now, after the switch is written). Records the batch in segue's store."""
+    now, after the switch is written). Records the batch in segue's store. A return to a
+    provider still exhausted (``plan.blocked``) is refused, unless ``force``."""
     env = dict(os.environ) if env is None else dict(env)
+    if plan.blocked and not force:
+        raise SegueError(f"{plan.blocked}; nothing was moved back")
     outcomes = [Outcome(c, error=c.error) for c in plan.candidates]
     todo = [o for o in outcomes if o.candidate.skip is None and o.error is None]
 
     def one(outcome: Outcome) -> Outcome:
         candidate = outcome.candidate
+        try:
+            mine = switch_env(env, candidate.agent, plan.target)
+        except SegueError as exc:
+            outcome.error = str(exc)
+            if progress is not None:
+                progress(outcome)
+            return outcome
         if source_compact and candidate.cwd:
             _, note = entry(plan.source).compact(
-                candidate.path, candidate.session_id, candidate.cwd, env
+                candidate.path, candidate.session_id, candidate.cwd, mine
             )
             outcome.notes.append(f"source compaction: {note}")
         try:
             if candidate.preview is not None and not source_compact:
-                outcome.switch = carry_out(candidate.preview, env)
+                outcome.switch = carry_out(candidate.preview, mine)
             else:
                 outcome.switch = switch_session(
                     str(candidate.path),
                     plan.target,
-                    env=env,
+                    env=mine,
                     redact_secrets=plan.redact_secrets,
                     agents=[] if candidate.agent is None else [candidate.agent],
                 )
@@ -478,7 +533,7 @@ def run_fleet(
         except SegueError as exc:
             outcome.error = str(exc)
         else:
-            _arrive(outcome, plan.target, arrival_compact, env)
+            _arrive(outcome, plan.target, arrival_compact, mine)
         if progress is not None:
             progress(outcome)
         return outcome
@@ -565,11 +620,19 @@ def return_plan(
     clean: bool = False,
     dry_run: bool = False,
     exclude: Mapping[str, str] | None = None,
+    usage: Sequence[ProviderUsage] | None = None,
+    check_usage: bool = False,
+    remote: bool = True,
+    now: datetime | None = None,
 ) -> FleetPlan:
     """The plan that moves a recorded batch's agents back to their first provider, carrying the
     work each did since (its session on the provider it was moved to). An agent whose session
     is gone is one failed row; the others still go back. ``dry_run`` reads the store without
-    creating or changing it; ``exclude``: sessions skipped with the reason given."""
+    creating or changing it; ``exclude``: sessions skipped with the reason given.
+
+    With ``check_usage`` (or ``usage``, the readings already made) the provider it goes back to
+    is looked at first (its session files and, with ``remote``, its usage service, at ``now``):
+    still exhausted, the plan is ``blocked`` with the line that says until when."""
     from segue.store import open_store
     from segue.store.location import store_wait
     from segue.store.store import StoreAbsent
@@ -607,7 +670,41 @@ def return_plan(
     )
     back.reason = f"back from batch {record.id}"
     back.returning = True
+    if check_usage or usage is not None:
+        back.blocked = still_exhausted(back.target, env, usage=usage, remote=remote, now=now)
     return back
+
+
+def still_exhausted(
+    provider: Provider,
+    env: Mapping[str, str] | None = None,
+    *,
+    usage: Sequence[ProviderUsage] | None = None,
+    remote: bool = True,
+    now: datetime | None = None,
+) -> str | None:
+    """One line when segue's usage readings (``usage``, else read now) say ``provider`` is still
+    exhausted, naming the limit and its reset time; None when it can take work."""
+    from segue.model.times import in_time, utc_minutes
+    from segue.running.usage import read_usage, window_label
+
+    now = now or datetime.now(UTC)
+    if usage is None:
+        env = os.environ if env is None else env
+        usage = read_usage(env, now=now, remote=remote, providers=[provider])
+    found = next((u for u in usage if u.provider is provider), None)
+    if found is None or not found.exhausted:
+        return None
+    said = f"{provider.value} is still exhausted"
+    window = found.blocking
+    if window is None:
+        return f"{said} (its reset time is not known)"
+    if window.resets_at is None:
+        return f"{said}: blocked by the {window_label(window)} limit (its reset time is not known)"
+    return (
+        f"{said}: blocked by the {window_label(window)} limit until "
+        f"{utc_minutes(window.resets_at)} ({in_time(window.resets_at, now)})"
+    )
 
 
 def _record(result: FleetResult, env: Mapping[str, str]) -> None:

@@ -10,12 +10,12 @@ from __future__ import annotations
 import contextlib
 import os
 import shlex
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 
 import psutil
 
 from segue.providers import entry
-from segue.running.agents import Agent, end_agent
+from segue.running.agents import Agent, end_agent, home_variables, in_home
 from segue.running.tmux import TmuxError, display_message, keep_on_exit, respawn
 from segue.switch import Switch
 
@@ -25,11 +25,19 @@ __all__ = ["relaunch_on_model", "relaunch_pane"]
 NOT_PASSED = frozenset({"TMUX", "TMUX_PANE", "TERM", "COLUMNS", "LINES", "PWD", "OLDPWD", "SHLVL"})
 
 
-def passed_environment(agent_env: Mapping[str, str], env: Mapping[str, str]) -> dict[str, str]:
+def passed_environment(
+    agent_env: Mapping[str, str], env: Mapping[str, str], own: Collection[str] = ()
+) -> dict[str, str]:
     """The environment the target CLI starts with: what the agent ran with in its pane (the
     user's shell there), updated with segue's own (where the user ran the switch, so the
-    target CLI's settings and keys are there)."""
+    target CLI's settings and keys are there), but for the variables ``own``, kept as the agent
+    had them (an agent of another home: its homes, where its switch was written)."""
     merged = {**agent_env, **env}
+    for name in own:
+        if name in agent_env:
+            merged[name] = agent_env[name]
+        else:
+            merged.pop(name, None)
     return {name: value for name, value in merged.items() if name not in NOT_PASSED}
 
 
@@ -53,6 +61,9 @@ def relaunch_pane(agent: Agent, switch: Switch, env: Mapping[str, str]) -> str:
             f"{switch.resume_command}"
         )
     agent_env = _environment_of(agent.pid)
+    # an agent of another home runs on in its own homes, where its switch was written
+    own = [] if in_home(agent, env) else home_variables()
+    agent_env = {**agent_env, **agent.env_home} if own else agent_env
     try:
         keep_on_exit(pane)  # else the pane (and its window) closes when the agent's CLI ends
     except TmuxError as exc:
@@ -64,7 +75,7 @@ def relaunch_pane(agent: Agent, switch: Switch, env: Mapping[str, str]) -> str:
         )
     argv = [executable, *target.resume_args(switch.session_id)]
     try:
-        respawn(pane, switch.cwd, argv, env=passed_environment(agent_env, env))
+        respawn(pane, switch.cwd, argv, env=passed_environment(agent_env, env, own))
     except TmuxError as exc:
         return f"{pane.target}: not relaunched ({exc}); continue it with {switch.resume_command}"
     label = switch.plan.label.value

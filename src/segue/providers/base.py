@@ -85,6 +85,8 @@ class ProviderEntry(ABC):
     compacts_on_arrival: ClassVar[bool] = False
     # what the CLI can do headless; None: compaction and summaries only through its interface
     headless: ClassVar[HeadlessCommands | None] = None
+    # the variable that names the CLI's home outright (else it is in ``$HOME``), if it has one
+    home_variable: ClassVar[str | None] = None
 
     @property
     def bin_variable(self) -> str:
@@ -277,6 +279,11 @@ class ProviderEntry(ABC):
         answer (offline, not signed in): that is a note."""
 
     # -- running agents -----------------------------------------------------------------------
+
+    def new_scan(self) -> None:
+        """A scan of the running agents begins: what an earlier one saw is not to be reused
+        (the processes and their files may have changed since). By default nothing is kept."""
+        return
 
     @abstractmethod
     def running_session(self, process: psutil.Process) -> RunningSession | None:

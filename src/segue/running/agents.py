@@ -30,7 +30,16 @@ from segue.providers import entry as provider_entry
 from segue.providers.base import RunningSession
 from segue.running.tmux import Pane, PaneProcess, default_sockets, list_panes
 
-__all__ = ["Agent", "AgentState", "Pane", "end_agent", "in_home", "list_agents", "working_on"]
+__all__ = [
+    "Agent",
+    "AgentState",
+    "Pane",
+    "end_agent",
+    "home_variables",
+    "in_home",
+    "list_agents",
+    "working_on",
+]
 
 
 class AgentState(StrEnum):
@@ -49,7 +58,7 @@ class Agent(msgspec.Struct):
     state: AgentState
     reset_at: datetime | None
     command: list[str]
-    env_home: dict[str, str]  # HOME / CLAUDE_CONFIG_DIR / CODEX_HOME the process runs with
+    env_home: dict[str, str]  # HOME and every CLI's home variable the process runs with
     launcher_pid: int | None = None  # a process that exits with it (Codex's node wrapper)
     started: float | None = None  # create time, against pid reuse
 
@@ -59,14 +68,17 @@ def list_agents(
     *,
     tmux_sockets: Sequence[str] | None = None,
     every_home: bool = False,
+    panes: bool = True,
 ) -> list[Agent]:
     """Every Claude Code and Codex process of this machine that segue can inspect and that runs
     with ``env``'s home of its CLI, mapped to its session and (through its parents) to the tmux
-    pane it runs in. ``env`` also gives the tmux socket folder (``$TMUX_TMPDIR``);
-    ``tmux_sockets`` adds servers to the user's default ones. Processes of other users, of
-    other homes (unless ``every_home``), and processes that end during the scan are left out,
-    quietly."""
+    pane it runs in (not looked for without ``panes``). ``env`` also gives the tmux socket folder
+    (``$TMUX_TMPDIR``); ``tmux_sockets`` adds servers to the user's default ones. Processes of
+    other users, of other homes (unless ``every_home``), and processes that end during the scan
+    are left out, quietly. Every scan looks afresh: nothing seen by an earlier one is reused."""
     entries = all_entries()
+    for e in entries:
+        e.new_scan()
     parents: dict[int, int] = {}
     mine = (
         {}
@@ -87,11 +99,13 @@ def list_agents(
             found.append((match[0], process, match[1]))
     if not found:
         return []
-    sockets = [*default_sockets(env), *(tmux_sockets or ()), *sorted(_own_servers(found))]
-    panes = {p.pid: p for p in list_panes(sockets) if not p.dead}
+    by_pid: dict[int, PaneProcess] = {}
+    if panes:
+        sockets = [*default_sockets(env), *(tmux_sockets or ()), *sorted(_own_servers(found))]
+        by_pid = {p.pid: p for p in list_panes(sockets) if not p.dead}
     agents = []
     for entry, process, running in found:
-        agent = _agent(entry, process, running, _pane_of(process.pid, parents, panes))
+        agent = _agent(entry, process, running, _pane_of(process.pid, parents, by_pid))
         if agent is not None:
             agents.append(agent)
     agents.sort(key=lambda a: (a.pane.target if a.pane else "~", a.pid))
@@ -107,10 +121,12 @@ def working_on(
     env: Mapping[str, str] | None = None,
 ) -> Agent | None:
     """The agent in the middle of a turn of this session (named by its id, or its file), from
-    ``agents`` or a scan now; None when there is none, or the scan cannot be made."""
+    ``agents`` or a scan now; None when there is none, or the scan cannot be made. A scan for a
+    file looks at the CLIs of every home (a file is one session, whoever's home it is in); for
+    an id alone, at those of ``env``'s home."""
     if agents is None:
         try:
-            agents = list_agents(env)
+            agents = list_agents(env, every_home=path is not None, panes=False)
         except (OSError, SegueError):
             return None
     for agent in agents:
@@ -122,6 +138,11 @@ def working_on(
         if agent.provider is provider and same and agent.state is AgentState.WORKING:
             return agent
     return None
+
+
+def home_variables() -> list[str]:
+    """The variables that choose the CLIs' homes: ``HOME``, then each one's own."""
+    return ["HOME", *(e.home_variable for e in all_entries() if e.home_variable)]
 
 
 def in_home(agent: Agent, env: Mapping[str, str] | None) -> bool:
@@ -178,8 +199,16 @@ def _agent(
             command = process.cmdline()
             cwd = process.cwd()
             started = process.create_time()
+            environ = process.environ()
     except psutil.Error:
         return None
+    # every CLI's home as this process has it: a switch of its session writes the other CLI's
+    # session where the agent, relaunched with its own environment, will look for it
+    homes = {
+        name: environ[name]
+        for name in home_variables()
+        if name in environ and name not in running.env_home
+    }
     state, reset_at = _state(entry, running)
     return Agent(
         provider=entry.provider,
@@ -191,7 +220,7 @@ def _agent(
         state=state,
         reset_at=reset_at,
         command=command,
-        env_home=running.env_home,
+        env_home={**running.env_home, **homes},
         launcher_pid=running.launcher_pid,
         started=started,
     )

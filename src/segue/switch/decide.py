@@ -66,6 +66,7 @@ __all__ = [
     "decide_move",
     "names_workspace",
     "prepare_move",
+    "refuse_mid_turn",
     "run_items",
 ]
 
@@ -189,10 +190,32 @@ def _span(runs: Sequence[Run]) -> tuple[int, int] | None:
     return (runs[0].ordinal, runs[-1].ordinal) if runs else None
 
 
+def refuse_mid_turn(source: Source, env: Mapping[str, str]) -> None:
+    """Refuse the switch of a session its CLI is in the middle of a turn of, as the machine is
+    now: the processes looked at afresh, each one's state read from its own word (Claude Code's
+    ``busy``) and from the session file as it is now, whatever an earlier scan or an earlier
+    read of the file said. Called under the switch's locks, right before it writes."""
+    from segue.running.agents import working_on
+
+    agent = working_on(source.provider, source.native_id, source.path, env=env)
+    if agent is not None:
+        raise _working(source, agent.pid)
+
+
+def _working(source: Source, pid: int) -> SwitchError:
+    return SwitchError(
+        f"{source.provider.value} session {source.native_id} is mid-turn: "
+        f"{entry(source.provider).label} (pid {pid}) is still working on it; "
+        "switch it when the turn has ended"
+    )
+
+
 def _mid_turn(
     state: LoadedThread, source: Source, options: SwitchOptions, env: Mapping[str, str]
 ) -> str | None:
-    """A note for a source whose last run has not finished; refused while its CLI runs it."""
+    """A note for a source whose last run has not finished; refused while its CLI runs it (as
+    the agents given, or a scan now, say: a switch that writes asks again right before it
+    writes, :func:`refuse_mid_turn`)."""
     line = state.graph.live_runs
     last = line[-1] if line else None
     if last is None or last.status is not RunStatus.WORKING:
@@ -208,11 +231,7 @@ def _mid_turn(
         source.provider, source.native_id, source.path, agents=options.agents, env=env
     )
     if agent is not None:
-        raise SwitchError(
-            f"{source.provider.value} session {source.native_id} is mid-turn: "
-            f"{entry(source.provider).label} (pid {agent.pid}) is still working on it; "
-            "switch it when the turn has ended"
-        )
+        raise _working(source, agent.pid)
     return (
         f"run {last.ordinal} had not finished (no CLI is running it): what is on disk so far "
         "is carried, and the run is not counted as carried"

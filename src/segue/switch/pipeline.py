@@ -39,6 +39,7 @@ from segue.switch.decide import (
     decide_move,
     names_workspace,
     prepare_move,
+    refuse_mid_turn,
 )
 from segue.switch.locks import SwitchLocks
 from segue.switch.record import preview_move, record_move, write_move
@@ -344,8 +345,12 @@ def write_and_record(
 ) -> Switch:
     """Steps 5 and 6, once the checkpoint ``mark`` is taking is done (none: the state's). What
     was written is recorded whatever became of the checkpoint: a checkpoint that failed in a way
-    nothing foresaw (a bug) is a warning then, never a session published and not recorded."""
+    nothing foresaw (a bug) is a warning then, never a session published and not recorded.
+    First, under the locks and right before writing, the machine is asked afresh whether the
+    source's CLI is in the middle of a turn (a preview, a plan or a read made earlier may
+    predate the turn): then nothing is written."""
     try:
+        refuse_mid_turn(source, env)
         written = write_move(prepared, env)
     except BaseException:
         if mark is not None:

@@ -44,6 +44,7 @@ class ClaudeCode(ProviderEntry):
     label: ClassVar[str] = "Claude Code"
     command: ClassVar[str] = "claude"
     mark: ClassVar[str] = "L"
+    home_variable: ClassVar[str | None] = "CLAUDE_CONFIG_DIR"
 
     def home(self, env: Env) -> Path:
         return paths.config_dir(env)

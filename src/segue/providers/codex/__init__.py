@@ -44,6 +44,7 @@ class Codex(ProviderEntry):
     label: ClassVar[str] = "Codex"
     command: ClassVar[str] = "codex"
     mark: ClassVar[str] = "C"
+    home_variable: ClassVar[str | None] = "CODEX_HOME"
     compacts_on_arrival: ClassVar[bool] = True  # from the token count segue seeds
 
     def home(self, env: Env) -> Path:
@@ -88,6 +89,11 @@ class Codex(ProviderEntry):
 
     target_profile = staticmethod(target_profile)
     select = staticmethod(writer.select)
+
+    def new_scan(self) -> None:
+        from segue.providers.codex.agents import new_scan
+
+        new_scan()
 
     def running_session(self, process: psutil.Process) -> RunningSession | None:
         from segue.providers.codex.agents import running_session  # psutil: only for agents

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import os
 import re
-import time
 from pathlib import Path
 
 import msgspec
@@ -89,7 +88,6 @@ _NOT_THE_TUI = frozenset(
         "help",
     ]
 )
-_SCAN_TTL_S = 2.0  # one look at the daemons serves every Codex process of one agents scan
 
 
 def _subcommand(argv: list[str]) -> str | None:
@@ -113,14 +111,22 @@ class _Served(msgspec.Struct, frozen=True):
     resumed: frozenset[str]  # threads a lockless TUI of this home names (codex resume <id>)
 
 
-_seen: dict[Path, tuple[float, _Served]] = {}
+# one look at the daemons of a home serves every Codex process of one agents scan, and no other
+# scan: each one begins by forgetting it (a look kept for a few seconds could miss a turn the
+# daemon began since, however slow the machine is)
+_seen: dict[Path, _Served] = {}
+
+
+def new_scan() -> None:
+    """An agents scan begins: every home's daemons are looked at again."""
+    _seen.clear()
 
 
 def _served_by_daemons(home: Path) -> _Served:
-    """One scan of the processes (at most every few seconds) for a Codex home."""
+    """One look at the processes for a Codex home, kept until the next scan begins."""
     known = _seen.get(home)
-    if known is not None and time.monotonic() - known[0] < _SCAN_TTL_S:
-        return known[1]
+    if known is not None:
+        return known
     locks: set[str] = set()
     rollouts: dict[str, Path] = {}
     resumed: set[str] = set()
@@ -143,7 +149,7 @@ def _served_by_daemons(home: Path) -> _Served:
         except (psutil.Error, OSError):
             continue
     served = _Served(frozenset(locks), rollouts, frozenset(resumed))
-    _seen[home] = (time.monotonic(), served)
+    _seen[home] = served
     return served
 
 
