@@ -111,3 +111,26 @@ def test_a_secret_in_a_prompt_is_masked_where_threads_are_shown(tmp_path: Path) 
         done = segue(tmp_path, *args)
         assert done.returncode == 0 and "A1b2C3d4" not in done.stdout, done.stdout
         assert "[secret redacted" in done.stdout
+
+
+def test_fork_into_an_empty_folder_name_is_refused_and_nothing_is_forked(tmp_path: Path) -> None:
+    """``--into ""`` is a mistake, not the default folder: one line, status 2, no fork."""
+    codex = BY_NAME["codex-multi_turn"]
+    shutil.copytree(codex.home, tmp_path / "home", dirs_exist_ok=True)
+    Path(codex.spec["cwd"]).mkdir(parents=True, exist_ok=True)
+    adopted = _json(segue(tmp_path, "adopt", codex.spec["session_id"], "--json"))
+    last = len(adopted["runs"])
+    default = Path(f"{codex.spec['cwd']}-fork-{last}")
+    existed = default.exists()
+    for into in ("", "  "):
+        for json in ([], ["--json"]):
+            done = run_segue(
+                ["fork", adopted["id"], "--at-run", str(last), "--into", into, *json],
+                _env(tmp_path),
+                cwd=tmp_path,
+            )
+            assert done.returncode == 2, done.stdout + done.stderr
+            said = orjson.loads(done.stdout)["error"] if json else done.stderr
+            assert "--into needs a folder" in said and said.strip().count("\n") == 0, said
+    assert [t["id"] for t in _json(segue(tmp_path, "list", "--json"))["threads"]] == [adopted["id"]]
+    assert default.exists() == existed

@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import orjson
 import pytest
 import sqlalchemy as sa
 from alembic.autogenerate import compare_metadata
@@ -614,3 +615,52 @@ def test_a_postgres_database_with_another_date_style_is_read(postgres: PostgresS
     with open_store(url) as store:
         batch = store.create_batch(Provider.CODEX, Provider.CLAUDE)
         assert [b.created_at for b in store.list_batches()] == [batch.created_at]
+
+
+@pytest.mark.parametrize(
+    ("url", "shown"),
+    [
+        ("postgresql://u@h/db?password=hunter2&sslmode=require",
+         "postgresql://u@h/db?password=***&sslmode=require"),
+        # libpq's names, any case, percent-encoded, and any option whose name holds "password"
+        ("postgresql://u@h/db?PassWord=hunter2", "postgresql://u@h/db?PassWord=***"),
+        ("postgresql://u@h/db?sslpassword=hunter2", "postgresql://u@h/db?sslpassword=***"),
+        ("postgresql://u@h/db?pass%77ord=hunter2", "postgresql://u@h/db?pass%77ord=***"),
+        ("postgresql://u@h/db?my_password=hunter2&x=1", "postgresql://u@h/db?my_password=***&x=1"),
+        ("postgresql://u:hunter2@h/db?password=hunter2",
+         "postgresql://u:***@h/db?password=***"),
+        # a connection string or URL where libpq reads one (a dbname that holds one)
+        ("postgresql://h/db?dbname=host%3Dx%20password%3Dhunter2",
+         "postgresql://h/db?dbname=host=x password=***"),
+        ("postgresql://h/user%3Du%20password%3D'hunter2'", "postgresql://h/user=u password=***"),
+        ("postgresql://h/db?dbname=postgresql%3A%2F%2Fu%3Ahunter2%40h2%2Fx",
+         "postgresql://h/db?dbname=postgresql://u:***@h2/x"),
+    ],
+)  # fmt: skip
+def test_a_password_anywhere_in_the_url_is_never_shown(url: str, shown: str) -> None:
+    parsed = database_url(url)
+    assert str(parsed) == shown
+    assert "hunter2" not in repr(parsed) and "hunter2" not in repr([parsed])
+    assert "hunter2" in str(parsed.connection_keywords())  # (libpq still gets it)
+
+
+def test_a_password_in_the_query_is_never_shown_by_a_real_server_or_a_command(
+    postgres: PostgresServer, tmp_path: Path
+) -> None:
+    """The store as an error names it: the library's, and a command's (text and --json)."""
+    from tests.segue_cli import segue as run_segue
+
+    url = postgres.url("nope") + "?password=hunter2&sslpassword=k3y"
+    with pytest.raises(StoreError) as failed:
+        open_store(url)
+    message = str(failed.value)
+    assert message.endswith(
+        f"@127.0.0.1:{postgres.port}/nope?password=***&sslpassword=***: cannot open segue's "
+        'database: the server refused the connection: database "nope" does not exist'
+    ), message
+    assert "hunter2" not in message and "k3y" not in message
+    env = {"HOME": str(tmp_path), "PATH": "/usr/bin:/bin", "SEGUE_DATABASE_URL": url}
+    text = run_segue(["thread", "list"], env)
+    assert text.returncode == 1 and text.stderr == f"segue: {message}\n", text.stderr
+    json = run_segue(["thread", "list", "--json"], env)
+    assert json.returncode == 1 and orjson.loads(json.stdout)["error"] == message, json.stdout

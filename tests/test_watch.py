@@ -259,7 +259,9 @@ def test_a_batch_brought_back_by_hand_is_not_brought_back_again(tmp_path: Path) 
     moved = watch_pass(OFFLINE, env=env, now=CODEX_ONLY, agents=[])
     batch = moved[1].batch_id
     assert batch is not None
-    by_hand = segue(["switch", "--return", batch, "--yes", "--json"], env)
+    by_hand = segue(
+        ["switch", "--return", batch, "--yes", "--force", "--json"], env
+    )  # (Codex: exhausted until 2030)
     assert by_hand.returncode == 0, by_hand.stderr
     assert watch_pass(OFFLINE, env=env, now=RESET, agents=[]) == []
     assert len(orjson.loads(segue(["batches", "--json"], env).stdout)["batches"]) == 2
@@ -336,3 +338,97 @@ def test_redact_secrets_reaches_what_the_watch_moves_and_brings_back(tmp_path: P
     # the command line takes the option, and the unit it prints keeps it
     unit = segue(["watch", "--redact-secrets", "--print-unit"], env)
     assert unit.returncode == 0 and "--redact-secrets" in unit.stdout
+
+
+def _unit_lines(unit: str) -> list[str]:
+    """The unit's settings, without its comments."""
+    return [line for line in unit.splitlines() if not line.startswith("#")]
+
+
+def _systemd_verify(unit: str, folder: Path) -> None:
+    """systemd's own reading of ``unit``, where this machine has systemd-analyze: a specifier
+    it does not know, a program it cannot find or a line it cannot parse fails it."""
+    analyze = shutil.which("systemd-analyze")
+    if analyze is None:
+        return
+    path = folder / "segue-watch.service"
+    path.write_text(unit)
+    done = subprocess.run(
+        [analyze, "verify", "--man=no", str(path)], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+
+
+def test_the_printed_unit_never_holds_the_database_url_and_names_the_file_it_is_read_from(
+    tmp_path: Path,
+) -> None:
+    env = _home(tmp_path, set())
+    url = "postgresql://segue:hunter2@db.internal/segue?sslpassword=k3y"
+    env["SEGUE_DATABASE_URL"] = url
+    printed = segue(["watch", "--auto", "--print-unit"], env)
+    assert printed.returncode == 0, printed.stderr
+    unit = printed.stdout
+    assert "hunter2" not in unit and "k3y" not in unit and "db.internal" not in unit, unit
+    assert not any("SEGUE_DATABASE_URL" in line for line in _unit_lines(unit)), unit
+    env_file = Path(env["HOME"]) / ".config" / "segue" / "watch.env"
+    # no "-": without the file the service fails to start, never watches another store
+    assert f"EnvironmentFile={env_file}" in _unit_lines(unit), unit
+    assert "# " in unit and "chmod 600" in unit
+    # the other variables are still there
+    assert f'Environment="SEGUE_DATA_DIR={env["SEGUE_DATA_DIR"]}"' in unit or (
+        f"Environment=SEGUE_DATA_DIR={env['SEGUE_DATA_DIR']}" in unit
+    ), unit
+    # beside it, once (on stderr: the unit goes to a file): where to put the URL
+    assert printed.stderr.count("\n") == 1 and str(env_file) in printed.stderr, printed.stderr
+    assert "hunter2" not in printed.stderr
+    _systemd_verify(unit, tmp_path)
+    env_file.parent.mkdir(parents=True)
+    env_file.write_text(f"SEGUE_DATABASE_URL={url}\n")
+    env_file.chmod(0o600)
+    again = segue(["watch", "--auto", "--print-unit"], env)
+    assert again.returncode == 0 and again.stdout == unit and again.stderr == "", again.stderr
+    # no URL set: no file to read, nothing said
+    del env["SEGUE_DATABASE_URL"]
+    plain = segue(["watch", "--auto", "--print-unit"], env)
+    assert "EnvironmentFile" not in plain.stdout and plain.stderr == ""
+
+
+def test_the_printed_unit_escapes_percent_dollar_and_quotes_paths_as_systemd_reads_them(
+    tmp_path: Path,
+) -> None:
+    env = _home(tmp_path, set())
+    env["SEGUE_DATA_DIR"] = str(tmp_path / "data 100%h")
+    under = tmp_path / "work 50%z $HOME;x"
+    printed = segue(["watch", "--print-unit", "--under", str(under)], env)
+    assert printed.returncode == 0, printed.stderr
+    settings = _unit_lines(printed.stdout)
+    (start,) = [line for line in settings if line.startswith("ExecStart=")]
+    written = str(under).replace("%", "%%").replace("$", "$$")
+    assert f'--under "{written}"' in start, start
+    (data,) = [line for line in settings if "SEGUE_DATA_DIR" in line]
+    assert data == f'Environment="SEGUE_DATA_DIR={tmp_path}/data 100%%h"', data
+    for line in settings:  # every % a %% (systemd expands %h, %z fails the unit)
+        assert "%" not in line.replace("%%", ""), line
+    _systemd_verify(printed.stdout, tmp_path)
+
+
+def test_a_program_in_a_folder_with_a_percent_a_space_or_a_dollar_is_run_by_the_unit(
+    tmp_path: Path,
+) -> None:
+    from segue.model.errors import SegueError
+    from segue.watch import systemd_unit
+
+    folder = tmp_path / "py 100%z $HOME;x"
+    folder.mkdir()
+    program = folder / "python"
+    program.symlink_to(sys.executable)
+    unit = systemd_unit([str(program), "-m", "segue", "watch", ";", 'a "b" \\c'], {})
+    (start,) = [line for line in unit.splitlines() if line.startswith("ExecStart=")]
+    # the program's path as it is but its %; systemd substitutes no variable in it
+    assert start == (
+        f'ExecStart="{str(program).replace("%", "%%")}" -m segue watch \\; "a \\"b\\" \\\\c"'
+    ), start
+    _systemd_verify(unit, tmp_path)
+    for bad in ("/opt/it's/python", "/opt/a\nb/python", "/opt/a\\b/python"):
+        with pytest.raises(SegueError, match="systemd runs no program"):
+            systemd_unit([bad, "-m", "segue", "watch"], {})

@@ -137,6 +137,24 @@ def watch_policy(
     )
 
 
+def _say_where_the_unit_finds_the_store() -> None:
+    """The printed unit reads ``$SEGUE_DATABASE_URL`` from a file of the user's: say so (on
+    stderr, beside the unit sent to a file) while that file is not there yet."""
+    from segue.store.location import URL_VARIABLE
+    from segue.watch import unit_environment_file
+
+    if not os.environ.get(URL_VARIABLE):
+        return
+    path = unit_environment_file(os.environ)
+    if not path.exists():
+        sys.stderr.write(
+            printable(
+                f"segue: the unit reads {URL_VARIABLE} from {path} (never written into a unit: "
+                f"it may hold a password); put {URL_VARIABLE}=… there, readable only by you\n"
+            )
+        )
+
+
 def watch_command(
     auto: Annotated[bool, Option("--auto", help="Move without asking.")] = False,
     ask: Annotated[bool, Option("--ask", help="Ask once per move (the default).")] = False,
@@ -186,6 +204,8 @@ def watch_command(
             if on
         ]
         sys.stdout.write(systemd_unit(argv, os.environ))
+        sys.stdout.flush()
+        _say_where_the_unit_finds_the_store()
         return
 
     def emit(event: WatchEvent) -> None:

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from urllib.parse import parse_qsl, quote, unquote
+from urllib.parse import parse_qsl, quote, unquote, unquote_plus
 
 import msgspec
 
@@ -85,6 +85,9 @@ class DatabaseUrl(msgspec.Struct, frozen=True):
 
     def __str__(self) -> str:
         return describe(self)
+
+    def __repr__(self) -> str:  # (never the password, in a traceback or a log either)
+        return f"DatabaseUrl({describe(self)!r})"
 
 
 def store_wait(env: Mapping[str, str]) -> float:
@@ -163,16 +166,45 @@ def _check_timeout(source: str, parsed: DatabaseUrl) -> None:
 
 
 def describe(url: DatabaseUrl) -> str:
-    """The database as a message names it: the SQLite file, or the URL without its password."""
+    """The database as a message names it: the SQLite file, or the URL with every password in it
+    shown as ``***`` (the login's, and any query option whose name holds ``password``, whatever
+    its case: libpq's ``password`` and ``sslpassword``). A connection string or URL given as the
+    database name or an option's value (libpq expands a ``dbname`` that holds one) has its
+    passwords hidden the same way. Every place that shows the store names it through this."""
     if url.path is not None:
         return str(url.path)
     if url.backend == "sqlite":
         return "the in-memory SQLite database"
     user, password, after = _split_login(url.rest)
+    place, mark, query = after.partition("?")
+    hosts, slash, database = place.partition("/")
+    shown = hosts + slash + _shown_value(database, unquote)
+    if mark:
+        shown += mark + "&".join(_shown_option(option) for option in query.split("&"))
     if user is None:
-        return f"{url.backend}://{after}"
+        return f"{url.backend}://{shown}"
     login = quote(user, safe="") + (":***" if password is not None else "")
-    return f"{url.backend}://{login}@{after}"
+    return f"{url.backend}://{login}@{shown}"
+
+
+# a password in a libpq connection string ("host=h password='x y'"), and a URL's login
+_CONNINFO_PASSWORD = re.compile(r"(?i)([\w.-]*password\s*=\s*)('(?:[^'\\]|\\.)*'?|\S*)")
+_URL_LOGIN = re.compile(r"(?i)([a-z][\w+.-]*://[^\s:/?#@]*:)\S*@")
+
+
+def _shown_option(option: str) -> str:
+    name, equals, value = option.partition("=")
+    if "password" in unquote_plus(name).lower():
+        return f"{name}{equals}***" if equals else name
+    return name + equals + _shown_value(value, unquote_plus)
+
+
+def _shown_value(value: str, decode: Callable[[str], str]) -> str:
+    """``value`` as it is, or, when it holds a connection string or URL with a password, that
+    text decoded with its passwords as ``***``."""
+    text = decode(value)
+    hidden = _CONNINFO_PASSWORD.sub(r"\1***", _URL_LOGIN.sub(r"\1***@", text))
+    return value if hidden == text else quote(hidden, safe=" '=:/@*,;")
 
 
 def _split_login(rest: str) -> tuple[str | None, str | None, str]:
