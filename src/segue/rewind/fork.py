@@ -16,7 +16,18 @@ from pathlib import Path
 import msgspec
 
 from segue.model.errors import SegueError
-from segue.threads.checkpoints import Checkpoint, CheckpointKind
+from segue.rewind.access import synced_thread
+from segue.threads import ThreadStore
+from segue.threads.checkpoints import (
+    Checkpoint,
+    CheckpointKind,
+    list_checkpoints,
+    run_checkpoint,
+    take_checkpoint,
+)
+from segue.threads.queries import add_transfer
+from segue.workspace.restore import add_worktree, materialize
+from segue.workspace.snapshot import locate
 
 __all__ = ["Forked", "fork_thread"]
 
@@ -50,22 +61,13 @@ def fork_thread(
 ) -> Forked:
     """Fork the thread ``ref`` names (default: this folder's) at run ``at_run`` into the folder
     ``into`` (default: ``<folder>-fork-<N>`` beside the thread's folder)."""
-    from segue.rewind.rollback import _resolve
-    from segue.store import open_store
-    from segue.switch import thread_lock
-    from segue.threads import ThreadStore, sync
-    from segue.threads.checkpoints import list_checkpoints, run_checkpoint, take_checkpoint
-    from segue.threads.queries import add_transfer
-    from segue.workspace.restore import add_worktree, materialize
-    from segue.workspace.snapshot import locate
-
     env = dict(os.environ) if env is None else dict(env)
-    with open_store(env=env) as store:
-        thread_id = _resolve(store, ref, cwd or os.getcwd(), env)
+    if into is not None and not into.strip():
+        raise SegueError("the fork's folder is an empty name: give one, or none for the default")
     notes: list[str] = []
-    with thread_lock(thread_id, env), open_store(env=env) as store:
-        synced = sync(store, thread_id, env)
+    with synced_thread(ref, cwd, env) as (store, synced):
         graph = synced.graph
+        thread_id = graph.thread.id
         notes += synced.notes
         live = [r.ordinal for r in graph.live_runs]
         if at_run not in live:

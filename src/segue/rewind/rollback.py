@@ -23,15 +23,24 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import msgspec
+from msgspec.structs import replace
 
+from segue.formats.files import is_regular
 from segue.model.conversation import Provider
 from segue.model.errors import CheckpointError, SegueError
-from segue.store import Store
+from segue.rewind.access import read_thread, synced_thread
+from segue.running.agents import list_agents
 from segue.support.text import quoted
-from segue.threads.checkpoints import Checkpoint, CheckpointKind, run_checkpoint
+from segue.switch import switch_session
+from segue.threads.checkpoints import (
+    Checkpoint,
+    CheckpointKind,
+    list_checkpoints,
+    run_checkpoint,
+    take_checkpoint,
+)
 from segue.threads.model import (
     ProviderThread,
     ProviderThreadStatus,
@@ -39,11 +48,16 @@ from segue.threads.model import (
     RunStatus,
     ThreadGraph,
 )
+from segue.threads.reconcile import Changes
+from segue.threads.rollbacks import (
+    finish_changes,
+    record_rollback,
+    rollback_changes,
+    undo_changes,
+)
 from segue.workspace.changes import Skipped
-from segue.workspace.restore import FileAction
-
-if TYPE_CHECKING:
-    from segue.workspace.snapshot import Workspace
+from segue.workspace.restore import FileAction, preview, restore
+from segue.workspace.snapshot import Workspace, is_commit, locate
 
 __all__ = [
     "Copy",
@@ -105,7 +119,6 @@ def _scope(files: bool, context: bool) -> str:
 
 def _working(graph: ThreadGraph, env: Mapping[str, str]) -> str | None:
     """Why the thread cannot be rolled back now: an agent in the middle of a turn of it."""
-    from segue.running.agents import list_agents
 
     if any(r.status is RunStatus.WORKING for r in graph.live_runs):
         mine = {pt.native_id for pt in graph.provider_threads}
@@ -132,9 +145,6 @@ def _plan(
     *,
     create: bool = True,
 ) -> RollbackPlan:
-    from segue.threads.rollbacks import rollback_changes
-    from segue.workspace.restore import preview
-    from segue.workspace.snapshot import is_commit, locate
 
     live = [r.ordinal for r in graph.live_runs]
     if not live:
@@ -216,33 +226,10 @@ def plan_rollback(
 ) -> RollbackPlan:
     """What rolling the thread ``ref`` names (default: this folder's) back to run ``to_run``
     would change; nothing is written."""
-    from segue.providers.sessions import SessionReads
-    from segue.store import open_store
-    from segue.store.store import StoreAbsent
-    from segue.threads import ThreadStore
-    from segue.threads.checkpoints import list_checkpoints
-    from segue.threads.reconcile import reconcile
-    from segue.threads.syncing import observe_graph
 
     env = _env(env)
-    try:
-        store = open_store(env=env, read_only=True)
-    except StoreAbsent:
-        raise SegueError("segue has recorded no thread yet: nothing to roll back") from None
-    with store:
-        thread_id = _resolve(store, ref, cwd or os.getcwd(), env)
-        graph = ThreadStore(store).graph(thread_id)
-        found = list_checkpoints(store, thread_id)
-    graph = reconcile(graph, observe_graph(graph, SessionReads(), env)).graph
+    graph, found = read_thread(ref, cwd, env, "nothing to roll back")
     return _plan(graph, found, to_run, files, context, env, create=False)
-
-
-def _resolve(store: Store, ref: str | None, cwd: str, env: Mapping[str, str]) -> str:
-    """A thread ``ref`` names, without adopting anything (a rollback needs a thread with
-    checkpoints)."""
-    from segue.threads.syncing import thread_for
-
-    return thread_for(store, ref, cwd, env, adopting=False)
 
 
 def rollback(
@@ -257,25 +244,15 @@ def rollback(
 ) -> RollbackDone:
     """Roll the thread back to run ``to_run``. ``confirmed``: the user saw the preview and said
     yes (changes no checkpoint covers are then kept by the safety snapshot)."""
-    from segue.store import open_store
-    from segue.switch import thread_lock
-    from segue.threads import sync
-    from segue.threads.checkpoints import list_checkpoints, take_checkpoint
-    from segue.threads.reconcile import Changes
-    from segue.threads.rollbacks import finish_changes, record_rollback, rollback_changes
-    from segue.workspace.restore import restore
-    from segue.workspace.snapshot import locate
 
     env = _env(env)
     if not confirmed:
         raise SegueError("a rollback changes files and the thread: confirm it (--yes)")
-    with open_store(env=env) as store:
-        thread_id = _resolve(store, ref, cwd or os.getcwd(), env)
     notes: list[str] = []
-    with thread_lock(thread_id, env), open_store(env=env) as store:
-        synced = sync(store, thread_id, env)
+    with synced_thread(ref, cwd, env) as (store, synced):
         notes += synced.notes
         graph = synced.graph
+        thread_id = graph.thread.id
         found = list_checkpoints(store, thread_id)
         plan = _plan(graph, found, to_run, files, context, env)
         if plan.refused is not None:
@@ -318,14 +295,12 @@ def rollback(
     copies: list[Copy] = []
     if context and record.provider_threads:
         copies = _copies(graph, record.provider_threads, source, to_run, env)
-        with thread_lock(thread_id, env), open_store(env=env) as store:
-            now = sync(store, thread_id, env).graph
-            record_rollback(store, now, None, finish_changes(now, record))
+        with synced_thread(thread_id, cwd, env) as (store, synced):
+            record_rollback(store, synced.graph, None, finish_changes(synced.graph, record))
     return RollbackDone(plan, record.id, safety, done, failed, tuple(copies), tuple(notes))
 
 
 def _files_only(record: Rollback) -> Rollback:
-    from msgspec.structs import replace
 
     return replace(record, runs=(), provider_threads=(), handoffs=())
 
@@ -333,7 +308,6 @@ def _files_only(record: Rollback) -> Rollback:
 def _copy_source(graph: ThreadGraph, to_run: int) -> ProviderThread | None:
     """The session copies at run N are made from: the one of run N (or, gone, the newest
     session of the thread still on disk that holds runs 1..N)."""
-    from segue.formats.files import is_regular
 
     runs = {r.ordinal: r for r in graph.runs}
     candidates = [graph.provider_thread(runs[to_run].provider_thread_id)]
@@ -355,7 +329,6 @@ def _copies(
     env: Mapping[str, str],
 ) -> list[Copy]:
     """A session at run N for each provider whose session held rolled-back runs."""
-    from segue.switch import switch_session
 
     providers: list[Provider] = []
     for pt_id, _before in marked:
@@ -399,8 +372,6 @@ def _undo_preview(
 ) -> RollbackPlan:
     """What undoing ``last`` would do: the folder back to ``before`` (the safety snapshot
     ``last`` took), and its runs put back (or, for an undo, rolled back again)."""
-    from segue.workspace.restore import preview
-    from segue.workspace.snapshot import locate
 
     actions: list[FileAction] = []
     left: list[Skipped] = []
@@ -427,7 +398,6 @@ def _undo_preview(
 
 
 def _check_there(ws: Workspace, checkpoint: Checkpoint, what: str) -> None:
-    from segue.workspace.snapshot import is_commit
 
     if not is_commit(ws, checkpoint.commit_id):
         raise SegueError(
@@ -441,24 +411,10 @@ def plan_undo(
 ) -> RollbackPlan:
     """What ``segue rollback --undo`` would do to the thread ``ref`` names (default: this
     folder's); nothing is written."""
-    from segue.providers.sessions import SessionReads
-    from segue.store import open_store
-    from segue.store.store import StoreAbsent
-    from segue.threads import ThreadStore
-    from segue.threads.checkpoints import list_checkpoints
-    from segue.threads.reconcile import reconcile
-    from segue.threads.syncing import observe_graph
 
     env = _env(env)
-    try:
-        store = open_store(env=env, read_only=True)
-    except StoreAbsent:
-        raise SegueError("segue has recorded no thread yet: nothing to undo") from None
-    with store:
-        thread_id = _resolve(store, ref, cwd or os.getcwd(), env)
-        graph = ThreadStore(store).graph(thread_id)
-        found = {c.id: c for c in list_checkpoints(store, thread_id)}
-    graph = reconcile(graph, observe_graph(graph, SessionReads(), env)).graph
+    graph, checkpoints = read_thread(ref, cwd, env, "nothing to undo")
+    found = {c.id: c for c in checkpoints}
     last = _last_in_force(graph)
     return _undo_preview(graph, last, found.get(last.safety_checkpoint_id or ""), env)
 
@@ -473,24 +429,14 @@ def undo_rollback(
     """Undo the thread's newest rollback, undo or redo in force: the folder back to the safety
     snapshot it took (a new safety snapshot of the folder first, so that this too can be
     undone), and the runs and provider threads it changed back to what they were."""
-    from segue.store import open_store
-    from segue.switch import thread_lock
-    from segue.threads import sync
-    from segue.threads.checkpoints import list_checkpoints, take_checkpoint
-    from segue.threads.reconcile import Changes
-    from segue.threads.rollbacks import record_rollback, rollback_changes, undo_changes
-    from segue.workspace.restore import restore
-    from segue.workspace.snapshot import locate
 
     env = _env(env)
     if not confirmed:
         raise SegueError("undoing a rollback changes files and the thread: confirm it (--yes)")
-    with open_store(env=env) as store:
-        thread_id = _resolve(store, ref, cwd or os.getcwd(), env)
     notes: list[str] = []
-    with thread_lock(thread_id, env), open_store(env=env) as store:
-        synced = sync(store, thread_id, env)
+    with synced_thread(ref, cwd, env) as (store, synced):
         graph = synced.graph
+        thread_id = graph.thread.id
         last = _last_in_force(graph)
         found = {c.id: c for c in list_checkpoints(store, thread_id)}
         before = found.get(last.safety_checkpoint_id or "")
@@ -525,7 +471,7 @@ def undo_rollback(
             ]
             if after and last.runs:  # runs built on the rolled-back line: its runs stay
                 changes = Changes()
-                record = msgspec.structs.replace(record, runs=(), provider_threads=())
+                record = replace(record, runs=(), provider_threads=())
                 notes.append(
                     f"the thread went on after the rollback (runs {after[0]}-{after[-1]}): its "
                     f"runs stay as they are (runs {', '.join(str(n) for n, _ in last.runs)} "
