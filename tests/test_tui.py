@@ -5,6 +5,7 @@ the return, the thread view, the watch panel, the keys, and failures as one noti
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import time
 from collections.abc import Awaitable, Callable, Iterator
@@ -14,7 +15,7 @@ from typing import Any
 
 import pytest
 from textual.pilot import Pilot
-from textual.widgets import DataTable, RadioButton, RichLog, Static
+from textual.widgets import Button, DataTable, RadioButton, RichLog, Static
 
 from segue.store import open_store
 from segue.tui.app import SegueApp
@@ -25,6 +26,7 @@ from segue.tui.returns import ReturnScreen
 from segue.tui.thread import ThreadScreen
 from segue.watch import Mode, WatchPolicy
 from segue_testbed.fixtures import all_fixtures
+from segue_testbed.postgres import PostgresServer
 from tests.test_fleet import home
 
 __all__ = ["home"]  # every recorded session of both providers in one scratch home
@@ -198,7 +200,8 @@ def test_filter_select_and_the_switch_sheet_change_nothing_until_confirmed(
 def test_a_confirmed_switch_shows_progress_and_the_tally_then_comes_back(
     home: dict[str, str],
 ) -> None:
-    app = make_app(home)
+    clock = Clock()
+    app = make_app(home, clock)
     before = sessions_of(home, "codex")
 
     async def body(pilot: Pilot[Any]) -> None:
@@ -226,6 +229,18 @@ def test_a_confirmed_switch_shows_progress_and_the_tally_then_comes_back(
         batches = app.screen.query_one("#batches", DataTable)
         await until(pilot, lambda: batches.row_count == 1, "the batch")
         assert rows(batches)[0][2:4] == ["Claude Code → Codex", "2"]
+        # at 21:00 Claude Code's window (the recorded limit) resets only at 22:51: the return
+        # sheet says so, and cannot be confirmed
+        await pilot.press("enter")
+        await until(pilot, lambda: isinstance(app.screen, BatchSheet), "the return sheet")
+        await until(pilot, lambda: "still exhausted" in text(app, "#head"), "the refusal")
+        assert "2026-11-29 22:51 UTC" in text(app, "#head") and "--force" in text(app, "#head")
+        assert app.screen.query_one("#confirm", Button).disabled
+        await pilot.press("enter")  # the focus is on Cancel
+        await until(pilot, lambda: isinstance(app.screen, ReturnScreen), "the return screen")
+        with open_store(env=home) as store:
+            assert len(store.list_batches()) == 1  # nothing moved back
+        clock.now = NOW + timedelta(hours=2)  # the window has reset
         await pilot.press("enter")
         await until(pilot, lambda: isinstance(app.screen, BatchSheet), "the return sheet")
         await until(pilot, lambda: "to switch" in text(app, "#head"), "the return plan")
@@ -478,3 +493,78 @@ def test_the_switch_sheet_says_what_secrets_go_and_redact_secrets_makes_them_mar
     run(redacting, redacted)
     written = "".join(p.read_text() for p in sessions_of(home, "codex") - before)
     assert key not in written and marker("aws_key") in written
+
+
+@pytest.mark.parametrize("redirected", ["stderr", "stdout and stderr"])
+def test_segue_tui_draws_on_the_terminal_never_into_a_redirected_file(
+    home: dict[str, str], tmp_path: Path, redirected: str
+) -> None:
+    """``segue tui 2>log`` draws on stdout's terminal, ``segue tui >out 2>log`` on the terminal
+    its keys come from: the files get none of the screen (Textual alone draws on stderr)."""
+    import fcntl
+    import pty
+    import struct
+    import subprocess
+    import sys
+    import termios
+    import threading
+
+    master, terminal = pty.openpty()
+    fcntl.ioctl(terminal, termios.TIOCSWINSZ, struct.pack("HHHH", 36, 120, 0, 0))
+    shown = bytearray()
+
+    def read() -> None:
+        with contextlib.suppress(OSError):
+            while chunk := os.read(master, 65536):
+                shown.extend(chunk)
+
+    log, out = tmp_path / "stderr", tmp_path / "stdout"
+    with log.open("wb") as err, out.open("wb") as written:
+        child = subprocess.Popen(
+            [sys.executable, "-m", "segue", "tui", "--offline"],
+            stdin=terminal,
+            stdout=terminal if redirected == "stderr" else written,
+            stderr=err,
+            env={**home, "TERM": "xterm-256color"},
+            start_new_session=True,  # (no controlling terminal: the one it draws on is stdin's)
+        )
+    os.close(terminal)
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    try:
+        deadline = time.monotonic() + 60
+        while b"the fleet" not in shown and child.poll() is None:
+            assert time.monotonic() < deadline, (bytes(shown[-500:]), log.read_bytes()[:500])
+            time.sleep(0.1)
+        time.sleep(0.5)
+        os.write(master, b"q")
+        assert child.wait(60) == 0, log.read_bytes()[-500:]
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+        reader.join(10)
+        os.close(master)
+    assert b"\x1b[?1049h" in shown  # the alternate screen, on the terminal
+    assert b"\x1b[" not in log.read_bytes() and b"\x1b[" not in out.read_bytes()
+    assert log.read_bytes() == b"", log.read_bytes()[:300]
+
+
+def test_the_store_the_tui_names_never_shows_its_password(
+    home: dict[str, str], postgres: PostgresServer
+) -> None:
+    url = postgres.url("nope") + "?password=hunter2&sslpassword=k3y"
+    app = make_app({**home, "SEGUE_DATABASE_URL": url})
+
+    async def body(pilot: Pilot[Any]) -> None:
+        await pilot.press("r")
+        await until(
+            pilot,
+            lambda: isinstance(app.screen, ReturnScreen) and "nope" in text(app, "#note"),
+            "the return screen's line",
+        )
+        note = text(app, "#note")
+        assert "password=***&sslpassword=***" in note, note
+        assert "hunter2" not in note and "k3y" not in note
+
+    run(app, body)

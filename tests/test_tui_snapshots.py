@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Iterator
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +23,7 @@ import segue.store.ids as ids
 from segue.tui.batch import BatchSheet
 from segue.tui.returns import ReturnScreen
 from segue.tui.thread import ThreadScreen
-from tests.test_tui import NOW, home, loaded, make_app, text, until, utc
+from tests.test_tui import NOW, Clock, home, loaded, make_app, text, until, utc
 
 __all__ = ["home", "utc"]  # the fixtures these tests take from tests/test_tui.py
 
@@ -96,6 +97,8 @@ def test_switch_done(snap_compare: Compare, home: dict[str, str]) -> None:
 
 
 def test_return_screen(snap_compare: Compare, home: dict[str, str]) -> None:
+    clock = Clock()
+
     async def before(pilot: Pilot[Any]) -> None:
         await _sheet(pilot)
         await pilot.press("enter")
@@ -107,12 +110,13 @@ def test_return_screen(snap_compare: Compare, home: dict[str, str]) -> None:
         await pilot.press("r")
         await until(pilot, lambda: isinstance(pilot.app.screen, ReturnScreen), "the returns")
         await until(pilot, lambda: "enter:" in text(pilot.app, "#note"), "the batches")  # type: ignore[arg-type]
+        clock.now = NOW + timedelta(hours=2)  # Claude Code's window (22:51) has reset
         await pilot.press("enter")
         await until(pilot, lambda: isinstance(pilot.app.screen, BatchSheet), "the return sheet")
         await until(pilot, lambda: "to switch" in text(pilot.app, "#head"), "its plan")  # type: ignore[arg-type]
         await pilot.pause(0.2)
 
-    assert snap_compare(make_app(home), terminal_size=(120, 36), run_before=before)
+    assert snap_compare(make_app(home, clock), terminal_size=(120, 36), run_before=before)
 
 
 def test_thread_view(snap_compare: Compare, home: dict[str, str]) -> None:

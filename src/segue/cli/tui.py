@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from typing import Annotated
 
 from segue.cli.grammar import Option, UsageError
@@ -43,8 +42,20 @@ def tui_command(
     policy = watch_policy(auto, ask, returns, quiet, under, offline, no_relaunch, redact_secrets)
     if not 0 < interval <= MAX_SECONDS:  # (nan too)
         raise UsageError(f"--interval {interval}: give a number of seconds above 0")
-    if sys.stdin is None or sys.stdout is None or not (sys.stdin.isatty() and sys.stdout.isatty()):
-        raise SegueError("segue tui needs a terminal (for scripts: segue agents, segue switch)")
+    from segue.tui.screen import NEEDS_A_TERMINAL, screen_out
+
+    screen = screen_out()  # (stderr, else stdout, else stdin's terminal: never a file)
+    if screen is None:
+        raise SegueError(NEEDS_A_TERMINAL)
     from segue.tui import run_tui
 
-    run_tui(policy=policy, interval=interval, remote=not offline, start_watching=watching)
+    try:
+        run_tui(
+            policy=policy,
+            interval=interval,
+            remote=not offline,
+            start_watching=watching,
+            screen=screen.stream,
+        )
+    finally:
+        screen.close()

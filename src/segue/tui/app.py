@@ -10,17 +10,19 @@ import sys
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, ClassVar, TextIO
 
-from textual import work
+from textual import events, work
 from textual.app import App
 from textual.binding import Binding, BindingType
 
-from segue.tui.common import Help, Question, from_thread, one_line
+from segue.tui.common import Help, Question, Sheet, from_thread, one_line
 from segue.tui.fleet import FleetScreen
 from segue.watch import DEFAULT_INTERVAL_S, Mode, WatchPolicy
 
 if TYPE_CHECKING:
+    from textual.driver import Driver
+
     from segue.running.agents import Agent
     from segue.watch import WatchEvent
 
@@ -73,6 +75,23 @@ class SegueApp(App[None]):
         self._writers_lock = threading.Lock()
         self._watch_gate = threading.Lock()  # one watch loop at a time, this app's own included
         self._watch_thread: threading.Thread | None = None
+
+    def get_driver_class(self) -> type[Driver]:
+        """Textual's driver for this platform, with ``escape`` kept before a named key (an ESC
+        then ``enter`` typed within Textual's wait for an escape sequence was one ``enter``)."""
+        from segue.tui.keys import escape_kept_driver
+
+        return escape_kept_driver(super().get_driver_class())
+
+    def on_key(self, event: events.Key) -> None:
+        """A key come up from the focused widget, before any binding (the widget's, the
+        screen's, the app's) is matched to it: one typed before the sheet on top was on screen
+        is dropped, whichever screen it came up through (:class:`Sheet`)."""
+        sheet = self.screen
+        if isinstance(sheet, Sheet) and not sheet.takes(event):
+            event.stop()
+            event.prevent_default()  # (App's own handler, the bindings, is not run)
+            self.bell()
 
     def remember_listing(self) -> None:
         """From the first load on (in its worker, after the first paint), the session listing
@@ -248,10 +267,12 @@ def run_tui(
     interval: float = DEFAULT_INTERVAL_S,
     remote: bool = True,
     start_watching: bool = False,
+    screen: TextIO | None = None,
 ) -> None:
-    """``segue tui``: until ``q``. The session listing is kept between reloads, and from one
-    ``segue tui`` or ``segue watch`` to the next (a file unchanged since, by size, time and
-    inode, is not read again)."""
+    """``segue tui``: until ``q``, drawn on ``screen`` (a terminal; default: Textual's own,
+    stderr). The session listing is kept between reloads, and from one ``segue tui`` or
+    ``segue watch`` to the next (a file unchanged since, by size, time and inode, is not read
+    again)."""
     app = SegueApp(
         env=env,
         policy=policy,
@@ -260,6 +281,10 @@ def run_tui(
         start_watching=start_watching,
         keep_listing=True,
     )
+    if screen is not None:
+        from segue.tui.screen import driver_drawing_on
+
+        app.driver_class = driver_drawing_on(screen, app.driver_class)
     import asyncio
 
     loop = asyncio.new_event_loop()  # run on a loop of ours: asyncio.run would wait at the

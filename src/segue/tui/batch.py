@@ -16,7 +16,6 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
-from textual.screen import ModalScreen
 from textual.widgets import (
     Button,
     Checkbox,
@@ -33,7 +32,7 @@ from segue.model.conversation import Provider
 from segue.model.units import format_bytes
 from segue.providers import entry
 from segue.support.text import short
-from segue.tui.common import PROJECT_CHARS, countdown, from_thread, one_line
+from segue.tui.common import PROJECT_CHARS, Sheet, countdown, from_thread, one_line
 
 __all__ = ["BatchSheet", "arrival_default"]
 
@@ -73,7 +72,7 @@ def _secrets(candidate: Candidate) -> Text:
     return Text(said + "carried as they are (segue tui --redact-secrets)", style="bold red")
 
 
-class BatchSheet(ModalScreen[bool]):
+class BatchSheet(Sheet[bool]):
     """Dismissed with True once a batch ran (the fleet then reloads)."""
 
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Cancel")]
@@ -163,6 +162,12 @@ class BatchSheet(ModalScreen[bool]):
             f"{len(plan.to_switch)} of {len(plan.candidates)} to switch)"
         )
         said = Text(head, style="bold")
+        if plan.blocked:  # a return onto a provider still exhausted: shown, never run
+            said.append(
+                f"\n{plan.blocked}: not moved back (segue switch --return --force moves them "
+                "anyway)",
+                style="bold red",
+            )
         if self._elsewhere is not None:
             left = self._elsewhere(plan.source)
             if left:
@@ -196,6 +201,10 @@ class BatchSheet(ModalScreen[bool]):
         if why:
             self.query_one("#tally", Static).update(f"{plan.tally_line()}\n{why}")
         self.query_one("#relaunch", Checkbox).value = any(c.pane for c in plan.to_switch)
+        if plan.blocked:
+            self._confirmed = False
+            self.query_one("#confirm", Button).disabled = True
+            self.query_one("#cancel", Button).focus()
         if self._confirmed:
             self._start()
 
@@ -233,6 +242,9 @@ class BatchSheet(ModalScreen[bool]):
         plan = self._plan
         assert plan is not None
         self._confirmed = False
+        if plan.blocked:
+            self.app.notify(plan.blocked, severity="error")
+            return
         if not plan.to_switch:
             self.app.notify("Nothing to switch.", severity="warning")
             return

@@ -10,6 +10,8 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from rich.text import Text
+from textual import events
+from textual._time import get_time
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
@@ -35,6 +37,7 @@ GLYPHS = {
 }
 
 T = TypeVar("T")
+R = TypeVar("R")  # what a sheet gives back
 PROJECT_CHARS = 20  # a project's name in a table, cut with an ellipsis beyond it
 
 
@@ -144,7 +147,37 @@ def banner(usage: ProviderUsage, label: str, now: datetime) -> Text:
     return text
 
 
-class Question(ModalScreen[bool]):
+class Sheet(ModalScreen[R]):
+    """A sheet a key brings up over a screen (a question, a plan to confirm, a list). A key
+    typed before the sheet was on screen is not one it takes: the user could not have seen what
+    it would say yes to, or meant it for the screen below. Only ``escape`` it takes however
+    early it comes: it closes the sheet. (The app drops the others: :meth:`takes`.)
+
+    This does not hang on timing: each key carries the moment Textual read it from the
+    terminal, and the sheet the moment of its first paint, so the test is which came first. A
+    key read before the paint is refused however late a busy app gets to it, and keys come in
+    the order typed, so an early ``escape`` closes the sheet before the key after it arrives."""
+
+    _shown_at: float | None = None
+
+    @property
+    def shown(self) -> bool:
+        """Painted: from now on a key typed is one typed with the sheet in view."""
+        return self._shown_at is not None
+
+    def _on_mount(self, event: events.Mount) -> None:  # (as well as Screen's, and a sheet's own)
+        self.call_after_refresh(self._now_shown)  # (once the screen with it is painted)
+
+    def _now_shown(self) -> None:
+        self._shown_at = get_time()  # (the clock a key is stamped with)
+
+    def takes(self, event: events.Key) -> bool:
+        """Whether the key may act on this sheet: ``escape``, or one typed with it in view."""
+        shown_at = self._shown_at
+        return event.key == "escape" or (shown_at is not None and event.time >= shown_at)
+
+
+class Question(Sheet[bool]):
     """A yes-or-no question with its details: ``y`` or the answer button (focused, so ``enter``
     says yes, unless ``focus_yes`` is off: a question that comes up unasked), ``n`` or
     ``escape`` is no."""
@@ -183,7 +216,7 @@ class Question(ModalScreen[bool]):
         self.dismiss(False)
 
 
-class AskText(ModalScreen[str | None]):
+class AskText(Sheet[str | None]):
     """One line of input (a run number, a folder); ``escape`` gives None."""
 
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Cancel")]
@@ -213,7 +246,7 @@ class AskText(ModalScreen[str | None]):
         self.dismiss(None)
 
 
-class Help(ModalScreen[None]):
+class Help(Sheet[None]):
     """Every key of the screen below it and of the app."""
 
     BINDINGS: ClassVar[list[BindingType]] = [

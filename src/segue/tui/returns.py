@@ -10,12 +10,11 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
-from textual.screen import ModalScreen
 from textual.widgets import DataTable, Footer, Label, Static
 
 from segue.model.conversation import Provider
 from segue.providers import entry
-from segue.tui.common import from_thread, guarded, one_line, segue_app
+from segue.tui.common import Sheet, from_thread, guarded, one_line, segue_app
 
 if TYPE_CHECKING:
     from segue.fleet.batch import Candidate, FleetPlan
@@ -40,7 +39,7 @@ def _done_there(candidate: Candidate) -> str | None:
     return f"run {first} there" if first == last else f"runs {first}–{last} there"
 
 
-class ReturnScreen(ModalScreen[bool]):
+class ReturnScreen(Sheet[bool]):
     """Dismissed with True once a return ran."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -132,6 +131,9 @@ class ReturnScreen(ModalScreen[bool]):
                 dry_run=True,
                 exclude=settled,
                 redact_secrets=app.policy.redact_secrets,
+                check_usage=True,  # back onto a provider still exhausted: shown, not done
+                remote=app.remote,
+                now=app.clock(),
             )
 
         moved_to = chosen.moved_to
