@@ -8,22 +8,25 @@ provider would bring its own. Its sessions are the recorded Codex fixtures copie
 
 from __future__ import annotations
 
+import inspect
 import shutil
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from datetime import datetime
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 import orjson
 import pytest
 from msgspec.structs import replace
 
 from segue.formats.atomic import NativeSession
+from segue.formats.codex.peek import peek as codex_peek
 from segue.model.conversation import Conversation, Provider
 from segue.model.session_info import SessionInfo
-from segue.providers import entry, entry_for_file, names, register, unregister
-from segue.providers.base import Env, UsageReading
+from segue.providers import all_entries, entry, entry_for_file, names, register, unregister
+from segue.providers.base import Env, Lazy, ProviderEntry, UsageReading
 from segue.providers.codex import Codex
+from segue.providers.codex.usage import read_usage
 from segue.providers.sessions import find_session, list_sessions
 from segue.switch import switch_session
 from segue.transforms.budget import TargetProfile
@@ -40,18 +43,14 @@ def _home(env: Env) -> dict[str, str]:
 
 
 class Relay(Codex):
-    provider: ClassVar[Provider] = RELAY
-    label: ClassVar[str] = "Relay"
-    command: ClassVar[str] = "relay"
-    mark: ClassVar[str] = "R"
+    provider = RELAY
+    label = "Relay"
+    command = "relay"
+    mark = "R"
 
-    def session_files(self, env: Env, problems: list[str] | None = None) -> Iterator[Path]:
+    # (Codex's is its format's own function, whose env is optional)
+    def session_files(self, env: Env, problems: list[str] | None = None) -> Iterator[Path]:  # type: ignore[override]
         return super().session_files(_home(env), problems)
-
-    def session_files_for(
-        self, cwd: str, env: Env, problems: list[str] | None = None
-    ) -> Iterator[Path]:
-        return super().session_files_for(cwd, _home(env), problems)
 
     def recognises(self, path: Path, head: bytes) -> bool:
         return ".relay" in path.parts and super().recognises(path, head)
@@ -64,7 +63,7 @@ class Relay(Codex):
         return _relays(super().read_lines(path, lines))
 
     def peek(self, path: Path) -> SessionInfo:
-        return replace(super().peek(path), provider=RELAY)
+        return replace(codex_peek(path), provider=RELAY)
 
     def target_profile(self, env: Env, cwd: str | None = None) -> TargetProfile:
         return replace(super().target_profile(_home(env), cwd), provider=RELAY)
@@ -79,7 +78,7 @@ class Relay(Codex):
         return super().fork(parent, delta, handoff_text, cwd=cwd, env=_home(env), now=now)
 
     def usage(self, env: Env, *, remote: bool, now: datetime) -> UsageReading:
-        return super().usage(_home(env), remote=remote, now=now)
+        return read_usage(_home(env), remote=remote, now=now)
 
     def running_session(self, process):
         return None  # no relay process ever runs here
@@ -222,3 +221,30 @@ def test_a_provider_the_registry_lacks_is_one_line(tmp_path: Path, relay: Relay)
         known("")
     register(relay)
     assert known("relay") is RELAY
+
+
+def _arguments(method: Callable[..., Any]) -> tuple[list[None], dict[str, None]]:
+    """Arguments for every parameter of ``method`` but ``self``, as its callers pass them."""
+    params = list(inspect.signature(method).parameters.values())[1:]
+    positional = [None for p in params if p.kind is p.POSITIONAL_OR_KEYWORD]
+    return positional, {p.name: None for p in params if p.kind is p.KEYWORD_ONLY}
+
+
+def test_what_an_entry_names_lazily_exists_and_takes_what_its_method_takes(relay: Relay) -> None:
+    """A method an entry names by a string (:func:`segue.providers.base.lazy`, which a type
+    checker cannot follow) is a function of that module taking the method's arguments."""
+    checked = 0
+    for provider_entry in all_entries():
+        for cls in type(provider_entry).__mro__:
+            for name, value in vars(cls).items():
+                if isinstance(value, Lazy):
+                    args, kwargs = _arguments(getattr(ProviderEntry, name))
+                    inspect.signature(value.resolve()).bind(*args, **kwargs)
+                    checked += 1
+        headless = provider_entry.headless
+        commands = [(headless.compact, 5), (headless.summarize, 3)] if headless else []
+        for command, arity in commands:
+            if isinstance(command, Lazy):
+                inspect.signature(command.resolve()).bind(*[None] * arity)
+                checked += 1
+    assert checked >= 10

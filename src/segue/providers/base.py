@@ -5,21 +5,27 @@ CLI keeps its sessions, how to read one into the neutral model, what it can take
 target and how to write it, the model and window the user's CLI would run, and the command that
 resumes a session. Everything else in segue is written against this interface; adding a provider
 means one package under ``formats/`` and one entry here.
+
+An entry states only what is its own: a method that is one function of its format or provider
+package is that function (``home = staticmethod(paths.config_dir)``), or, where loading its module
+would cost every command (psutil, a CLI run, a listing row's transforms), :func:`lazy` names it
+(``usage = lazy("segue.providers.codex.usage:read_usage")``).
 """
 
 from __future__ import annotations
 
+import importlib
 import os
 import shutil
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import msgspec
 
-from segue.formats.atomic import NativeSession
+from segue.formats.atomic import NativeSession, publish_session
 from segue.model.conversation import Conversation, Item, LimitSignal, LimitWindow, Provider
 from segue.model.session_info import SessionInfo
 from segue.providers.hooks import HookChange, HookEvent, HookKind
@@ -31,13 +37,43 @@ if TYPE_CHECKING:
 __all__ = [
     "Env",
     "HeadlessCommands",
+    "Lazy",
     "NativeSession",
     "ProviderEntry",
     "RunningSession",
     "UsageReading",
+    "lazy",
 ]
 
 Env = Mapping[str, str]
+
+
+class Lazy:
+    """A module's function, imported when it is first called. In an entry's class body it is a
+    method taking what the function takes (no ``self``); the function is looked up at every call,
+    so one a test patches in its module is the one called."""
+
+    __slots__ = ("module", "name")
+
+    def __init__(self, target: str) -> None:
+        self.module, _, self.name = target.partition(":")
+
+    def resolve(self) -> Callable[..., Any]:
+        function: Callable[..., Any] = getattr(importlib.import_module(self.module), self.name)
+        return function
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.resolve()(*args, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"lazy({self.module}:{self.name})"
+
+
+def lazy(target: str) -> Any:
+    """The function ``target`` names (``"package.module:function"``), imported when first
+    called (:class:`Lazy`): for an entry's method, or a :class:`HeadlessCommands` command, whose
+    module is costly to load where most commands never call it."""
+    return Lazy(target)
 
 
 class HeadlessCommands(msgspec.Struct, frozen=True):
@@ -60,6 +96,12 @@ class UsageReading(msgspec.Struct):
     signal: LimitSignal | None = None
     model_switch: dict[str, str] = msgspec.field(default_factory=dict)
     switch_models: dict[str, str] = msgspec.field(default_factory=dict)  # family → the model to run
+
+    def add(self, windows: Iterable[LimitWindow], note: str | None = None) -> None:
+        """What one more source said: its windows, and why it could not answer (a note)."""
+        self.windows.extend(windows)
+        if note:
+            self.notes.append(note)
 
 
 class RunningSession(msgspec.Struct, frozen=True):
@@ -168,12 +210,12 @@ class ProviderEntry(ABC):
         one, regular or not. A folder that cannot be listed is reported in ``problems``
         ("<folder>: <why>"), never raised."""
 
-    @abstractmethod
     def session_files_for(
         self, cwd: str, env: Env, problems: list[str] | None = None
     ) -> Iterator[Path]:
         """The files that may be sessions of working directory ``cwd`` (a real path). A superset
-        is fine: the listing checks each file's own cwd."""
+        is fine: the listing checks each file's own cwd. By default every session file."""
+        return self.session_files(env, problems)
 
     @abstractmethod
     def recognises(self, path: Path, head: bytes) -> bool:
@@ -232,11 +274,12 @@ class ProviderEntry(ABC):
         """The native session for ``items``, not yet written. Raises
         :class:`segue.model.errors.SwitchError` when it cannot be written."""
 
-    @abstractmethod
     def publish(self, session: NativeSession, env: Env) -> list[str]:
         """Put a prepared session in place atomically (never over an existing file) and do any
         registration the CLI needs to find it. Returns warnings about steps after the file was
-        in place, which never undo it."""
+        in place, which never undo it. By default the file alone, with nothing to register."""
+        publish_session(session)
+        return []
 
     def current_file(self, path: Path, env: Env) -> Path:
         """The file a session continues in now (the CLI may move on to another file of the

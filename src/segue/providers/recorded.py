@@ -26,6 +26,7 @@ from segue.model.conversation import (
 )
 from segue.model.errors import SegueError
 from segue.model.times import parse_iso
+from segue.providers.base import UsageReading
 
 __all__ = ["NEWEST_FILES", "SESSION_SOURCE", "newest_files", "recorded_usage"]
 
@@ -47,9 +48,10 @@ def newest_files(files: Iterable[Path], count: int = NEWEST_FILES) -> list[Path]
 
 def recorded_usage(
     files: Iterable[Path], read_tail: Callable[[Path], Conversation]
-) -> tuple[list[LimitWindow], list[str], LimitSignal | None]:
+) -> UsageReading:
     """The windows the newest files report (newest observation per window), quiet notes about
-    files that could not be read, and the newest usage-limit error with the newest reply."""
+    files that could not be read, and the newest usage-limit error with the newest reply: a
+    provider's reading, before its other sources add to it."""
     windows: list[LimitWindow] = []
     notes: list[str] = []
     signal: LimitSignal | None = None
@@ -72,7 +74,7 @@ def recorded_usage(
                 signal = _signal(item, when, file_windows)
     if signal is not None:
         signal = msgspec.structs.replace(signal, last_success=last_success)
-    return windows, notes, signal
+    return UsageReading(windows, notes, signal)
 
 
 def _newer(when: datetime, signal: LimitSignal | None) -> bool:

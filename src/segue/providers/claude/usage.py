@@ -43,14 +43,10 @@ _OTHER_FAMILY = {"opus": "sonnet", "sonnet": "opus", "fable": "opus", "haiku": "
 
 
 def read_usage(env: Env, *, remote: bool, now: datetime) -> UsageReading:
-    windows, notes, signal = recorded_usage(paths.iter_session_files(env), _read_tail)
-    reading = UsageReading(windows, notes, signal)
-    reading.windows += _claude_cache(env, now)
+    reading = recorded_usage(paths.iter_session_files(env), _read_tail)
+    reading.add(_claude_cache(env, now))
     if remote:
-        found, note = _endpoint(env, now)
-        reading.windows += found
-        if note:
-            reading.notes.append(note)
+        reading.add(*_endpoint(env, now))
     reading.model_switch = {
         family: f"claude --model {other} (or /model {other} inside Claude Code)"
         for family, other in _OTHER_FAMILY.items()

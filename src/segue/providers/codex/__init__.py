@@ -2,61 +2,51 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar
 
 from segue.formats.atomic import NativeSession, publish_session
 from segue.formats.codex import paths, reader, writer
-from segue.model.conversation import Conversation, Item, Provider
-from segue.model.session_info import SessionInfo
-from segue.providers.base import (
-    Env,
-    HeadlessCommands,
-    ProviderEntry,
-    RunningSession,
-    UsageReading,
-)
-from segue.providers.codex.profile import target_profile
-from segue.providers.hooks import HookChange, HookEvent
-
-if TYPE_CHECKING:
-    import psutil
+from segue.formats.codex.fork import current_file, prepare_fork
+from segue.model.conversation import Item, Provider
+from segue.providers.base import Env, HeadlessCommands, ProviderEntry, lazy
+from segue.providers.codex import hooks, profile
 
 __all__ = ["Codex"]
 
 
-def _compact(executable: str, path: Path, session_id: str, cwd: str, env: Env) -> tuple[bool, str]:
-    from segue.providers.codex.compact import compact
-
-    return compact(executable, path, session_id, cwd, env)
-
-
-def _summarize(executable: str, prompt: str, env: Env) -> tuple[str | None, str]:
-    from segue.providers.codex.summarize import summarize
-
-    return summarize(executable, prompt, env)
-
-
 class Codex(ProviderEntry):
-    provider: ClassVar[Provider] = Provider.CODEX
-    label: ClassVar[str] = "Codex"
-    command: ClassVar[str] = "codex"
-    mark: ClassVar[str] = "C"
-    home_variable: ClassVar[str | None] = "CODEX_HOME"
-    compacts_on_arrival: ClassVar[bool] = True  # from the token count segue seeds
+    provider = Provider.CODEX
+    label = "Codex"
+    command = "codex"
+    mark = "C"
+    home_variable = "CODEX_HOME"
+    compacts_on_arrival = True  # from the token count segue seeds
+    headless = HeadlessCommands(
+        compact=lazy("segue.providers.codex.compact:compact"),  # through its app-server
+        summarize=lazy("segue.providers.codex.summarize:summarize"),
+    )
 
-    def home(self, env: Env) -> Path:
-        return paths.codex_home(env)
-
-    def session_files(self, env: Env, problems: list[str] | None = None) -> Iterator[Path]:
-        return paths.iter_session_files(env, problems)
+    home = staticmethod(paths.codex_home)
+    session_files = staticmethod(paths.iter_session_files)
+    read = staticmethod(reader.read_session)
+    read_lines = staticmethod(reader.read_lines)
+    peek = lazy("segue.formats.codex.peek:peek")
+    outline = lazy("segue.formats.codex.outline:outline")
+    target_profile = staticmethod(profile.target_profile)
+    select = staticmethod(writer.select)
+    usage = lazy("segue.providers.codex.usage:read_usage")  # its app-server
+    new_scan = lazy("segue.providers.codex.agents:new_scan")
+    running_session = lazy("segue.providers.codex.agents:running_session")  # psutil
+    install_hooks = staticmethod(hooks.install_hooks)
+    uninstall_hooks = staticmethod(hooks.uninstall_hooks)
+    hook_event = staticmethod(hooks.hook_event)
 
     def session_files_for(
         self, cwd: str, env: Env, problems: list[str] | None = None
     ) -> Iterator[Path]:
-        for path in paths.iter_session_files(env, problems):
+        for path in self.session_files(env, problems):
             if paths.recorded_cwd(path) in (cwd, None):
                 yield path
 
@@ -72,41 +62,6 @@ class Codex(ProviderEntry):
         recorded = paths.recorded_session_id(path)
         return recorded if recorded != self.session_id(path) else None
 
-    read = staticmethod(reader.read_session)
-
-    def read_lines(self, path: Path, lines: Iterable[bytes]) -> Conversation:
-        return reader.read_lines(path, lines)
-
-    def peek(self, path: Path) -> SessionInfo:
-        from segue.formats.codex.peek import peek
-
-        return peek(path)
-
-    def outline(self, path: Path) -> Iterator[str]:
-        from segue.formats.codex.outline import outline
-
-        return outline(path)
-
-    target_profile = staticmethod(target_profile)
-    select = staticmethod(writer.select)
-
-    def new_scan(self) -> None:
-        from segue.providers.codex.agents import new_scan
-
-        new_scan()
-
-    def running_session(self, process: psutil.Process) -> RunningSession | None:
-        from segue.providers.codex.agents import running_session  # psutil: only for agents
-
-        return running_session(process)
-
-    def usage(self, env: Env, *, remote: bool, now: datetime) -> UsageReading:
-        from segue.providers.codex.usage import read_usage
-
-        return read_usage(env, remote=remote, now=now)
-
-    headless: ClassVar[HeadlessCommands | None] = HeadlessCommands(_compact, _summarize)
-
     def prepare(self, items: Sequence[Item], *, cwd: str, env: Env, now: datetime) -> NativeSession:
         return writer.prepare_session(items, cwd=cwd, codex_home=paths.codex_home(env), now=now)
 
@@ -116,9 +71,7 @@ class Codex(ProviderEntry):
         return [warning] if warning else []
 
     def current_file(self, path: Path, env: Env) -> Path:
-        from segue.formats.codex import fork
-
-        return fork.current_file(path)
+        return current_file(path)
 
     def fork(
         self,
@@ -131,29 +84,10 @@ class Codex(ProviderEntry):
         now: datetime,
     ) -> NativeSession:
         home = paths.codex_home(env)
-        from segue.formats.codex import fork
-
-        return fork.prepare_fork(parent, delta, handoff_text=handoff_text, codex_home=home, now=now)
+        return prepare_fork(parent, delta, handoff_text=handoff_text, codex_home=home, now=now)
 
     def headless_argv(self, executable: str, session_id: str, prompt: str) -> list[str]:
         return [executable, "exec", "--skip-git-repo-check", "resume", session_id, "--", prompt]
 
     def resume_args(self, session_id: str) -> list[str]:
         return ["resume", session_id]
-
-    def install_hooks(
-        self, env: Env, command: Sequence[str], *, dry_run: bool = False
-    ) -> HookChange | None:
-        from segue.providers.codex import hooks
-
-        return hooks.install_hooks(env, command, dry_run=dry_run)
-
-    def uninstall_hooks(self, env: Env, *, dry_run: bool = False) -> HookChange | None:
-        from segue.providers.codex import hooks
-
-        return hooks.uninstall_hooks(env, dry_run=dry_run)
-
-    def hook_event(self, args: Sequence[str], stdin: bytes) -> HookEvent:
-        from segue.providers.codex import hooks
-
-        return hooks.hook_event(args, stdin)

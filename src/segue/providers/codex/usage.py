@@ -39,15 +39,12 @@ _LENGTH_NAMES = {300: "five_hour", 10080: "weekly"}
 
 
 def read_usage(env: Env, *, remote: bool, now: datetime) -> UsageReading:
-    windows, notes, signal = recorded_usage(
+    reading = recorded_usage(
         paths.iter_session_files(env), lambda path: read_lines(path, tail_lines(path))
     )
-    reading = UsageReading([_renamed(w) for w in windows], notes, signal)
+    reading.windows = [_renamed(w) for w in reading.windows]
     if remote:
-        found, note = _app_server(env, now)
-        reading.windows += found
-        if note:
-            reading.notes.append(note)
+        reading.add(*_app_server(env, now))
     reading.model_switch = _model_switch(env, reading.windows)
     reading.switch_models = {
         family: text.removeprefix("codex -m ") for family, text in reading.model_switch.items()
