@@ -142,9 +142,10 @@ def test_a_snapshot_holds_exactly_the_folder_and_touches_nothing_of_the_users(
         "new.txt": b"new\n",
         "deep/er/x.bin": b"\0\1\2",
     }
-    # (git never lists a FIFO: it is no file to keep, nor one a rollback could touch)
+    # (git never lists a FIFO: segue names it, as no file to keep)
     assert {s.path: s.reason.split(" (")[0] for s in snap.skipped} == {
-        "big.dat": "over the size cap"
+        "big.dat": "over the size cap",
+        "a-fifo": "a FIFO: not a file a snapshot holds",
     }
     assert snap.base == "HEAD"
     changes = {c.path: (c.status, c.added, c.removed) for c in snap.changes}
@@ -863,13 +864,20 @@ def test_a_link_is_taken_as_its_target_and_a_fifo_is_left_out_without_waiting(
     os.mkfifo(repo / "kept.txt")  # (a tracked file become a FIFO: never read, never waited on)
     (repo / "run.sh").write_text("echo\n")
     (repo / "run.sh").chmod(0o755)
+    os.mkfifo(repo / "src" / "pipe")  # (an untracked one: git lists none; segue names it)
     ws, snap = first_snapshot(repo, tmp_path)
     entries = git(repo, "ls-tree", "-r", snap.commit).splitlines()
     modes = {line.split("\t")[1]: line.split()[0] for line in entries}
     assert modes["link"] == "120000" and modes["run.sh"] == "100755"
     assert "kept.txt" not in modes
     assert tree_files(ws.git.git_dir, snap.commit, repo)["link"] == os.fsencode(str(outside))
-    assert {s.path: s.reason for s in snap.skipped}["kept.txt"] == "not a regular file"
+    skipped = {s.path: s.reason for s in snap.skipped}
+    assert skipped["kept.txt"] == skipped["src/pipe"] == "a FIFO: not a file a snapshot holds"
+    (repo / "later").mkdir()
+    os.mkfifo(repo / "later" / "fifo")  # (and one made after, in a folder of its own)
+    (repo / "later" / "f.txt").write_text("f\n")
+    again = capture(ws, "refs/segue/checkpoints/t/2", parent=snap.commit, message="m")
+    assert {s.path for s in again.skipped} >= {"kept.txt", "src/pipe", "later/fifo"}
 
 
 def test_a_users_split_index_setting_puts_nothing_of_segues_in_their_git_folder(

@@ -332,7 +332,8 @@ def screen(
                 why = f"unreadable ({exc.strerror})"
             else:
                 if not (stat.S_ISREG(info.st_mode) or stat.S_ISLNK(info.st_mode)):
-                    why = "not a regular file"
+                    kind = _SPECIAL.get(stat.S_IFMT(info.st_mode), "a special file")
+                    why = f"{kind}: not a file a snapshot holds"
                 elif stat.S_ISREG(info.st_mode) and info.st_size > cap:
                     why = f"over the size cap ({info.st_size:,} > {cap:,} bytes)"
                 elif stat.S_ISREG(info.st_mode) and not os.access(top / path, os.R_OK):
@@ -344,36 +345,78 @@ def screen(
     return take, skipped
 
 
-def _nested(ws: Workspace, entries: list[tuple[str, str]]) -> list[str]:
-    """The outermost folders segue's index holds files in that are repositories of their own
-    now (git looks for one only in a folder the index holds nothing in). The folders are kept
-    beside the index (``.folders``: its files' when made, and every new file's since)."""
+def _folders(ws: Workspace, entries: list[tuple[str, str]]) -> tuple[list[str], list[Skipped]]:
+    """What git's listing cannot see, in the folders segue's index holds files in: the outermost
+    that are repositories of their own now (git looks for one only in a folder the index holds
+    nothing in), and the special files (a FIFO, a socket: git lists none). The folders are kept
+    beside the index (``.folders``: each with its time when last looked in; its files' when the
+    index was made, and every new file's since); only one whose time moved (an entry made or
+    removed in it) is looked in again, and the special files found are kept there too."""
     index = ws.git.index
     assert index is not None
     kept = index.with_name(index.name + ".folders")
     try:
-        folders = set(_names(kept.read_bytes()))
-    except OSError:
-        folders = set()
-        new = _names(ws.git.run(["ls-files", "-z", *ws.pathspec()]).stdout)
-    else:
+        known = {
+            name.decode("utf-8", "surrogateescape"): int(stamp)
+            for stamp, _, name in (r.partition(b" ") for r in kept.read_bytes().split(b"\0") if r)
+        }
         new = [path for tag, path in entries if tag == "?"]
-    known = len(folders)
+    except (OSError, ValueError):
+        known, new = {}, _names(ws.git.run(["ls-files", "-z", *ws.pathspec()]).stdout)
+    before = dict(known)
     for name in new:
         at = name.rfind("/")
-        while at > 0 and (folder := name[:at]) not in folders:
-            folders.add(folder)
+        while at > len(ws.prefix) and (folder := name[:at]) not in known:
+            known[folder] = 0
             at = folder.rfind("/")
-    if len(folders) != known or not kept.exists():
-        tmp = kept.with_name(f"{kept.name}.{os.getpid()}.tmp")
-        tmp.write_bytes(b"".join(f.encode("utf-8", "surrogateescape") + b"\0" for f in folders))
-        os.replace(tmp, kept)
+    known.setdefault(ws.prefix, 0)
     top = ws.git.work_tree
-    found: list[str] = []
-    for folder in sorted(folders):  # (a folder before the folders in it)
-        if _outside(folder, found) and os.path.lexists(top / folder / ".git"):
-            found.append(folder)
-    return found
+    nested: list[str] = []
+    special: dict[str, str] = {}
+    for name in sorted(known):  # (a folder before the folders in it)
+        try:
+            info = (top / name).lstat()
+        except OSError:
+            info = None
+        if known[name] == -1:  # a special file found before: still one?
+            kind = None if info is None else _SPECIAL.get(stat.S_IFMT(info.st_mode))
+            if kind is not None and _outside(name, nested):
+                special[name] = kind
+            continue
+        if info is None or not stat.S_ISDIR(info.st_mode) or not _outside(name, nested):
+            del known[name]
+            continue
+        if name != ws.prefix and os.path.lexists(top / name / ".git"):
+            nested.append(name)
+        elif info.st_mtime_ns != known[name]:
+            known[name] = info.st_mtime_ns
+            with contextlib.suppress(OSError), os.scandir(top / name) as found:
+                for entry in found:
+                    kind = _SPECIAL.get(stat.S_IFMT(entry.stat(follow_symlinks=False).st_mode))
+                    if kind is not None:
+                        special[f"{name}/{entry.name}" if name else entry.name] = kind
+    known.update(dict.fromkeys(special, -1))
+    if known != before:
+        tmp = kept.with_name(f"{kept.name}.{os.getpid()}.tmp")
+        tmp.write_bytes(
+            b"".join(
+                b"%d %s\0" % (n, f.encode("utf-8", "surrogateescape")) for f, n in known.items()
+            )
+        )
+        os.replace(tmp, kept)
+    if special:  # (those git ignores are no concern of a snapshot's)
+        args = ["check-ignore", "-z", "--stdin"]
+        feed = b"".join(b"./" + p.encode("utf-8", "surrogateescape") + b"\0" for p in special)
+        ignored = _names(ws.git.run(args, stdin=feed, check=False, literal=False).stdout)
+        for name in ignored:
+            special.pop(name[2:] if name.startswith("./") else name, None)
+    left = [
+        Skipped(ws.relative(p), f"{k}: not a file a snapshot holds") for p, k in special.items()
+    ]
+    return nested, left
+
+
+_SPECIAL = {stat.S_IFIFO: "a FIFO", stat.S_IFSOCK: "a socket", stat.S_IFCHR: "a device"}
 
 
 def _outside(path: str, folders: list[str]) -> bool:
@@ -479,9 +522,10 @@ def capture(
 def _snapshot(ws: Workspace, max_bytes: int) -> tuple[str, list[Skipped]]:
     """segue's index brought to the folder as it is, its tree written; and what was left out."""
     entries = listing(ws)
-    nested = _nested(ws, entries)
+    nested, special = _folders(ws, entries)
     entries = [e for e in entries if _outside(e[1], nested)]
     take, skipped = screen(ws, entries, max_bytes)
+    skipped += special
     gone = [ws.full(s.path) for s in skipped] + _ignored_since(ws, entries)
     if nested:  # (a folder made a repository of its own since a snapshot took its files)
         skipped += [Skipped(ws.relative(n), "a git repository of its own") for n in nested]
