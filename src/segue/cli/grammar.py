@@ -22,6 +22,7 @@ line naming what was wrong and where the command's help is.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 import types
 import typing
@@ -32,7 +33,16 @@ from typing import Any, NoReturn, Protocol, TextIO, TypeVar
 
 from segue.model.errors import SegueError
 
-__all__ = ["Argument", "Group", "Kind", "Option", "UsageError", "option_names", "writable_stdout"]
+__all__ = [
+    "Argument",
+    "Group",
+    "Kind",
+    "Option",
+    "Options",
+    "UsageError",
+    "option_names",
+    "writable_stdout",
+]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -58,6 +68,14 @@ class Option:
 
     def __init__(self, *names: str, help: str = "", kind: Kind | None = None) -> None:
         self.names, self.help, self.kind = names, help, kind
+
+
+class Options:
+    """A parameter that stands for several options: a frozen dataclass whose fields are each
+    ``Annotated`` with an :class:`Option` and given a default. The command gets the dataclass,
+    made of the values the line gave (options another command shares, declared once)."""
+
+    __slots__ = ()
 
 
 class Argument:
@@ -204,17 +222,22 @@ def _command_values(fn: Callable[..., Any], prog: str, args: list[str]) -> dict[
     )
     parser.held = {}  # filled below; the readers and the error messages share it
     valued: set[str] = set()  # the option names that take a value (a word may start with one)
-    for name, hint, default in _parameters(fn):
+    for name, hint, default in _parameters(fn, flat=True):
         valued.update(_add(parser, name, hint, default, parser.held))
     words = _hold_words(args, valued, parser.held)
     # options may come between arguments (``switch A --to codex B``)
-    return vars(parser.parse_intermixed_args(words))
+    values = vars(parser.parse_intermixed_args(words))
+    for name, hint, _ in _parameters(fn):
+        if _gathered(hint):  # the dataclass an Options parameter is, made of its fields' values
+            fields = dataclasses.fields(hint.__origin__)
+            values[name] = hint.__origin__(**{f.name: values.pop(f.name) for f in fields})
+    return values
 
 
 def option_names(fn: Callable[..., Any]) -> set[str]:
     """Every option name a command takes, its help's included."""
     names = {"-h", "--help"}
-    for _, hint, _ in _parameters(fn):
+    for _, hint, _ in _parameters(fn, flat=True):
         spec = hint.__metadata__[0] if typing.get_origin(hint) is typing.Annotated else None
         if isinstance(spec, Option):
             names.update(spec.names)
@@ -273,8 +296,9 @@ def _description(doc: str | None) -> str:
     return "\n".join([*lines[:1], *rest])
 
 
-def _parameters(fn: Callable[..., Any]) -> list[tuple[str, Any, Any]]:
-    """(name, annotation, default) of each parameter, in order."""
+def _parameters(fn: Callable[..., Any], *, flat: bool = False) -> list[tuple[str, Any, Any]]:
+    """(name, annotation, default) of each parameter, in order; ``flat``: an :class:`Options`
+    parameter's fields in its place."""
     code = fn.__code__
     names = code.co_varnames[: code.co_argcount]
     defaults = fn.__defaults__ or ()
@@ -282,11 +306,31 @@ def _parameters(fn: Callable[..., Any]) -> list[tuple[str, Any, Any]]:
     hints = typing.get_type_hints(fn, include_extras=True)
     keyword = code.co_varnames[code.co_argcount : code.co_argcount + code.co_kwonlyargcount]
     given = fn.__kwdefaults__ or {}
-    return [
+    found = [
         *((name, hints[name], defaults[n - missing] if n >= missing else _REQUIRED)
           for n, name in enumerate(names)),
         *((name, hints[name], given.get(name, _REQUIRED)) for name in keyword),
     ]  # fmt: skip
+    if not flat:
+        return found
+    return [field for parameter in found for field in _fields(parameter)]
+
+
+def _gathered(hint: Any) -> bool:
+    """Whether a parameter is an :class:`Options` one."""
+    return typing.get_origin(hint) is typing.Annotated and isinstance(hint.__metadata__[0], Options)
+
+
+def _fields(parameter: tuple[str, Any, Any]) -> list[tuple[str, Any, Any]]:
+    """An :class:`Options` parameter's fields as parameters (any other: itself)."""
+    _, hint, _ = parameter
+    if not _gathered(hint):
+        return [parameter]
+    hints = typing.get_type_hints(hint.__origin__, include_extras=True)
+    return [
+        (f.name, hints[f.name], _REQUIRED if f.default is dataclasses.MISSING else f.default)
+        for f in dataclasses.fields(hint.__origin__)
+    ]
 
 
 _REQUIRED = object()

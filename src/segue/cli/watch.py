@@ -1,26 +1,105 @@
-"""``segue watch``: the work is :mod:`segue.watch`; this module asks the questions, prints the
-events (one JSON object a line with ``--json``), and writes the systemd unit."""
+"""``segue watch``: the work is :mod:`segue.watch`; this module declares its options (once:
+:class:`WatchOptions`), asks the questions, prints the events (one JSON object a line with
+``--json``), and writes the systemd unit."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shutil
 import signal
 import subprocess
 import sys
-from typing import TYPE_CHECKING, Annotated
+import termios
+import tty
+import typing
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Annotated
 
 import orjson
 
-from segue.cli.grammar import Option, UsageError
+from segue.cli.grammar import Option, Options, UsageError
 from segue.cli.options import JsonOption, RedactOption, printable
+from segue.watch import DEFAULT_INTERVAL_S, Mode, WatchEvent, WatchPolicy
 
-if TYPE_CHECKING:
-    from segue.watch import WatchPolicy
-
-__all__ = ["watch_command", "watch_policy"]
+__all__ = ["WatchOptions", "watch_command", "watch_policy"]
 
 MAX_SECONDS = 10 * 365 * 86400.0  # ten years: beyond it, a time span no clock takes
+_DEFAULT = WatchPolicy()
+
+
+@dataclass(frozen=True)
+class WatchOptions:
+    """The watch options, declared once: ``segue watch`` takes them (the grammar reads each
+    field's option), :meth:`policy` makes the :class:`~segue.watch.WatchPolicy` of them, and
+    :meth:`argv` writes them back for the systemd unit."""
+
+    auto: Annotated[bool, Option("--auto", help="Move without asking.")] = False
+    ask: Annotated[bool, Option("--ask", help="Ask once per move (the default).")] = False
+    returns: Annotated[
+        str, Option("--return", help="Bring moved agents back: auto, ask or never.")
+    ] = _DEFAULT.returns.value
+    interval: Annotated[float, Option("--interval", help="Seconds between passes.")] = (
+        DEFAULT_INTERVAL_S
+    )
+    quiet: Annotated[
+        float, Option("--quiet", help="Seconds within which no session moves twice.")
+    ] = _DEFAULT.quiet.total_seconds()
+    under: Annotated[
+        str | None, Option("--under", help="Only agents working below this directory.")
+    ] = _DEFAULT.under
+    offline: Annotated[
+        bool, Option("--offline", help="Only the session files; ask no usage service.")
+    ] = False
+    no_relaunch: Annotated[
+        bool, Option("--no-relaunch", help="Do not restart the moved agents' panes.")
+    ] = False
+    redact_secrets: RedactOption = False
+
+    def policy(self) -> WatchPolicy:
+        """The policy these options give, or the :class:`UsageError` that says which is
+        wrong."""
+        if self.auto and self.ask:
+            raise UsageError("--auto and --ask exclude each other")
+        try:
+            back = Mode(self.returns)
+        except ValueError:
+            raise UsageError(f"--return {self.returns!r}: expected auto, ask or never") from None
+        if not 0 <= self.quiet <= MAX_SECONDS:  # (nan too)
+            raise UsageError(
+                f"--quiet {self.quiet}: give a number of seconds, 0 to {MAX_SECONDS:g}"
+            )
+        if not 0 < self.interval <= MAX_SECONDS:  # (nan too; the loop checks it the same way)
+            raise UsageError(f"--interval {self.interval}: give a number of seconds above 0")
+        return WatchPolicy(
+            move=Mode.AUTO if self.auto else Mode.ASK,
+            returns=back,
+            quiet=timedelta(seconds=self.quiet),
+            under=self.under,
+            remote=not self.offline,
+            relaunch=not self.no_relaunch,
+            redact_secrets=self.redact_secrets,
+        )
+
+    def argv(self) -> list[str]:
+        """These options on a command line, every value written (``--ask`` too, the folder
+        absolute), so a service run with them watches as this command would."""
+        under = None if self.under is None else os.path.abspath(os.path.expanduser(self.under))
+        given = dataclasses.replace(self, ask=not self.auto, under=under)
+        hints = typing.get_type_hints(WatchOptions, include_extras=True)
+        words: list[str] = []
+        for field in dataclasses.fields(given):
+            value = getattr(given, field.name)
+            flag = hints[field.name].__metadata__[0].names[0]
+            if value is True:
+                words.append(flag)
+            elif value is not None and value is not False:
+                words += [flag, f"{value:g}" if isinstance(value, float) else str(value)]
+        return words
+
+
+_OPTIONS = WatchOptions()
 
 
 def _notify(text: str) -> None:
@@ -53,9 +132,6 @@ def _notify(text: str) -> None:
 def _getchar() -> str:
     """One key from the terminal, not echoed: Ctrl-C is ``KeyboardInterrupt``, Ctrl-D (or the
     terminal gone) ``EOFError``."""
-    import termios
-    import tty
-
     fd = sys.stdin.fileno()
     before = termios.tcgetattr(fd)
     try:
@@ -113,28 +189,11 @@ def watch_policy(
     no_relaunch: bool,
     redact_secrets: bool = False,
 ) -> WatchPolicy:
-    """The policy the watch options give (``segue watch`` and ``segue tui``)."""
-    from datetime import timedelta
-
-    from segue.watch import Mode, WatchPolicy
-
-    if auto and ask:
-        raise UsageError("--auto and --ask exclude each other")
-    try:
-        back = Mode(returns)
-    except ValueError:
-        raise UsageError(f"--return {returns!r}: expected auto, ask or never") from None
-    if not 0 <= quiet <= MAX_SECONDS:  # (nan too)
-        raise UsageError(f"--quiet {quiet}: give a number of seconds, 0 to {MAX_SECONDS:g}")
-    return WatchPolicy(
-        move=Mode.AUTO if auto else Mode.ASK,
-        returns=back,
-        quiet=timedelta(seconds=quiet),
-        under=under,
-        remote=not offline,
-        relaunch=not no_relaunch,
-        redact_secrets=redact_secrets,
+    """The policy the watch options give (``segue tui``, which takes them too)."""
+    given = WatchOptions(
+        auto, ask, returns, DEFAULT_INTERVAL_S, quiet, under, offline, no_relaunch, redact_secrets
     )
+    return given.policy()
 
 
 def _say_where_the_unit_finds_the_store() -> None:
@@ -156,26 +215,8 @@ def _say_where_the_unit_finds_the_store() -> None:
 
 
 def watch_command(
-    auto: Annotated[bool, Option("--auto", help="Move without asking.")] = False,
-    ask: Annotated[bool, Option("--ask", help="Ask once per move (the default).")] = False,
-    returns: Annotated[
-        str, Option("--return", help="Bring moved agents back: auto, ask or never.")
-    ] = "ask",
-    interval: Annotated[float, Option("--interval", help="Seconds between passes.")] = 30.0,
-    quiet: Annotated[
-        float, Option("--quiet", help="Seconds within which no session moves twice.")
-    ] = 900.0,
-    under: Annotated[
-        str | None, Option("--under", help="Only agents working below this directory.")
-    ] = None,
+    options: Annotated[WatchOptions, Options()] = _OPTIONS,
     once: Annotated[bool, Option("--once", help="One pass, then exit.")] = False,
-    offline: Annotated[
-        bool, Option("--offline", help="Only the session files; ask no usage service.")
-    ] = False,
-    no_relaunch: Annotated[
-        bool, Option("--no-relaunch", help="Do not restart the moved agents' panes.")
-    ] = False,
-    redact_secrets: RedactOption = False,
     print_unit: Annotated[
         bool, Option("--print-unit", help="Print a systemd user unit that keeps it running.")
     ] = False,
@@ -183,26 +224,11 @@ def watch_command(
 ) -> None:
     """Watch the usage windows: move the parked agents off a provider the moment it runs out,
     and bring them back when its window resets."""
-    from segue.watch import WatchEvent, systemd_unit, watch
+    from segue.watch import systemd_unit, watch
 
-    policy = watch_policy(auto, ask, returns, quiet, under, offline, no_relaunch, redact_secrets)
-    back = policy.returns
-    if not 0 < interval <= MAX_SECONDS:  # (nan too; the loop checks it the same way)
-        raise UsageError(f"--interval {interval}: give a number of seconds above 0")
+    policy = options.policy()
     if print_unit:  # every option given, so the service watches as this command would
-        argv = [sys.executable, "-m", "segue", "watch", "--auto" if auto else "--ask"]
-        argv += ["--return", back.value, "--interval", f"{interval:g}", "--quiet", f"{quiet:g}"]
-        if under is not None:
-            argv += ["--under", os.path.abspath(os.path.expanduser(under))]
-        argv += [
-            flag
-            for flag, on in (
-                ("--offline", offline),
-                ("--no-relaunch", no_relaunch),
-                ("--redact-secrets", redact_secrets),
-            )
-            if on
-        ]
+        argv = [sys.executable, "-m", "segue", "watch", *options.argv()]
         sys.stdout.write(systemd_unit(argv, os.environ))
         sys.stdout.flush()
         _say_where_the_unit_finds_the_store()
@@ -221,6 +247,7 @@ def watch_command(
         seen.append(event)
         emit(event)
 
-    watch(policy, once=once, interval=interval, ask=None if auto else _ask, emit=keep)
+    ask = None if options.auto else _ask
+    watch(policy, once=once, interval=options.interval, ask=ask, emit=keep)
     if once and not seen and not as_json:
         sys.stdout.write("nothing new: nothing to move, nothing to bring back\n")
