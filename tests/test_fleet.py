@@ -233,12 +233,12 @@ def test_cli_preview_confirmation_and_json(home: dict[str, str]) -> None:
 def test_a_confirmed_preview_is_published_as_shown_unless_the_source_changed(
     home: dict[str, str],
 ) -> None:
-    from segue.switch import carry_out, switch_session
+    from segue.switch import carry_out, preview_switch
 
     fixture = next(f for f in FIXTURES if f.name == "codex-multi_turn")
     sid = fixture.spec["session_id"]
-    preview = switch_session(sid, Provider.CLAUDE, dry_run=True, env=home)
-    assert preview.path is None and preview.prepared is not None
+    preview = preview_switch(sid, Provider.CLAUDE, env=home)
+    assert preview.shown.path is None and preview.shown.dry_run
     shown = preview.prepared.session
     assert shown is not None
     done = carry_out(preview, home)
@@ -246,10 +246,9 @@ def test_a_confirmed_preview_is_published_as_shown_unless_the_source_changed(
     assert done.path is not None and done.path.read_bytes() == b"".join(shown.lines)
 
     # the agent wrote on after the preview: the switch is planned afresh from the file
-    stale = switch_session(sid, Provider.CLAUDE, dry_run=True, clean=True, env=home)
-    assert stale.source_path is not None and stale.prepared is not None
-    assert stale.prepared.session is not None
-    with stale.source_path.open("ab") as f:  # a scratch copy of a fixture, never the fixture
+    stale = preview_switch(sid, Provider.CLAUDE, clean=True, env=home)
+    assert stale.shown.source_path is not None and stale.prepared.session is not None
+    with stale.shown.source_path.open("ab") as f:  # a scratch copy of a fixture, never the fixture
         f.write(fixture.transcript.read_bytes().splitlines(keepends=True)[-1])
     again = carry_out(stale, home)
     assert again.session_id != stale.prepared.session.session_id

@@ -231,20 +231,24 @@ def test_a_whole_thread_summary_into_the_existing_thread_supersedes_the_older_on
 def _carry_out(world: _World, ref: str, decision: Decision) -> Switch:
     """The switch pipeline with its decision given (a strategy the seed's order reaches only
     for a thread whose delta chain is too complex)."""
+    from msgspec.structs import replace
+
     from segue.model.conversation import Provider
     from segue.providers.sessions import SessionReads
-    from segue.switch.decide import SwitchOptions, decide_move, prepare_move
+    from segue.switch.decide import SwitchOptions, decide_move
     from segue.switch.locks import SwitchLocks
-    from segue.switch.pipeline import read_source, write_and_record
-    from segue.switch.thread import load_thread
+    from segue.switch.pipeline import write_and_record
+    from segue.switch.prepare import prepare_move
+    from segue.switch.source import read_source
+    from segue.switch.sync import load_thread
 
     reads = SessionReads()
     source_provider, path = find_session(ref, world.env)
+    options = SwitchOptions(Provider.CODEX)
     with SwitchLocks(world.env, dry_run=False) as locks:
         source = read_source(source_provider, path, reads, world.env)
         state = load_thread(source, reads, world.env, locks, dry_run=False)
-        _, facts = decide_move(state, source, Provider.CODEX, SwitchOptions(), reads, world.env)
-        prepared = prepare_move(
-            state, source, Provider.CODEX, decision, facts, SwitchOptions(), reads, world.env
-        )
+        decided = decide_move(state, source, Provider.CODEX, options, reads, world.env)
+        given = replace(decided, decision=decision)
+        prepared = prepare_move(state, source, given, options, reads, world.env)
         return write_and_record(state, source, prepared, reads, world.env)

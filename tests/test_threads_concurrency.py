@@ -12,6 +12,7 @@ from segue.store import open_store
 from segue.threads import ThreadStore
 from segue_testbed.fixtures import all_fixtures
 from tests.test_store_concurrency import WORKERS, check_integrity, run_at_once
+from tests.thread_records import add_provider_thread
 
 RUNS = 10
 
@@ -25,7 +26,8 @@ def test_eight_processes_record_runs_and_handoffs_at_once(
     with open_store(database_url) as store:
         threads = ThreadStore(store)
         shared = threads.create_thread(title="shared", cwd=None)
-        threads.add_provider_thread(
+        add_provider_thread(
+            store,
             shared.id,
             provider=Provider.CODEX,
             origin="adopted",

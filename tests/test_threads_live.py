@@ -12,9 +12,10 @@ import pytest
 from segue.model.conversation import Provider
 from segue.providers import entry
 from segue.store import open_store
-from segue.threads import ThreadStore, adopt, sync
+from segue.threads import adopt, sync
 from segue_testbed.fixtures import all_fixtures
 from segue_testbed.standin.server import StandIn
+from tests.thread_records import add_provider_thread
 
 BY_NAME = {f.name: f for f in all_fixtures()}
 PROMPT = "Reply with the word MARKER and nothing else."
@@ -71,9 +72,9 @@ def test_a_fork_segue_wrote_counts_only_the_turns_typed_into_it(
             now=datetime.now(UTC),
         )
         claude_entry.publish(session, claude.env())
-        threads = ThreadStore(store)
         turns_in_fork = len(fixture.spec["prompts"]) + 1  # the parent's, and the handoff
-        threads.add_provider_thread(
+        add_provider_thread(
+            store,
             graph.thread.id,
             provider=Provider.CLAUDE,
             origin="fork",

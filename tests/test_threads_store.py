@@ -19,19 +19,25 @@ from segue.threads import (
     HandoffForm,
     HandoffStatus,
     HandoffStrategy,
-    NewRun,
     ProviderThreadStatus,
     RunStatus,
     StalenessConfig,
     Strategy,
     ThreadStore,
     adopt,
-    decide_move,
+    decide,
     graph_to_json,
     provider_thread_names,
     sync,
 )
 from segue_testbed.fixtures import Fixture, all_fixtures
+from tests.thread_records import (
+    NewRun,
+    add_provider_thread,
+    record_decision,
+    record_handoff,
+    record_runs,
+)
 
 BY_NAME = {f.name: f for f in all_fixtures()}
 
@@ -45,7 +51,8 @@ def test_a_thread_graph_is_recorded_and_read_back(database_url: str) -> None:
     with open_store(database_url) as store:
         threads = ThreadStore(store)
         thread = threads.create_thread(title="fix the parser", cwd="/src/app")
-        c1 = threads.add_provider_thread(
+        c1 = add_provider_thread(
+            store,
             thread.id,
             provider=Provider.CODEX,
             origin="adopted",
@@ -54,7 +61,8 @@ def test_a_thread_graph_is_recorded_and_read_back(database_url: str) -> None:
             native_turns=5,
             model="gpt-5.5",
         )
-        l1 = threads.add_provider_thread(
+        l1 = add_provider_thread(
+            store,
             thread.id,
             provider=Provider.CLAUDE,
             origin="switch",
@@ -63,8 +71,9 @@ def test_a_thread_graph_is_recorded_and_read_back(database_url: str) -> None:
             native_turns=1,
             model=None,
         )
-        threads.record_runs(thread.id, [NewRun(c1, n, f"codex {n}") for n in range(1, 6)])
-        h1 = threads.record_handoff(
+        record_runs(store, thread.id, [NewRun(c1, n, f"codex {n}") for n in range(1, 6)])
+        h1 = record_handoff(
+            store,
             thread.id,
             to_provider_thread_id=l1,
             from_provider_threads=[c1],
@@ -74,7 +83,8 @@ def test_a_thread_graph_is_recorded_and_read_back(database_url: str) -> None:
             text="runs 1-5: the parser",
             target_run_ordinal=6,
         )
-        runs = threads.record_runs(
+        runs = record_runs(
+            store,
             thread.id,
             [NewRun(l1, n, f"claude {n}", handoff_id=h1.id if n == 2 else None) for n in (2, 3, 4)],
         )
@@ -123,7 +133,8 @@ def test_a_regenerated_handoff_supersedes_the_old_one_once(database_url: str) ->
     with open_store(database_url) as store:
         threads = ThreadStore(store)
         thread = threads.create_thread(title=None, cwd=None)
-        pt = threads.add_provider_thread(
+        pt = add_provider_thread(
+            store,
             thread.id,
             provider=Provider.CODEX,
             origin="adopted",
@@ -136,7 +147,8 @@ def test_a_regenerated_handoff_supersedes_the_old_one_once(database_url: str) ->
             "strategy": HandoffStrategy.DELTA_SINCE_TARGET_LAST_SEEN,
             "form": HandoffForm.SUMMARY,
         }
-        old = threads.record_handoff(
+        old = record_handoff(
+            store,
             thread.id,
             to_provider_thread_id=pt,
             from_provider_threads=[],
@@ -144,7 +156,8 @@ def test_a_regenerated_handoff_supersedes_the_old_one_once(database_url: str) ->
             status=HandoffStatus.PENDING,
             **kind,  # type: ignore[arg-type]
         )
-        new = threads.record_handoff(
+        new = record_handoff(
+            store,
             thread.id,
             to_provider_thread_id=pt,
             from_provider_threads=[],
@@ -154,7 +167,8 @@ def test_a_regenerated_handoff_supersedes_the_old_one_once(database_url: str) ->
             **kind,  # type: ignore[arg-type]
         )
         with pytest.raises(StoreError, match=f"already superseded by {new.id}"):
-            threads.record_handoff(
+            record_handoff(
+                store,
                 thread.id,
                 to_provider_thread_id=pt,
                 from_provider_threads=[],
@@ -176,14 +190,12 @@ def test_unknown_threads_and_ambiguous_prefixes_are_one_line_errors(database_url
         with pytest.raises(StoreError, match="no thread ffff"):
             threads.resolve("ffff")
         with pytest.raises(StoreError, match="no thread 0123"):
-            threads.record_runs("0123", [])
+            record_runs(store, "0123", [])
         a, b = (
             threads.create_thread(title="a", cwd=None),
             threads.create_thread(title="b", cwd=None),
         )
         assert threads.resolve(a.id[:30]) == a.id
-        # typed positional (ParamSpec), and a caller that names it still works
-        assert threads.record_runs(thread_id=a.id, new=[]) == []  # type: ignore[call-arg]
         with pytest.raises(StoreError, match="ambiguous"):
             threads.resolve(a.id[:4] if a.id[:4] == b.id[:4] else "0")
 
@@ -196,7 +208,8 @@ def test_a_session_id_names_the_one_thread_holding_it(database_url: str) -> None
             threads.create_thread(title="b", cwd=None),
         )
         for thread, native in ((a, "abc-1"), (b, "abc-2"), (a, "dd-1")):
-            threads.add_provider_thread(
+            add_provider_thread(
+                store,
                 thread.id,
                 provider=Provider.CODEX,
                 origin="adopted",
@@ -270,10 +283,11 @@ def test_a_move_is_decided_recorded_and_explained(database_url: str, tmp_path: P
     with open_store(database_url) as store:
         graph = adopt(store, str(path))
         config = StalenessConfig()
-        to_codex = decide_move(store, graph.thread.id, Provider.CODEX, config=config, env={})
-        to_claude = decide_move(
-            store, graph.thread.id, Provider.CLAUDE, Facts(clean=True), config=config, env={}
-        )
+        graph = sync(store, graph.thread.id, {}).graph
+        to_codex = decide(graph, "codex", Facts(), config)
+        record_decision(store, graph.thread.id, "codex", to_codex, Facts())
+        to_claude = decide(graph, "claude", Facts(clean=True), config)
+        record_decision(store, graph.thread.id, "claude", to_claude, Facts(clean=True))
         engine = sa.create_engine(database_url)
         with engine.connect() as connection:
             rows = connection.execute(
@@ -299,7 +313,8 @@ def test_a_hand_edited_json_cell_reads_as_nothing_and_a_bad_time_is_one_line(
     with open_store(f"sqlite:///{path}") as store:
         threads = ThreadStore(store)
         thread = threads.create_thread(title="t", cwd="/src")
-        threads.add_provider_thread(
+        add_provider_thread(
+            store,
             thread.id, provider=Provider.CODEX, origin="adopted", native_id="c-1",
             path="/c1", native_turns=1, model=None,
         )  # fmt: skip
@@ -313,7 +328,7 @@ def test_a_hand_edited_json_cell_reads_as_nothing_and_a_bad_time_is_one_line(
     with open_store(f"sqlite:///{path}") as store:
         assert [t.title for t in ThreadStore(store).list_threads()] == ["tït\ufffd\ufffd"]
         threads = ThreadStore(store)
-        threads.record_runs(thread.id, [NewRun(pt.id, 1, "p")])
+        record_runs(store, thread.id, [NewRun(pt.id, 1, "p")])
     with sqlite3.connect(path) as edit:
         edit.execute("UPDATE runs SET native_turn = 'abc'")
     with open_store(f"sqlite:///{path}") as store, pytest.raises(StoreError) as failed:

@@ -18,7 +18,8 @@ from pathlib import Path
 import orjson
 
 from segue.store import open_store
-from segue.threads import HandoffForm, HandoffStrategy, NewRun, ThreadStore, adopt, sync
+from segue.threads import HandoffForm, HandoffStrategy, ThreadStore, adopt, sync
+from tests.thread_records import NewRun, record_handoff, record_runs
 
 
 def main(argv: list[str]) -> None:
@@ -41,9 +42,10 @@ def main(argv: list[str]) -> None:
         pt = threads.graph(thread_id).provider_threads[0].id
         ordinals, handoffs = [], []
         for n in range(count):
-            (run,) = threads.record_runs(thread_id, [NewRun(pt, n + 1, f"w{worker}-r{n}")])
+            (run,) = record_runs(store, thread_id, [NewRun(pt, n + 1, f"w{worker}-r{n}")])
             ordinals.append(run.ordinal)
-            handoff = threads.record_handoff(
+            handoff = record_handoff(
+                store,
                 thread_id,
                 to_provider_thread_id=pt,
                 from_provider_threads=[pt],

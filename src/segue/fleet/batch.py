@@ -31,7 +31,7 @@ from segue.model.times import parse_iso
 from segue.providers import default_target, entry, known
 from segue.providers.sessions import find_session, list_sessions
 from segue.running.agents import Agent, in_home
-from segue.switch import Switch, ThreadMove, carry_out, switch_session
+from segue.switch import Preview, Switch, ThreadMove, carry_out, preview_switch, switch_session
 from segue.transforms.plan import Label
 
 if TYPE_CHECKING:
@@ -78,7 +78,7 @@ class Candidate(msgspec.Struct):
     pid: int | None = None
     agent: Agent | None = None  # its live process
     skip: str | None = None  # why it will not be switched
-    preview: Switch | None = None  # the dry run
+    preview: Preview | None = None  # the dry run
     error: str | None = None  # why its switch cannot be done (or failed)
 
     @property
@@ -411,10 +411,9 @@ def _preview(
     clean: bool = False,
 ) -> None:
     try:
-        candidate.preview = switch_session(
+        candidate.preview = preview_switch(
             str(candidate.path),
             target,
-            dry_run=True,
             clean=clean,
             env=switch_env(env, candidate.agent, target),
             redact_secrets=redact_secrets,

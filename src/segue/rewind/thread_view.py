@@ -76,7 +76,7 @@ def _holding(store: Store, ref: str, env: Mapping[str, str]) -> str | None:
     """The thread holding the session ``ref`` names (an id, a prefix, or a path)."""
     from segue.model.errors import SessionError
     from segue.providers.sessions import find_session
-    from segue.switch.thread import holding_thread
+    from segue.switch.sync import holding_thread
     from segue.threads.repository import ThreadStore
 
     try:

@@ -31,8 +31,12 @@ from segue.providers.sessions import SessionReads
 from segue.store import Store
 from segue.switch.decide import run_items
 from segue.switch.plan import plan_switch
+from segue.threads.checkpoints import diff_line, list_checkpoints
 from segue.threads.model import ProviderThread, ProviderThreadStatus, ThreadGraph
 from segue.threads.native import without_turns
+from segue.threads.queries import add_transfer, record_changes
+from segue.threads.repository import ThreadStore
+from segue.threads.syncing import adoption
 
 __all__ = ["resolve_fork"]
 
@@ -54,11 +58,6 @@ def resolve_fork(
 ) -> list[str]:
     """Give the fork ``fork`` (no runs yet) its first provider thread on ``provider``; returns
     what the user should know."""
-    from segue.threads import ThreadStore
-    from segue.threads.checkpoints import diff_line, list_checkpoints
-    from segue.threads.queries import add_transfer, record_changes
-    from segue.threads.syncing import adoption
-
     thread = fork.thread
     parent_id, at = thread.parent_thread_id, thread.parent_run_ordinal
     if parent_id is None or at is None:

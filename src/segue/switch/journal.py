@@ -21,15 +21,17 @@ from typing import Any
 import msgspec
 from msgspec.structs import replace
 
+import segue.threads.syncing as syncing  # (a module: tests make its recording fail)
 from segue.formats.atomic import process_alive
 from segue.formats.files import is_regular
 from segue.formats.stamp import Stamp
-from segue.model.errors import SegueError, StoreError
+from segue.model.errors import SegueError, StoreError, SwitchLocked
 from segue.providers import known
 from segue.providers.sessions import SessionReads
-from segue.store import Store
+from segue.store import Store, open_store
 from segue.store.ids import new_id
 from segue.support.state_dir import read_private_json, state_dir, write_private_json
+from segue.switch.locks import session_lock
 from segue.threads.model import (
     FormerFile,
     Handoff,
@@ -43,6 +45,7 @@ from segue.threads.model import (
     assemble,
     prompt_hash,
 )
+from segue.threads.queries import Conflict
 from segue.threads.reconcile import (
     Changes,
     DecisionRecord,
@@ -50,6 +53,8 @@ from segue.threads.reconcile import (
     match_prompts,
     reconcile,
 )
+from segue.threads.repository import ThreadStore
+from segue.threads.syncing import adopt, adoption, observe_graph, sync
 
 __all__ = ["JournalEntry", "entry_for", "open_recording", "replay", "save", "with_journaled"]
 
@@ -359,8 +364,6 @@ def with_journaled(
             "earlier from this session and not yet recorded, is part of the thread"
         )
     if mine:
-        from segue.threads.syncing import observe_graph
-
         outcome = reconcile(graph, observe_graph(graph, reads, env))
         graph = outcome.graph
         changes.absorb(outcome.changes)
@@ -379,8 +382,6 @@ def replay_entries(
     store: Store, reads: SessionReads, env: Mapping[str, str]
 ) -> list[tuple[JournalEntry, str]]:
     """:func:`replay`, each note with the entry it is about."""
-    from segue.threads.repository import ThreadStore
-
     notes: list[tuple[JournalEntry, str]] = []
     found = entries(env)
     if not found:
@@ -422,18 +423,13 @@ def _release(claimed: Path, path: Path) -> None:
 
 def _replay_one(
     store: Store,
-    threads: Any,
+    threads: ThreadStore,
     journaled: JournalEntry,
     reads: SessionReads,
     env: Mapping[str, str],
     now: datetime,
 ) -> str | None:
     """Record one entry; its note ("" for nothing to say), or None to leave it for later."""
-    from segue.model.errors import SwitchLocked
-    from segue.switch.locks import session_lock
-    from segue.threads.queries import Conflict
-    from segue.threads.syncing import record_outcome
-
     target = journaled.target
     if threads.threads_of_native(target["provider"], target["native_id"]):
         return ""
@@ -458,7 +454,9 @@ def _replay_one(
                     first.absorb(changes)
                     changes = first
                 try:
-                    record_outcome(store, graph, changes, "cannot record a journaled switch")
+                    syncing.record_outcome(
+                        store, graph, changes, "cannot record a journaled switch"
+                    )
                     break
                 except Conflict:  # another command recorded into the thread meanwhile
                     if attempt == 2:
@@ -477,9 +475,6 @@ def _thread_of(
     """The synced thread a journaled switch belongs to: the one it names, when the store has
     it; a thread forked from another, recorded now (with the changes that record it); else the
     thread of its source (or, with the source gone, of the session it wrote)."""
-    from segue.threads.repository import ThreadStore
-    from segue.threads.syncing import adopt, adoption, sync
-
     named = journaled.thread or {}
     if named.get("id") and ThreadStore(store).thread_ids(str(named["id"])):
         return sync(store, str(named["id"]), env, reads=reads).graph, None
@@ -519,8 +514,6 @@ def _remove(path: Path) -> None:
 def open_recording(env: Mapping[str, str] | None = None) -> tuple[Store, list[str]]:
     """segue's store for a command that records, with the switches its journal kept adopted
     first (and notes saying so). A journal that still cannot be recorded stays as it is."""
-    from segue.store import open_store
-
     env = os.environ if env is None else env
     store = open_store(env=env)
     try:

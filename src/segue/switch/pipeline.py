@@ -1,59 +1,112 @@
-"""``segue switch``: one session's conversation moved to another provider, in six steps.
+"""``segue switch``: one session's conversation moved to another provider, in seven steps, each
+a module of this package::
 
-    source → lock → sync → decide → write → record
+    source → locks → sync → decide → prepare → write → record
 
-1. **source**: the session is found and read, once (:class:`segue.providers.sessions.SessionReads`
-   serves every later ask for the same file);
-2. **lock**: the session's lock, then its thread's, held to the end (:mod:`.locks`);
-3. **sync**: the thread checked against every file it relies on (:mod:`.thread`);
-4. **decide**: the strategy (:mod:`segue.threads.strategy`) on what the files say, and the
-   session that carries it out, prepared (:mod:`.decide`);
-5. **write**: that session published atomically, or nothing for a resume (:mod:`.record`);
-6. **record**: the sync, the decision and what was written, in one transaction, or in the
-   journal when the store cannot record (:mod:`.record`, :mod:`.journal`).
+1. **source** (:mod:`.source`): the session is found and read, once
+   (:class:`segue.providers.sessions.SessionReads` serves every later ask for the same file);
+2. **locks** (:mod:`.locks`): the session's lock, then its thread's, held to the end;
+3. **sync** (:mod:`.sync`): the thread checked against every file it relies on;
+4. **decide** (:mod:`.decide`): the strategy (:mod:`segue.threads.strategy`) on what the files
+   say, decided once and passed along;
+5. **prepare** (:mod:`.prepare`): the session that carries the decision out, prepared;
+6. **write** (:mod:`.write`): that session published atomically, or nothing for a resume;
+7. **record** (:mod:`.record`): the sync, the decision and what was written, in one
+   transaction, or in the journal when the store cannot record (:mod:`.journal`).
 
-A dry run stops after step 4: it takes no lock and writes nothing (no store, no folder). A
-dry run's result can be carried out later (:func:`carry_out`, the fleet's confirmed preview):
-the session shown is published as it was prepared when nothing it was worked out from changed.
+The workspace's checkpoint is taken beside steps 4 to 7 (:mod:`.checkpoint`).
+
+A dry run (:func:`preview_switch`) stops after step 5: it takes no lock and writes nothing (no
+store, no folder). It returns a :class:`Preview`: the switch as it would be (``shown``) and what
+carrying it out needs. :func:`carry_out` takes it (the fleet's confirmed preview): the session
+shown is published as it was prepared when nothing it was worked out from changed.
+:func:`switch_session` does both in one call, or only the dry run (``dry_run``).
 """
 
 from __future__ import annotations
 
 import os
-import threading
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
 
+import msgspec
 from msgspec.structs import replace
 
+from segue.formats.stamp import Stamp
 from segue.model.conversation import Provider
-from segue.model.errors import SessionError, SwitchError
-from segue.providers import default_target, entry
-from segue.providers.sessions import SessionReads, current_session, find_session
-from segue.switch.decide import (
-    MoveKind,
-    Prepared,
-    SwitchOptions,
-    decide_move,
-    names_workspace,
-    prepare_move,
-    refuse_mid_turn,
-)
+from segue.providers import entry
+from segue.providers.sessions import SessionReads
+from segue.running.agents import Agent
+from segue.switch.checkpoint import Checkpointing
+from segue.switch.decide import Decided, SwitchOptions, decide_move, names_workspace
 from segue.switch.locks import SwitchLocks
-from segue.switch.record import preview_move, record_move, write_move
+from segue.switch.prepare import MoveKind, Prepared, prepare_move
+from segue.switch.record import preview_move, record_move
 from segue.switch.result import Switch, ThreadMove
-from segue.switch.thread import LoadedThread, Source, load_thread
+from segue.switch.source import Source, find_source, read_source, refuse_mid_turn
+from segue.switch.sync import LoadedThread, load_thread
+from segue.switch.write import write_move
 from segue.transforms.budget import TargetProfile
+from segue.transforms.plan import Plan
 
-if TYPE_CHECKING:
-    from segue.running.agents import Agent
-    from segue.store import Store
-    from segue.threads.checkpoints import Checkpoint
-    from segue.threads.strategy import Decision
+__all__ = ["Preview", "carry_out", "preview_switch", "switch_session"]
 
-__all__ = ["carry_out", "switch_session"]
+
+class Preview(msgspec.Struct):
+    """A dry run of a switch: the switch as it would be (``shown``: nothing written, nothing
+    recorded), and what :func:`carry_out` needs to publish exactly that session if nothing it
+    was worked out from changed."""
+
+    shown: Switch
+    prepared: Prepared
+    source_stamp: Stamp | None  # the source file as it was read
+    options: SwitchOptions
+
+    @property
+    def plan(self) -> Plan:
+        return self.shown.plan
+
+    @property
+    def thread(self) -> ThreadMove | None:
+        return self.shown.thread
+
+
+def preview_switch(
+    ref: str,
+    to: Provider | None = None,
+    *,
+    clean: bool = False,
+    env: Mapping[str, str] | None = None,
+    profile: TargetProfile | None = None,
+    now: datetime | None = None,
+    need_cwd: bool = False,
+    redact_secrets: bool = False,
+    summary_by: str | None = None,
+    agents: Sequence[Agent] | None = None,
+    within: bool = False,
+) -> Preview:
+    """A dry run of :func:`switch_session` (the same arguments): what it would do, to show, and
+    to :func:`carry_out` once confirmed. It takes no lock and writes nothing."""
+    env = dict(os.environ) if env is None else dict(env)
+    provider, path, target = find_source(ref, to, env, within)
+    options = SwitchOptions(
+        target, True, clean, need_cwd, redact_secrets, summary_by, profile, now, agents
+    )
+    reads = SessionReads()
+    with SwitchLocks(env, dry_run=True) as locks:
+        locks.session(provider, entry(provider).session_id(path))  # (a dry run takes none)
+        source = read_source(provider, path, reads, env)
+        state = load_thread(source, reads, env, locks, dry_run=True)
+        with Checkpointing(state, env, dry_run=True) as mark:  # only looked up, on entering
+            decided = decide_move(state, source, target, options, reads, env)
+            mark.before_prepare(decided.decision)
+            prepared = prepare_move(state, source, decided, options, reads, env)
+    if state.store is not None:
+        state.store.close()
+    shown = _result(state, source, prepared, preview_move(state, prepared), [], env)
+    shown.dry_run = True
+    return Preview(shown, prepared, source.stamp, options)
 
 
 def switch_session(
@@ -81,165 +134,70 @@ def switch_session(
     ``within`` allows ``to`` to be the session's own provider: the thread moves to that
     provider's best session, or a new one (``segue run`` on a thread whose session there
     cannot be resumed). ``checkpoint`` False takes no checkpoint of the newest run (a rollback's
-    copies: the folder is not that run's)."""
+    copies: the folder is not that run's). ``dry_run`` returns what :func:`preview_switch`
+    shows."""
+    if dry_run:
+        return preview_switch(
+            ref, to, clean=clean, env=env, profile=profile, now=now, need_cwd=need_cwd,
+            redact_secrets=redact_secrets, summary_by=summary_by, agents=agents, within=within,
+        ).shown  # fmt: skip
     env = dict(os.environ) if env is None else dict(env)
-    provider, path, target = _resolve(ref, to, env, within)
+    provider, path, target = find_source(ref, to, env, within)
     options = SwitchOptions(
-        target, dry_run, clean, need_cwd, redact_secrets, summary_by, profile, now, agents
+        target, False, clean, need_cwd, redact_secrets, summary_by, profile, now, agents
     )
     reads = SessionReads()
-    with SwitchLocks(env, dry_run=dry_run) as locks:
+    with SwitchLocks(env, dry_run=False) as locks:
         locks.session(provider, entry(provider).session_id(path))
         source = read_source(provider, path, reads, env)
-        state = load_thread(source, reads, env, locks, dry_run=dry_run)
-        with _Checkpointing(state, env, dry_run=dry_run or not checkpoint) as mark:
-            decision, facts = decide_move(state, source, target, options, reads, env)
-            mark.before_prepare(decision)
-            prepared = prepare_move(state, source, target, decision, facts, options, reads, env)
-            if dry_run:  # (a dry run's checkpoint was only looked up, on entering)
-                return _preview(state, source, prepared, options, env)
+        state = load_thread(source, reads, env, locks, dry_run=False)
+        with Checkpointing(state, env, dry_run=not checkpoint) as mark:
+            decided = decide_move(state, source, target, options, reads, env)
+            mark.before_prepare(decided.decision)
+            prepared = prepare_move(state, source, decided, options, reads, env)
             return write_and_record(state, source, prepared, reads, env, mark)
 
 
-def carry_out(preview: Switch, env: Mapping[str, str] | None = None) -> Switch:
+def carry_out(preview: Preview, env: Mapping[str, str] | None = None) -> Switch:
     """Carry out a dry run: publish exactly the session it prepared (the plan the user saw) if
-    the source and the thread are as they were; otherwise switch afresh (with a warning)."""
+    the source and the thread are as they were; otherwise switch afresh (with a note)."""
     env = dict(os.environ) if env is None else dict(env)
-    shown = preview.prepared
-    if preview.source_path is None or shown is None or preview.options is None:
-        raise SwitchError("only a dry run of a session file can be carried out")
+    shown = preview.shown
+    assert shown.source_path is not None  # (a preview is of a session file)
     options = replace(preview.options, dry_run=False)
-    provider = preview.source.meta.provider
-    path = preview.source_path
+    provider = shown.source.meta.provider
+    path = shown.source_path
     reads = SessionReads()
     with SwitchLocks(env, dry_run=False) as locks:
         locks.session(provider, entry(provider).session_id(path))
         if preview.source_stamp is not None:
-            reads.prime(path, preview.source_stamp, preview.source)
+            reads.prime(path, preview.source_stamp, shown.source)
         source = read_source(provider, path, reads, env)
         state = load_thread(source, reads, env, locks, dry_run=False)
-        with _Checkpointing(state, env, dry_run=False) as mark:
-            return _carry_out(preview, shown, options, source, state, reads, env, mark)
+        with Checkpointing(state, env, dry_run=False) as mark:
+            decided = decide_move(state, source, shown.target, options, reads, env)
+            mark.before_prepare(decided.decision)
+            if _still_shown(preview, decided, source, state):
+                prepared = _rebased(preview.prepared, state)
+            else:
+                prepared = prepare_move(state, source, decided, options, reads, env)
+                prepared.plan.notes.append(
+                    "the thread changed since the preview was shown: the switch was worked out "
+                    "again"
+                )
+            return write_and_record(state, source, prepared, reads, env, mark)
 
 
-def _carry_out(
-    preview: Switch,
-    shown: Prepared,
-    options: SwitchOptions,
-    source: Source,
-    state: LoadedThread,
-    reads: SessionReads,
-    env: dict[str, str],
-    mark: _Checkpointing,
-) -> Switch:
-    """Steps 4 to 6 of a carried-out preview: the session it showed when nothing it was worked
-    out from changed, else worked out again."""
-    decision, facts = decide_move(state, source, preview.target, options, reads, env)
-    mark.before_prepare(decision)
+def _still_shown(preview: Preview, decided: Decided, source: Source, state: LoadedThread) -> bool:
+    """Whether the move the preview showed is still the one to make: the same decision, on the
+    same source file, in a thread with no new runs and the same provider thread to go into."""
     synced_new_runs = state.changes.thread is None and bool(state.changes.runs)
-    same = (
-        decision == shown.decision
+    return (
+        decided.decision == preview.prepared.decision
         and source.stamp == preview.source_stamp
         and not synced_new_runs
-        and _unchanged(state, shown)
+        and _unchanged(state, preview.prepared)
     )
-    if same:
-        prepared = _rebased(shown, state)
-    else:
-        prepared = prepare_move(state, source, preview.target, decision, facts, options, reads, env)
-        prepared.plan.notes.append(
-            "the thread changed since the preview was shown: the switch was worked out again"
-        )
-    return write_and_record(state, source, prepared, reads, env, mark)
-
-
-_QUIET = ("is gone", "is not known", "not snapshotted", "has no run", "not a folder")
-
-
-def _checkpoint(state: LoadedThread, env: Mapping[str, str], *, dry_run: bool) -> None:
-    """The workspace's latest checkpoint, which the handoff names; a real switch first takes
-    one of the newest run when it has none (the folder as it is now: approximate). A folder
-    that is gone or not a project is no news in a switch; anything else that stops it is a
-    note, never a failure."""
-    from segue.model.errors import SegueError
-    from segue.threads.checkpoints import (
-        CheckpointKind,
-        latest_checkpoint,
-        list_checkpoints,
-        take_checkpoint,
-    )
-
-    store = _checkpoint_store(state)
-    if store is None:
-        return
-    try:
-        if not dry_run:
-            taken = take_checkpoint(
-                store, state.graph, env, CheckpointKind.APPROXIMATE, missing_only=True
-            )
-            if taken.note and not any(q in taken.note for q in _QUIET):
-                state.notes.append(taken.note)
-        state.checkpoint = latest_checkpoint(list_checkpoints(store, state.graph.thread.id))
-    except SegueError as exc:
-        if not dry_run:
-            state.notes.append(f"no checkpoint: {' '.join(str(exc).split())}")
-
-
-def _checkpoint_store(state: LoadedThread) -> Store | None:
-    """The store a checkpoint of the thread goes into; None when there is no store, or the
-    thread was adopted by this command (its checkpoint comes next time)."""
-    return None if state.changes.thread is not None else state.store
-
-
-class _Checkpointing:
-    """The workspace's checkpoint (:func:`_checkpoint`), taken beside the move: git works in
-    processes of its own while the session is prepared and copied. :meth:`done` waits for it
-    and puts it in the state, before anything names it; leaving the block waits for it too."""
-
-    def __init__(self, state: LoadedThread, env: Mapping[str, str], *, dry_run: bool) -> None:
-        self._state, self._env, self._dry_run = state, env, dry_run
-        self._thread: threading.Thread | None = None
-        self._failure: BaseException | None = None
-
-    def __enter__(self) -> _Checkpointing:
-        if self._dry_run or _checkpoint_store(self._state) is None:
-            _checkpoint(self._state, self._env, dry_run=self._dry_run)  # nothing to take
-        else:
-            self._thread = threading.Thread(target=self._take, name="segue-checkpoint")
-            self._thread.start()
-        return self
-
-    def _take(self) -> None:
-        try:
-            _checkpoint(self._state, self._env, dry_run=False)
-        except BaseException as exc:  # raised again where the switch waits for it
-            self._failure = exc
-
-    def wait(self) -> None:
-        """Wait for the checkpoint, whatever became of it (a switch already failing)."""
-        if self._thread is not None:
-            self._thread.join()
-            self._thread = None
-
-    def before_prepare(self, decision: Decision) -> None:
-        """Wait for the checkpoint when preparing ``decision`` writes it into what it carries
-        (:func:`~segue.switch.decide.names_workspace`); else it goes on beside the move."""
-        if names_workspace(decision):
-            self.done()
-
-    def done(self) -> Checkpoint | None:
-        """Wait for the checkpoint: the latest one, or the failure that stopped it."""
-        self.wait()
-        failure, self._failure = self._failure, None
-        if failure is not None:
-            raise failure
-        return self._state.checkpoint
-
-    def __exit__(self, *exc: object) -> None:
-        if exc[0] is None:
-            self.done()
-        else:  # keep the first failure
-            self.wait()
 
 
 def _rebased(shown: Prepared, state: LoadedThread) -> Prepared:
@@ -266,31 +224,6 @@ def _unchanged(state: LoadedThread, shown: Prepared) -> bool:
     except KeyError:
         return False
     return now.stamp == shown.target_pt.stamp and now.path == shown.target_pt.path
-
-
-def _resolve(
-    ref: str, to: Provider | None, env: Mapping[str, str], within: bool = False
-) -> tuple[Provider, Path, Provider]:
-    try:
-        provider, path = find_session(ref, env)
-    except SessionError as exc:
-        raise SwitchError(str(exc)) from None
-    target = default_target(provider) if to is None else to
-    if provider is target and not within:
-        raise SwitchError(f"{path} is already a {target.value} session")
-    return provider, path, target
-
-
-def read_source(
-    provider: Provider, path: Path, reads: SessionReads, env: Mapping[str, str]
-) -> Source:
-    """Step 1: the session, in the file it continues in now, read once."""
-    current, native_id = current_session(provider, path, env)
-    try:
-        conversation = reads.read(current, provider)
-    except SessionError as exc:
-        raise SwitchError(str(exc)) from None
-    return Source(provider, current, native_id, conversation, reads.stamp(current))
 
 
 def _result(
@@ -320,30 +253,15 @@ def _result(
     return switch
 
 
-def _preview(
-    state: LoadedThread,
-    source: Source,
-    prepared: Prepared,
-    options: SwitchOptions,
-    env: Mapping[str, str],
-) -> Switch:
-    if state.store is not None:
-        state.store.close()
-    switch = _result(state, source, prepared, preview_move(state, prepared), [], env)
-    switch.dry_run = True
-    switch.prepared, switch.source_stamp, switch.options = prepared, source.stamp, options
-    return switch
-
-
 def write_and_record(
     state: LoadedThread,
     source: Source,
     prepared: Prepared,
     reads: SessionReads,
     env: Mapping[str, str],
-    mark: _Checkpointing | None = None,
+    mark: Checkpointing | None = None,
 ) -> Switch:
-    """Steps 5 and 6, once the checkpoint ``mark`` is taking is done (none: the state's). What
+    """Steps 6 and 7, once the checkpoint ``mark`` is taking is done (none: the state's). What
     was written is recorded whatever became of the checkpoint: a checkpoint that failed in a way
     nothing foresaw (a bug) is a warning then, never a session published and not recorded.
     First, under the locks and right before writing, the machine is asked afresh whether the

@@ -1,86 +1,45 @@
-"""Steps 5 and 6 of a switch: write the prepared session, then record what was done.
+"""Step 7 of a switch, **record**: what was done, recorded.
 
-Writing publishes the session atomically (never over an existing file) and reads back, from the
-lines just written and not from the disk, the turns the new file holds: the provider thread's
-layout, so the next sync knows which of its turns are new. Recording puts the sync's findings,
-the decision, the new provider thread (or the fork's revision), the transfer and the handoff
-into the store in one transaction. A store that cannot record leaves the switch made: what was
-written goes into segue's journal, the next command that can record adopts it, and the user
-gets one warning.
+The sync's findings, the decision, the new provider thread (or the fork's revision), the
+transfer and the handoff go into the store in one transaction. A store that cannot record
+leaves the switch made: what was written goes into segue's journal (:mod:`.journal`), the next
+command that can record adopts it, and the user gets one warning. A dry run records nothing:
+:func:`preview_move` says how it would move the thread.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
-from pathlib import Path
 
-import msgspec
 from msgspec.structs import replace
 
-from segue.formats.stamp import Stamp, stamp_file
+import segue.threads.syncing as syncing  # (a module: tests make its recording fail)
 from segue.model.errors import StoreError
-from segue.providers import entry
 from segue.providers.sessions import SessionReads
 from segue.store.ids import new_id
-from segue.switch.decide import MoveKind, Prepared
+from segue.switch.journal import entry_for, replay, save
+from segue.switch.prepare import MoveKind, Prepared
 from segue.switch.result import ThreadMove
-from segue.switch.thread import LoadedThread, Source
+from segue.switch.source import Source
+from segue.switch.sync import LoadedThread
+from segue.switch.write import Written, layout_for
 from segue.threads.model import (
     FormerFile,
     Handoff,
+    HandoffForm,
     HandoffStatus,
     HandoffStrategy,
     ProviderThread,
     ProviderThreadStatus,
-    Run,
     Transfer,
     TurnSlot,
     prompt_hash,
 )
-from segue.threads.native import NativeTurn, split_native_turns
-from segue.threads.reconcile import (
-    Changes,
-    DecisionRecord,
-    layout_of,
-    match_prompts,
-    turns_to_layout,
-)
+from segue.threads.reconcile import Changes, DecisionRecord, layout_of
 from segue.threads.strategy import Strategy
 
-__all__ = ["Written", "layout_for", "record_move", "write_move"]
-
-
-class Written(msgspec.Struct):
-    session_id: str
-    path: Path
-    stamp: Stamp | None
-    turns: list[NativeTurn]  # the turns segue wrote (a fork: after its parent's copy)
-    warnings: list[str] = msgspec.field(default_factory=list)
-
-
-def write_move(prepared: Prepared, env: Mapping[str, str]) -> Written | None:
-    """Publish the prepared session (None: a resume writes nothing)."""
-    session = prepared.session
-    if session is None:
-        return None
-    e = entry(session.provider)
-    warnings = e.publish(session, env)
-    try:
-        conversation = e.read_lines(session.path, session.lines)
-        turns = split_native_turns(conversation)
-    except Exception as exc:  # never undo a published session over its read-back
-        warnings.append(f"could not read back what was written: {exc}")
-        turns = []
-    return Written(session.session_id, session.path, stamp_file(session.path), turns, warnings)
-
-
-def layout_for(turns: Sequence[NativeTurn], runs: Sequence[Run]) -> list[TurnSlot]:
-    """Which run each written turn is: one for one when there are as many, else matched by
-    prompt in order (a turn matching none is no run: a handoff's own message)."""
-    if len(turns) == len(runs):
-        return turns_to_layout(turns, [r.ordinal for r in runs])
-    return match_prompts([prompt_hash(t.prompt) for t in turns], runs)
+__all__ = ["preview_move", "record_move"]
 
 
 def _move_changes(
@@ -190,8 +149,6 @@ def _handoff(
     now: datetime,
     strategy: HandoffStrategy,
 ) -> Handoff:
-    from segue.threads.model import HandoffForm
-
     assert prepared.covers is not None
     form = prepared.decision.form if prepared.kind is MoveKind.FORK else HandoffForm.NATIVE_ITEMS
     return Handoff(
@@ -224,9 +181,6 @@ def record_move(
 ) -> tuple[ThreadMove, list[str]]:
     """Record the sync, the decision and what was written; a store that cannot record it is a
     warning (and the journal keeps what was written, for the next command that can)."""
-    from segue.switch.journal import entry_for, replay, save
-    from segue.threads.syncing import record_outcome
-
     now = datetime.now(UTC)
     more, pt_id, handoff_id = _move_changes(state, source, prepared, written, now)
     changes = state.changes
@@ -240,8 +194,10 @@ def record_move(
         try:
             if state.earlier is not None:
                 earlier_graph, earlier_changes = state.earlier
-                record_outcome(store, earlier_graph, earlier_changes, "cannot record the sync")
-            record_outcome(
+                syncing.record_outcome(
+                    store, earlier_graph, earlier_changes, "cannot record the sync"
+                )
+            syncing.record_outcome(
                 store, state.graph, changes, f"cannot record the switch of {source.path}"
             )
             recorded = True

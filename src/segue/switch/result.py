@@ -1,21 +1,17 @@
-"""What a switch did: the plan it carried out (or would), the session it wrote or resumes, and
-how it moved its app thread."""
+"""What a switch did: the plan it carried out, the session it wrote or resumes, and how it moved
+its app thread (a dry run: what it would do, nothing written). What carrying out a dry run
+needs is its :class:`~segue.switch.pipeline.Preview`, never part of this result."""
 
 from __future__ import annotations
 
 import shlex
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import msgspec
 
-from segue.formats.stamp import Stamp
 from segue.model.conversation import Conversation, Provider
 from segue.providers import entry
 from segue.transforms.plan import Plan
-
-if TYPE_CHECKING:
-    from segue.switch.decide import Prepared, SwitchOptions
 
 __all__ = ["Switch", "ThreadMove"]
 
@@ -35,7 +31,7 @@ class ThreadMove(msgspec.Struct, frozen=True):
 
 
 class Switch(msgspec.Struct):
-    """A planned (and, unless it was a dry run, written or resumed) switch."""
+    """A switch as it was made: written or resumed (a dry run: neither, ``dry_run``)."""
 
     source: Conversation
     source_path: Path | None  # None for a conversation that was never a file
@@ -50,11 +46,6 @@ class Switch(msgspec.Struct):
     thread: ThreadMove | None = None
     written: bool = False  # whether it wrote a new session (no_handoff resumes one as it is)
     dry_run: bool = False
-    # A dry run keeps what it prepared and what the source file was when read, so that carrying
-    # it out publishes exactly the plan that was shown if nothing changed.
-    prepared: Prepared | None = None
-    source_stamp: Stamp | None = None
-    options: SwitchOptions | None = None
     program: str | None = None  # the target's CLI as the user runs it (None: its command)
 
     @property

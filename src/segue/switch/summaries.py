@@ -19,6 +19,7 @@ from segue.model.conversation import Provider
 from segue.model.errors import SwitchError
 from segue.model.limits import looks_like_limit_text
 from segue.providers import entry, known, names
+from segue.running.usage import exhausted_providers, read_usage
 from segue.transforms.handoff_summary import CUT, DEFAULT_MAX_CHARS
 from segue.transforms.secrets import mask
 
@@ -97,7 +98,5 @@ def write_summary(
 
 
 def _exhausted(provider: Provider, env: Mapping[str, str], now: datetime) -> bool:
-    from segue.running.usage import exhausted_providers, read_usage
-
     usages = read_usage(env, now=now, remote=False, providers=[provider])
     return provider in exhausted_providers(usages)

@@ -6,12 +6,12 @@ native Claude Code or Codex session) holds some runs natively and was handed the
 graph lives in segue's store, append-only::
 
     from segue.store import open_store
-    from segue.threads import ThreadStore, adopt, decide_move, sync
+    from segue.threads import Facts, adopt, decide, load_config, sync
 
     with open_store() as store:
         graph = adopt(store, "01a22910")            # a native session becomes an app thread
         graph = sync(store, graph.thread.id).graph  # pick up turns typed in the CLI since
-        decision = decide_move(store, graph.thread.id, Provider.CLAUDE)
+        decision = decide(graph, "claude", Facts(), load_config())
         print(decision.strategy, decision.reason)
 
 :func:`segue.threads.strategy.decide` is the pure decision and
@@ -49,8 +49,7 @@ if TYPE_CHECKING:
         ThreadSummary,
         Transfer,
     )
-    from segue.threads.moves import decide_move
-    from segue.threads.repository import NewRun, ThreadStore
+    from segue.threads.repository import ThreadStore
     from segue.threads.strategy import Decision, Facts, Strategy, decide
     from segue.threads.syncing import SyncResult, adopt, sync
 
@@ -62,7 +61,6 @@ _WHERE = {
     "HandoffForm": "segue.threads.model",
     "HandoffStatus": "segue.threads.model",
     "HandoffStrategy": "segue.threads.model",
-    "NewRun": "segue.threads.repository",
     "ProviderThread": "segue.threads.model",
     "ProviderThreadStatus": "segue.threads.model",
     "Run": "segue.threads.model",
@@ -78,7 +76,6 @@ _WHERE = {
     "config_path": "segue.threads.config",
     "coverage_lines": "segue.threads.documents",
     "decide": "segue.threads.strategy",
-    "decide_move": "segue.threads.moves",
     "graph_to_json": "segue.threads.documents",
     "load_config": "segue.threads.config",
     "provider_thread_names": "segue.threads.documents",
@@ -94,7 +91,6 @@ __all__ = [
     "HandoffForm",
     "HandoffStatus",
     "HandoffStrategy",
-    "NewRun",
     "ProviderThread",
     "ProviderThreadStatus",
     "Run",
@@ -110,7 +106,6 @@ __all__ = [
     "config_path",
     "coverage_lines",
     "decide",
-    "decide_move",
     "graph_to_json",
     "load_config",
     "provider_thread_names",

@@ -17,7 +17,6 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-import msgspec
 from msgspec.structs import replace
 
 from segue.formats.stamp import Stamp
@@ -58,20 +57,17 @@ from segue.threads.model import (
 
 __all__ = [
     "Conflict",
-    "NewRun",
-    "add_handoff",
-    "add_provider_thread",
-    "add_runs",
+    "add_rollback",
     "add_transfer",
     "create_thread",
+    "forks_of",
     "list_threads",
     "load_graph",
+    "load_rollbacks",
     "lock_thread",
     "native_holders",
     "record_changes",
-    "record_decision",
     "revise_provider_thread",
-    "revise_runs",
     "thread_ids_like",
     "threads_of_native",
 ]
@@ -80,18 +76,6 @@ if TYPE_CHECKING:
     from segue.threads.reconcile import Changes
 
 _ID_PREFIX = re.compile(r"[0-9a-f-]+")
-
-
-class NewRun(msgspec.Struct, frozen=True):
-    """A run to record: the next ordinals of the app thread are given in order."""
-
-    provider_thread_id: str
-    native_turn: int
-    prompt: str
-    status: RunStatus = RunStatus.COMPLETED
-    started_at: datetime | None = None
-    ended_at: datetime | None = None
-    handoff_id: str | None = None
 
 
 def _now() -> datetime:
@@ -127,36 +111,6 @@ def create_thread(
 
 def _insert_thread(connection: Transaction, thread: AppThread) -> None:
     connection.insert(app_threads, row_of(thread, app_threads))
-
-
-def add_provider_thread(
-    connection: Transaction,
-    thread_id: str,
-    *,
-    provider: Provider,
-    origin: str,
-    native_id: str,
-    path: str,
-    native_turns: int,
-    model: str | None,
-    reason: str | None = None,
-) -> str:
-    """A new provider thread (its first revision, active); returns its id."""
-    pt = ProviderThread(
-        id=new_id(),
-        thread_id=thread_id,
-        provider=provider,
-        origin=origin,
-        native_id=native_id,
-        path=path,
-        native_turns=native_turns,
-        status=ProviderThreadStatus.ACTIVE,
-        model=model,
-        version=1,
-        reason=reason,
-    )
-    _insert_provider_thread(connection, pt, _now())
-    return pt.id
 
 
 def _insert_provider_thread(connection: Transaction, pt: ProviderThread, now: datetime) -> None:
@@ -250,52 +204,6 @@ def revise_provider_thread(
     return version
 
 
-def add_runs(connection: Transaction, thread_id: str, new: Sequence[NewRun]) -> list[Run]:
-    """Record runs as the app thread's next ordinals (the caller holds the thread's lock)."""
-    if not new:
-        return []
-    latest = _latest_ordinal(connection, thread_id)
-    pts = dict(
-        connection.tuples(
-            "SELECT id, provider FROM provider_threads WHERE thread_id = :id", {"id": thread_id}
-        )
-    )
-    now = _now()
-    out: list[Run] = []
-    for n, spec in enumerate(new, start=int(latest or 0) + 1):
-        if spec.provider_thread_id not in pts:
-            raise StoreError(
-                f"provider thread {spec.provider_thread_id} is not in thread {thread_id}"
-            )
-        out.append(
-            Run(
-                thread_id=thread_id,
-                ordinal=n,
-                provider=Provider(pts[spec.provider_thread_id]),
-                provider_thread_id=spec.provider_thread_id,
-                native_turn=spec.native_turn,
-                status=spec.status,
-                prompt=spec.prompt,
-                handoff_id=spec.handoff_id,
-                started_at=spec.started_at,
-                ended_at=spec.ended_at,
-            )
-        )
-    connection.insert(runs, [_run_row(run, now) for run in out])
-    return out
-
-
-def revise_runs(connection: Transaction, changed: Sequence[Run]) -> None:
-    """Record new versions of runs (a later status); each is the given run with version + 1."""
-    now = _now()
-    rows = []
-    for run in changed:
-        row = _run_row(run, now)
-        row["version"] = run.version + 1
-        rows.append(row)
-    connection.insert(runs, rows)
-
-
 def _latest_ordinal(connection: Transaction, thread_id: str) -> int:
     latest = connection.scalar(
         "SELECT max(ordinal) FROM runs WHERE thread_id = :id", {"id": thread_id}
@@ -339,48 +247,6 @@ def _insert_transfer(connection: Transaction, transfer: Transfer) -> None:
     connection.insert(context_transfers, row_of(transfer, context_transfers))
 
 
-def add_handoff(
-    connection: Transaction,
-    thread_id: str,
-    *,
-    to_provider_thread_id: str,
-    from_provider_threads: Sequence[str],
-    covers: tuple[int, int],
-    strategy: HandoffStrategy,
-    form: HandoffForm,
-    status: HandoffStatus = HandoffStatus.READY,
-    text: str | None = None,
-    items: list[dict[str, Any]] | None = None,
-    created_by_provider: Provider | None = None,
-    transfer_id: str | None = None,
-    target_run_ordinal: int | None = None,
-    supersedes: str | None = None,
-) -> Handoff:
-    """Record a handoff. A handoff that replaces another names it in ``supersedes``: recording a
-    second successor of the same handoff is refused."""
-    if status is HandoffStatus.SUPERSEDED:
-        raise StoreError("a handoff is superseded by recording its successor, not by its status")
-    handoff = Handoff(
-        id=new_id(),
-        thread_id=thread_id,
-        to_provider_thread_id=to_provider_thread_id,
-        from_provider_threads=tuple(from_provider_threads),
-        covers=covers,
-        strategy=strategy,
-        form=form,
-        status=status,
-        created_at=_now(),
-        text=text,
-        items=items,
-        created_by_provider=created_by_provider,
-        transfer_id=transfer_id,
-        target_run_ordinal=target_run_ordinal,
-        supersedes=supersedes,
-    )
-    _insert_handoff(connection, handoff)
-    return handoff
-
-
 def _insert_handoff(connection: Transaction, handoff: Handoff) -> None:
     if handoff.supersedes is not None:
         taken = connection.scalar(
@@ -400,7 +266,7 @@ def _insert_handoff(connection: Transaction, handoff: Handoff) -> None:
     )
 
 
-def record_decision(
+def _insert_decision(
     connection: Transaction,
     thread_id: str,
     *,
@@ -596,7 +462,7 @@ def record_changes(connection: Transaction, thread_id: str, changes: Changes) ->
     for handoff in changes.handoffs:
         _insert_handoff(connection, handoff)
     for d in changes.decisions:
-        record_decision(
+        _insert_decision(
             connection,
             thread_id,
             target_provider=d.target_provider,

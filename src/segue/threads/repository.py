@@ -8,24 +8,14 @@ line naming the database.
 from __future__ import annotations
 
 import zlib
-from collections.abc import Callable
-from typing import Any, Concatenate, ParamSpec, TypeVar, cast
 
 from segue.model.errors import StoreError
 from segue.store import Store
 from segue.store.database import Transaction
 from segue.threads import queries
-from segue.threads.model import (
-    AppThread,
-    ProviderThreadStatus,
-    ThreadGraph,
-    ThreadSummary,
-    Transfer,
-)
-from segue.threads.queries import NewRun
-from segue.threads.strategy import Decision, Facts
+from segue.threads.model import AppThread, ProviderThreadStatus, ThreadGraph, ThreadSummary
 
-__all__ = ["NewRun", "ThreadStore", "native_lock"]
+__all__ = ["ThreadStore", "native_lock"]
 
 _SHOWN = 5
 
@@ -38,27 +28,10 @@ def native_lock(connection: Transaction, provider: str, native_id: str) -> None:
         connection.execute("SELECT pg_advisory_xact_lock(:key)", {"key": key})
 
 
-_P = ParamSpec("_P")
-_R = TypeVar("_R")
-
-
-def _locked(
-    what: str, query: Callable[Concatenate[Transaction, str, _P], _R]
-) -> Callable[Concatenate[ThreadStore, str, _P], _R]:
-    """A method of :class:`ThreadStore` that runs ``query`` on a thread in a transaction of its
-    own, holding the thread's lock: ``what`` is the failure's first words."""
-
-    def method(self: ThreadStore, thread_id: str, *args: _P.args, **kwargs: _P.kwargs) -> _R:
-        with self.store.writing(f"{what} {thread_id}") as connection:
-            queries.lock_thread(connection, thread_id)
-            return query(connection, thread_id, *args, **kwargs)
-
-    method.__doc__ = query.__doc__
-    return cast("Callable[Concatenate[ThreadStore, str, _P], _R]", method)
-
-
 class ThreadStore:
-    """App threads, runs, provider threads, transfers, handoffs and decisions in ``store``."""
+    """App threads, runs, provider threads, transfers, handoffs and decisions in ``store``: read
+    here; written by a sync or a switch (:func:`segue.threads.queries.record_changes`), or by the
+    few writers below."""
 
     def __init__(self, store: Store) -> None:
         self.store = store
@@ -145,15 +118,6 @@ class ThreadStore:
                 parent_checkpoint_id=parent_checkpoint_id,
             )
 
-    def record_transfer(self, thread_id: str, **fields: Any) -> Transfer:
-        with self.store.writing(f"cannot record a transfer of {thread_id}") as connection:
-            return queries.add_transfer(connection, thread_id, **fields)
-
-    # each writes in its own transaction, queued on the thread's lock
-    add_provider_thread = _locked("cannot record a provider thread of", queries.add_provider_thread)
-    record_runs = _locked("cannot record runs of thread", queries.add_runs)
-    record_handoff = _locked("cannot record a handoff of", queries.add_handoff)
-
     def mark_provider_thread(
         self, thread_id: str, provider_thread_id: str, status: ProviderThreadStatus, reason: str
     ) -> None:
@@ -166,17 +130,3 @@ class ThreadStore:
                 raise StoreError(f"{self.store.where}: no thread {thread_id}")
             current = graph.provider_thread(provider_thread_id)
             queries.revise_provider_thread(connection, current, reason=reason, status=status)
-
-    def record_decision(self, thread_id: str, target: str, decision: Decision, facts: Facts) -> str:
-        with self.store.writing(f"cannot record a decision of {thread_id}") as connection:
-            return queries.record_decision(
-                connection,
-                thread_id,
-                target_provider=target,
-                strategy=decision.strategy.value,
-                form=None if decision.form is None else decision.form.value,
-                reason=decision.reason,
-                provider_thread_id=decision.provider_thread,
-                covers=decision.covers,
-                inputs={"facts": facts.to_json()},
-            )

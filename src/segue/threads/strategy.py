@@ -10,17 +10,19 @@
    into a new session.
 5. ``unsupported``: the target cannot take the context; the reason says why.
 
-Each decision says why. Nothing here does I/O: the caller loads the graph, gathers the facts
-(model changed, budget, resume failure) and records the decision.
+Each decision says why, and is made once. Nothing here does I/O: the caller loads the graph,
+gathers the facts (model changed, budget, resume failure) and records the decision; the facts
+that cost reading sessions, and matter only for one provider thread and one range of runs, the
+decision asks for when it gets there (a :class:`Probe`).
 """
 
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Any
+from typing import Any, Protocol
 
 import msgspec
-from msgspec.structs import asdict
+from msgspec.structs import asdict, replace
 
 from segue.threads.config import StalenessConfig
 from segue.threads.model import (
@@ -31,7 +33,7 @@ from segue.threads.model import (
     ThreadGraph,
 )
 
-__all__ = ["Decision", "Facts", "Strategy", "decide"]
+__all__ = ["Decision", "Facts", "Probe", "Strategy", "decide"]
 
 
 class Strategy(StrEnum):
@@ -63,6 +65,20 @@ class Decision(msgspec.Struct, frozen=True):
     provider_thread: str | None = None  # the target's provider thread it goes into
     covers: tuple[int, int] | None = None  # the runs the handoff carries
     form: HandoffForm | None = None
+
+
+class Probe(Protocol):
+    """The facts a decision asks its caller for only once it needs them: the provider thread it
+    would go into, and the one range of runs that thread missed, are known by then."""
+
+    def conflict(self, pt: ProviderThread) -> str | None:
+        """Why going into ``pt`` conflicts with the move (``Facts.conflict``), or None."""
+        ...
+
+    def delta_fits(self, pt: ProviderThread, covers: tuple[int, int]) -> bool:
+        """Whether the runs ``covers`` fit into ``pt`` as native items
+        (``Facts.delta_fits_natively``)."""
+        ...
 
 
 def _ranges(ordinals: list[int]) -> list[tuple[int, int]]:
@@ -124,8 +140,16 @@ def _full_into_new(runs: int, reason: str) -> Decision:
     return Decision(Strategy.FULL_INTO_NEW, reason, None, covers, form)
 
 
-def decide(graph: ThreadGraph, target: str, facts: Facts, config: StalenessConfig) -> Decision:
-    """The strategy for moving ``graph``'s thread to provider ``target``, with its reason."""
+def decide(
+    graph: ThreadGraph,
+    target: str,
+    facts: Facts,
+    config: StalenessConfig,
+    probe: Probe | None = None,
+) -> Decision:
+    """The strategy for moving ``graph``'s thread to provider ``target``, with its reason. A
+    ``probe`` is asked for the facts that hold only for the provider thread the move would go
+    into (after every other reason not to), as if they had been in ``facts``."""
     if facts.unsupported:
         return Decision(
             Strategy.UNSUPPORTED, f"{target} cannot take the context: {facts.unsupported}"
@@ -140,6 +164,13 @@ def decide(graph: ThreadGraph, target: str, facts: Facts, config: StalenessConfi
         return _full_into_new(last, unfit)
     covered = pt.coverage() | _unfinished_held(pt, graph)
     missed = [n for n in ordinals if n not in covered]
+    if missed:
+        stale = _staleness(pt, graph, target, facts, config, missed)
+        if stale is not None:
+            return _full_into_new(last, stale)
+    conflict = None if probe is None else probe.conflict(pt)
+    if conflict is not None:
+        return _full_into_new(last, str(_unfit(pt, target, replace(facts, conflict=conflict))))
     if not missed:
         return Decision(
             Strategy.NO_HANDOFF,
@@ -148,12 +179,10 @@ def decide(graph: ThreadGraph, target: str, facts: Facts, config: StalenessConfi
             else f"the thread has no runs; {target} provider thread {pt.id} resumes as is",
             pt.id,
         )
-    stale = _staleness(pt, graph, target, facts, config, missed)
-    if stale is not None:
-        return _full_into_new(last, stale)
     ranges = _ranges(missed)
     if len(ranges) == 1:
-        form = HandoffForm.NATIVE_ITEMS if facts.delta_fits_natively else HandoffForm.SUMMARY
+        fits = facts.delta_fits_natively and (probe is None or probe.delta_fits(pt, ranges[0]))
+        form = HandoffForm.NATIVE_ITEMS if fits else HandoffForm.SUMMARY
         return Decision(
             Strategy.DELTA_INTO_EXISTING,
             f"{target} provider thread {pt.id} missed runs {_span(ranges)} only; "

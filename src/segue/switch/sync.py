@@ -1,4 +1,4 @@
-"""Step 3 of a switch: the source's app thread, checked against the disk.
+"""Step 3 of a switch, **sync**: the source's app thread, checked against the disk.
 
 The store is opened (read-only for a dry run, which creates nothing, not even the store), the
 thread holding the source session is found and locked, and every provider thread's file is
@@ -19,29 +19,22 @@ from pathlib import Path
 import msgspec
 from msgspec.structs import replace
 
-from segue.formats.stamp import Stamp
-from segue.model.conversation import Conversation, Provider
+from segue.model.conversation import Provider
 from segue.model.errors import SegueError, StoreError
 from segue.providers.sessions import SessionReads, current_session
-from segue.store import Store
+from segue.store import Store, open_store
+from segue.store.location import store_wait
+from segue.store.store import StoreAbsent
+from segue.switch.journal import replay_entries, with_journaled
 from segue.switch.locks import SwitchLocks
+from segue.switch.source import Source
 from segue.threads.checkpoints import Checkpoint
 from segue.threads.model import ProviderThread, ProviderThreadStatus, ThreadGraph
 from segue.threads.reconcile import Changes, held_runs, reconcile
 from segue.threads.repository import ThreadStore
 from segue.threads.syncing import adoption, observe_graph
 
-__all__ = ["LoadedThread", "Source", "load_thread", "open_for_switch"]
-
-
-class Source(msgspec.Struct, frozen=True):
-    """The session being switched, read once."""
-
-    provider: Provider
-    path: Path  # the file it continues in now
-    native_id: str
-    conversation: Conversation
-    stamp: Stamp | None
+__all__ = ["LoadedThread", "holding_thread", "load_thread", "open_for_switch", "source_cwd"]
 
 
 class LoadedThread(msgspec.Struct):
@@ -60,10 +53,6 @@ class LoadedThread(msgspec.Struct):
 def open_for_switch(env: Mapping[str, str], *, dry_run: bool) -> tuple[Store | None, str | None]:
     """segue's store for a switch, or None and why not. A dry run opens it read-only (and only
     if it exists); a real switch waits for another writer a few seconds at most."""
-    from segue.store import open_store
-    from segue.store.location import store_wait
-    from segue.store.store import StoreAbsent
-
     try:
         store = open_store(env=env, read_only=dry_run, busy_timeout=store_wait(env))
     except StoreAbsent:
@@ -130,8 +119,6 @@ def load_thread(
     if store is None and why is not None and dry_run:
         notes.append(f"the store could not be read ({why}); the plan assumes it holds nothing")
     if store is not None and not dry_run:
-        from segue.switch.journal import replay_entries
-
         try:
             replayed = replay_entries(store, reads, env)
         except StoreError as exc:
@@ -162,8 +149,6 @@ def load_thread(
     else:
         graph, changes = adoption(source.provider, source.path, reads, env)
     if store is None or dry_run:  # the switches the journal holds, not recorded in this graph
-        from segue.switch.journal import with_journaled
-
         graph, more, journaled = with_journaled(graph, source, reads, env)
         changes.absorb(more)
         notes += journaled
@@ -223,4 +208,5 @@ def _typed_in_former(graph: ThreadGraph, pt: ProviderThread, source: Source) -> 
 
 
 def source_cwd(state: LoadedThread, source: Source) -> str:
+    """The working directory of the move: the thread's, else the session's."""
     return state.graph.thread.cwd or source.conversation.meta.cwd or os.getcwd()
