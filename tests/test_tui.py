@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import threading
 import time
 from collections.abc import Awaitable, Callable, Iterator
 from datetime import UTC, datetime, timedelta
@@ -23,6 +24,7 @@ from segue.tui.batch import BatchSheet
 from segue.tui.common import Help, Question
 from segue.tui.fleet import FleetScreen
 from segue.tui.returns import ReturnScreen
+from segue.tui.state import TuiState
 from segue.tui.thread import ThreadScreen
 from segue.watch import Mode, WatchPolicy
 from segue_testbed.fixtures import all_fixtures
@@ -388,6 +390,44 @@ def test_segue_tui_without_a_terminal_says_so(home: dict[str, str]) -> None:
     assert "Traceback" not in done.stderr
     bad = segue(["tui", "--return", "sometimes"], {**home, "PATH": os.environ["PATH"]})
     assert bad.returncode != 0 and "--return 'sometimes'" in bad.stderr, bad.stderr
+
+
+def test_the_state_runs_one_watch_loop_at_a_time_and_q_waits_only_for_the_others() -> None:
+    """What the screens share, without an app: a loop started while the last one still runs
+    its pass waits for it, or ends if stopped first; a switch keeps ``q`` from ending the app,
+    the watch loop does not (it stops after its pass)."""
+    state = TuiState(env={}, clock=lambda: NOW, agents=list)
+    assert state.scan_agents() == [] and state.clock() == NOW and not state.watching
+    first = state.start_watch()
+    turns: list[bool] = []
+    in_pass, end_pass = threading.Event(), threading.Event()
+
+    def loop(stop: threading.Event) -> None:
+        with state.watch_turn(stop) as turn:
+            turns.append(turn)
+            if turn:
+                with state.watch_writing():
+                    in_pass.set()
+                    end_pass.wait(10)
+
+    old = threading.Thread(target=loop, args=(first,))
+    old.start()
+    assert in_pass.wait(10) and state.busy() == [] and state.writers() == [old]
+    state.stop_watch()
+    second = state.start_watch()
+    assert state.watching and first.is_set()
+    late = threading.Thread(target=loop, args=(second,))
+    late.start()
+    time.sleep(0.3)
+    assert turns == [True]  # the new loop waits for the old one's pass
+    state.stop_watch()
+    late.join(10)
+    assert turns == [True, False]  # stopped before its turn came: it never ran
+    end_pass.set()
+    old.join(10)
+    with state.writing():
+        assert state.busy() == [threading.current_thread()]
+    assert state.writers() == []
 
 
 def test_segue_tui_watch_starts_the_loop_once_the_screen_is_up(home: dict[str, str]) -> None:

@@ -5,10 +5,8 @@ live progress per agent and the tally. A failure is its row; the batch goes on."
 
 from __future__ import annotations
 
-import contextlib
 import os
-from collections.abc import Callable, Mapping, Sequence
-from datetime import UTC, datetime
+from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
 
 from rich.text import Text
@@ -33,6 +31,7 @@ from segue.model.units import format_bytes
 from segue.providers import entry
 from segue.support.text import short
 from segue.tui.common import PROJECT_CHARS, Sheet, countdown, from_thread, one_line
+from segue.tui.state import TuiState
 
 __all__ = ["BatchSheet", "arrival_default"]
 
@@ -79,10 +78,10 @@ class BatchSheet(Sheet[bool]):
 
     def __init__(
         self,
+        state: TuiState,
         title: str,
         directions: Sequence[tuple[Provider, Provider]],
         planner: Planner,
-        env: Mapping[str, str],
         *,
         start: int = 0,
         verb: str = "Switch",
@@ -90,8 +89,8 @@ class BatchSheet(Sheet[bool]):
         elsewhere: Callable[[Provider], int] | None = None,
     ) -> None:
         super().__init__()
+        self.state = state
         self._title, self._directions, self._planner = title, list(directions), planner
-        self._env = dict(env)
         self._index = start
         self._verb = verb
         self._describe = describe  # a word on each agent before its plan
@@ -180,8 +179,7 @@ class BatchSheet(Sheet[bool]):
         table = self.query_one("#planned", DataTable)
         table.clear()
         self._rows = {}
-        clock = getattr(self.app, "clock", None)
-        now = clock() if callable(clock) else datetime.now(UTC)
+        now = self.state.clock()
         for n, c in enumerate(plan.candidates):
             state = c.state + (f" · {countdown(c.reset_at, now)}" if c.reset_at else "")
             if c.skip or c.error:
@@ -261,9 +259,8 @@ class BatchSheet(Sheet[bool]):
 
     @work(thread=True, exclusive=True, group="run", exit_on_error=False)
     def _run(self, plan: FleetPlan, relaunch: bool, compact: ArrivalCompact) -> None:
-        writing = getattr(self.app, "writing", None)
         try:
-            with writing() if callable(writing) else contextlib.nullcontext():
+            with self.state.writing():
                 result = self._carry_out(plan, relaunch, compact)
         except Exception as exc:
             from_thread(self.app, self._run_failed, exc)
@@ -273,7 +270,7 @@ class BatchSheet(Sheet[bool]):
     def _carry_out(self, plan: FleetPlan, relaunch: bool, compact: ArrivalCompact) -> FleetResult:
         return run_fleet(
             plan,
-            env=self._env,
+            env=self.state.env,
             relaunch=relaunch,
             arrival_compact=compact,
             progress=lambda o: from_thread(self.app, self._show_outcome, o),

@@ -26,7 +26,6 @@ if TYPE_CHECKING:
 
     from segue.model.conversation import Provider
     from segue.running.usage import ProviderUsage
-    from segue.tui.app import SegueApp
 
 GLYPHS = {
     "working": ("●", "cyan"),
@@ -60,14 +59,6 @@ def guarded(method: Callable[..., T]) -> Callable[..., T | None]:
             return None
 
     return wrapper
-
-
-def segue_app(app: App[Any]) -> SegueApp:
-    """The running ``segue tui`` app, as its screens see it."""
-    from segue.tui.app import SegueApp
-
-    assert isinstance(app, SegueApp)
-    return app
 
 
 def from_thread(app: App[Any], callback: Callable[..., Any], *args: Any) -> None:

@@ -1,11 +1,13 @@
 """The fleet screen (home): a usage banner per provider with a live countdown, and the agents
 table (running agents and parked sessions, each with what a switch would do), filtered with
-``/``, selected with ``space`` and ``a``, switched with ``s``."""
+``/``, selected with ``space`` and ``a``, switched with ``s``; and the watch loop (``w``), run
+with the same policy as ``segue watch``, its log in a panel beside the table."""
 
 from __future__ import annotations
 
 import contextlib
 import os
+import threading
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -24,6 +26,7 @@ from segue.model.units import format_bytes
 from segue.support.text import short
 from segue.tui.common import (
     PROJECT_CHARS,
+    Question,
     banner,
     countdown,
     from_thread,
@@ -31,12 +34,15 @@ from segue.tui.common import (
     guarded,
     label,
     one_line,
-    segue_app,
 )
+from segue.tui.state import TuiState
+from segue.watch import Mode
 
-if TYPE_CHECKING:  # the switch machinery is loaded by the worker, after the first paint
+if TYPE_CHECKING:  # the switch machinery is loaded by the worker, after the first paint; the
+    # screens a key brings up (thread, returns, batch) load it too, so they are imported when
+    # their key is pressed
     from segue.fleet.view import FleetRow, FleetView
-    from segue.tui.app import SegueApp
+    from segue.watch import WatchEvent
 
 __all__ = ["FleetScreen"]
 
@@ -109,18 +115,15 @@ class FleetScreen(Screen[None]):
         Binding("escape", "clear", "Clear the filter, then the selection", show=False),
     ]
 
-    def __init__(self) -> None:
+    def __init__(self, state: TuiState) -> None:
         super().__init__()
+        self.state = state
         self.view: FleetView | None = None
         self.selected: set[str] = set()
         self.query_text = ""
         self._shown: list[FleetRow] = []
         self._plans: dict[str, tuple[object, str | None, str | None, str | None]] = {}
         self._said: set[str] = set()  # the problems already told
-
-    @property
-    def segue(self) -> SegueApp:
-        return segue_app(self.app)
 
     def compose(self) -> ComposeResult:
         yield Static("segue — the fleet", id="title")
@@ -139,18 +142,18 @@ class FleetScreen(Screen[None]):
         yield Footer()
 
     def on_mount(self) -> None:
-        under = self.segue.under
+        under = self.state.under
         if under is not None and not os.path.isdir(os.path.expanduser(under)):
             self.app.notify(f"--under {under}: no such folder", severity="warning", timeout=8)
         self.query_one("#filter", Input).display = False
         self.query_one("#watchlog", RichLog).display = False
         self.query_one("#agents", DataTable).focus()
         self.set_interval(1.0, self._tick)
-        if self.segue.refresh_every > 0:
-            self.set_interval(self.segue.refresh_every, self._refresh)
+        if self.state.refresh_every > 0:
+            self.set_interval(self.state.refresh_every, self._refresh)
         self.reload()
-        if self.segue.start_watching and not self.segue.watching:
-            self.segue.toggle_watch()
+        if self.state.start_watching and not self.state.watching:
+            self.action_toggle_watch()
 
     def _refresh(self) -> None:
         """The fleet read again, now and then (not while a reload is still at work)."""
@@ -164,15 +167,15 @@ class FleetScreen(Screen[None]):
     def reload(self) -> None:
         from segue.fleet.view import load_fleet, plan_rows
 
-        app = self.segue
+        state, app = self.state, self.app
         try:
-            app.remember_listing()
+            state.remember_listing()
             view = load_fleet(
-                app.env,
-                now=app.clock(),
-                remote=app.remote,
-                under=app.under,
-                agents=app.scan_agents(),
+                state.env,
+                now=state.clock(),
+                remote=state.remote,
+                under=state.under,
+                agents=state.scan_agents(),
             )
         except Exception as exc:
             from_thread(app, self._failed, exc)
@@ -182,15 +185,15 @@ class FleetScreen(Screen[None]):
             if known is not None and known[0] == _signature(row):
                 row.label, row.loss_line, row.plan_note = known[1:]
         from_thread(app, self._show, view)
-        if not app.plan:
+        if not state.plan:
             return
         try:
             worker = get_current_worker()
             plan_rows(
                 view,
-                app.env,
+                state.env,
                 done=lambda row: from_thread(app, self._planned, row),
-                redact_secrets=app.policy.redact_secrets,  # (as the sheet's switch does it)
+                redact_secrets=state.policy.redact_secrets,  # (as the sheet's switch does it)
                 stop=lambda: worker.is_cancelled,
             )
         except Exception as exc:
@@ -228,7 +231,7 @@ class FleetScreen(Screen[None]):
         view = self.view
         if view is None:
             return
-        now = self.segue.clock()
+        now = self.state.clock()
         have = list(holder.query(Static))
         if len(have) != len(view.usages):
             holder.remove_children()
@@ -249,7 +252,7 @@ class FleetScreen(Screen[None]):
             scored = [(matcher.match(_haystack(r)), n, r) for n, r in enumerate(rows)]
             rows = [r for score, _, r in sorted(scored, key=lambda s: (-s[0], s[1])) if score > 0]
         self._shown = rows
-        now = self.segue.clock()
+        now = self.state.clock()
         for row in rows:
             table.add_row(
                 Text("✔", style="bold green") if row.key in self.selected else " ",
@@ -274,7 +277,7 @@ class FleetScreen(Screen[None]):
         live = sum(1 for r in view.rows if r.agent is not None)
         words = [f"{len(view.rows)} rows: {live} running, {parked} parked"]
         if not view.rows:
-            under = self.segue.under
+            under = self.state.under
             words.append(
                 "no agent is running and no session is parked"
                 + (f" below {under}" if under else "")
@@ -283,11 +286,11 @@ class FleetScreen(Screen[None]):
             words.append(f"{len(self._shown)} match “{self.query_text}”")
         if self.selected:
             words.append(f"{len(self.selected)} selected")
-        if self.segue.plan and any(
+        if self.state.plan and any(
             r.label is None and r.plan_note is None and r.problem is None for r in view.rows
         ):
             words.append("planning each switch…")
-        if self.segue.watching:
+        if self.state.watching:
             words.append("watching")
         self.query_one("#status", Static).update(" · ".join(words))
 
@@ -296,7 +299,7 @@ class FleetScreen(Screen[None]):
         if self.view is None:
             return
         self._banners()
-        now = self.segue.clock()
+        now = self.state.clock()
         table = self.query_one("#agents", DataTable)
         for row in self._shown:
             if row.reset_at is not None and row.state == "parked":
@@ -387,7 +390,7 @@ class FleetScreen(Screen[None]):
         if not rows:
             self.app.notify("Select agents first (space, or a for all).", severity="warning")
             return
-        app = self.segue
+        state = self.state
         exhausted = [] if self.view is None else self.view.exhausted
         providers = sorted({r.provider for r in rows}, key=lambda p: p.value)
         on_exhausted = [p for p in providers if p in exhausted]
@@ -405,19 +408,19 @@ class FleetScreen(Screen[None]):
                 source,
                 target,
                 sessions=on_source,
-                env=app.env,
-                agents=app.scan_agents(),
-                under=app.under,
-                exclude=sessions_away(app.env),  # moved already: the return brings it back
-                redact_secrets=app.policy.redact_secrets,
+                env=state.env,
+                agents=state.scan_agents(),
+                under=state.under,
+                exclude=sessions_away(state.env),  # moved already: the return brings it back
+                redact_secrets=state.policy.redact_secrets,
             )
 
         n = len(rows)
         sheet = BatchSheet(
+            state,
             f"Switch {n} agent{'s' if n != 1 else ''}",
             directions,
             planner,
-            app.env,
             start=start,
             elsewhere=lambda source: sum(1 for r in rows if r.provider is not source),
         )
@@ -432,7 +435,7 @@ class FleetScreen(Screen[None]):
     def action_returns(self) -> None:
         from segue.tui.returns import ReturnScreen
 
-        self.app.push_screen(ReturnScreen(), self._after_batch)
+        self.app.push_screen(ReturnScreen(self.state), self._after_batch)
 
     @guarded
     def action_open(self) -> None:
@@ -443,14 +446,87 @@ class FleetScreen(Screen[None]):
         if not rows or rows[0].path is None:
             self.app.notify("No session file to open.", severity="warning")
             return
-        self.app.push_screen(ThreadScreen(str(rows[0].path)))
+        self.app.push_screen(ThreadScreen(self.state, str(rows[0].path)))
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         if event.data_table.id == "agents":
             self.action_open()
 
+    # -- the watch loop ---------------------------------------------------------------------
+
     def action_toggle_watch(self) -> None:
-        self.segue.toggle_watch()
+        state = self.state
+        if state.watching:
+            state.stop_watch()
+            self.app.notify("Watch stops after the pass it is in.")
+            self.watch_line("watch: stopped")
+            self.watch_shown(False)
+            return
+        stop = state.start_watch()
+        policy = state.policy
+        how = "moves on its own" if policy.move is Mode.AUTO else "asks before each move"
+        self.watch_line(f"watch: on, every {state.interval:g} s; {how}, returns {policy.returns}")
+        self.watch_shown(True)
+        self._watch(stop)
+
+    @work(thread=True, group="watch", exit_on_error=False)
+    def _watch(self, stop: threading.Event) -> None:
+        from segue.watch import watch
+
+        state, app = self.state, self.app
+        asks = state.policy.move is Mode.ASK or state.policy.returns is Mode.ASK
+
+        def ask(text: str) -> bool:
+            return self._ask(text, stop)
+
+        try:
+            with state.watch_turn(stop) as turn:
+                if not turn:  # stopped before a loop stopped a moment ago ended its pass
+                    return
+                state.remember_listing()  # the app's listing is the outer one, not the loop's
+                with state.watch_writing():
+                    watch(
+                        state.policy,
+                        interval=state.interval,
+                        env=state.env,
+                        ask=ask if asks else None,
+                        emit=lambda event: from_thread(app, self._watch_event, event),
+                        stop=stop,
+                    )
+        except Exception as exc:
+            from_thread(app, self._watch_failed, stop, exc)
+
+    def _ask(self, text: str, stop: threading.Event) -> bool:
+        """A watch question (from its thread): a sheet with the preview and one key."""
+        app = self.app
+        answered = threading.Event()
+        answer = [False]
+
+        def given(yes: bool | None) -> None:
+            answer[0] = bool(yes)
+            answered.set()
+
+        def show() -> None:
+            app.bell()
+            # it may come up over anything: a key meant for another screen never says yes
+            app.push_screen(Question("segue watch", text, focus_yes=False), given)
+
+        from_thread(app, show)
+        while not answered.wait(0.5):
+            if stop.is_set() or not app.is_running:
+                return False
+        return answer[0]
+
+    def _watch_event(self, event: WatchEvent) -> None:
+        self.watch_line(event.line())
+        if event.kind in ("moved", "returned"):
+            self.reload()
+
+    def _watch_failed(self, stop: threading.Event, exc: BaseException) -> None:
+        self.state.watch_ended(stop)
+        self.watch_line(f"watch: ended: {one_line(exc)}")
+        self.app.notify(one_line(exc), severity="error", timeout=8)
+        self.watch_shown(False)
 
     def watch_line(self, line: str) -> None:
         log = self.query_one("#watchlog", RichLog)

@@ -14,12 +14,13 @@ from textual.widgets import DataTable, Footer, Label, Static
 
 from segue.model.conversation import Provider
 from segue.providers import entry
-from segue.tui.common import Sheet, from_thread, guarded, one_line, segue_app
+from segue.tui.batch import BatchSheet
+from segue.tui.common import Sheet, from_thread, guarded, one_line
+from segue.tui.state import TuiState
 
 if TYPE_CHECKING:
     from segue.fleet.batch import Candidate, FleetPlan
     from segue.fleet.moves import Returnable
-    from segue.tui.app import SegueApp
 
 __all__ = ["ReturnScreen"]
 
@@ -47,14 +48,11 @@ class ReturnScreen(Sheet[bool]):
         Binding("enter", "bring_back", "Bring back"),
     ]
 
-    def __init__(self) -> None:
+    def __init__(self, state: TuiState) -> None:
         super().__init__()
+        self.state = state
         self._found: list[Returnable] = []
         self._ran = False
-
-    @property
-    def segue(self) -> SegueApp:
-        return segue_app(self.app)
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="sheet", id="returns"):
@@ -73,9 +71,9 @@ class ReturnScreen(Sheet[bool]):
     def _load(self) -> None:
         from segue.fleet.moves import returnable_batches
 
-        app = self.segue
+        state, app = self.state, self.app
         try:
-            found = returnable_batches(app.env, now=app.clock())
+            found = returnable_batches(state.env, now=state.clock())
         except Exception as exc:
             from_thread(app, self._show_failure, exc)
             return
@@ -90,7 +88,7 @@ class ReturnScreen(Sheet[bool]):
         self._found = found
         table = self.query_one("#batches", DataTable)
         table.clear()
-        now = self.segue.clock()
+        now = self.state.clock()
         for n, r in enumerate(found):
             table.add_row(
                 r.batch_id[:13],
@@ -113,13 +111,12 @@ class ReturnScreen(Sheet[bool]):
     @guarded
     def action_bring_back(self) -> None:
         from segue.fleet.batch import return_plan
-        from segue.tui.batch import BatchSheet
 
         table = self.query_one("#batches", DataTable)
         if not self._found or not table.row_count:
             return
         chosen = self._found[table.cursor_row]
-        app = self.segue
+        state = self.state
         settled = {s: "back already, or moved on by a later batch" for s in chosen.settled}
         back_to = chosen.moved_off
 
@@ -127,13 +124,13 @@ class ReturnScreen(Sheet[bool]):
             return return_plan(
                 chosen.batch_id,
                 target=target,
-                env=app.env,
+                env=state.env,
                 dry_run=True,
                 exclude=settled,
-                redact_secrets=app.policy.redact_secrets,
+                redact_secrets=state.policy.redact_secrets,
                 check_usage=True,  # back onto a provider still exhausted: shown, not done
-                remote=app.remote,
-                now=app.clock(),
+                remote=state.remote,
+                now=state.clock(),
             )
 
         moved_to = chosen.moved_to
@@ -142,10 +139,10 @@ class ReturnScreen(Sheet[bool]):
             return
         n = len(chosen.outstanding)
         sheet = BatchSheet(
+            state,
             f"Bring back {n} agent{'s' if n != 1 else ''} of batch {chosen.batch_id[:13]}",
             [(moved_to, back_to)],
             planner,
-            app.env,
             verb="Bring back",
             describe=_done_there,
         )

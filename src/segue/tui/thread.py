@@ -18,12 +18,12 @@ from textual.widgets import DataTable, Footer, Static
 
 from segue.support.text import short
 from segue.threads.documents import PROVIDER_THREAD_COLUMNS, RUN_COLUMNS
-from segue.tui.common import AskText, Question, from_thread, one_line, segue_app
+from segue.tui.common import AskText, Question, from_thread, one_line
+from segue.tui.state import TuiState
 
 if TYPE_CHECKING:
     from segue.rewind.rollback import RollbackPlan
     from segue.rewind.thread_view import ThreadView
-    from segue.tui.app import SegueApp
 
 __all__ = ["ThreadScreen"]
 
@@ -44,14 +44,11 @@ class ThreadScreen(Screen[None]):
         Binding("ctrl+r", "reload", "Reload"),
     ]
 
-    def __init__(self, ref: str) -> None:
+    def __init__(self, state: TuiState, ref: str) -> None:
         super().__init__()
+        self.state = state
         self.ref = ref
         self.view: ThreadView | None = None
-
-    @property
-    def segue(self) -> SegueApp:
-        return segue_app(self.app)
 
     def compose(self) -> ComposeResult:
         yield Static("segue — thread", id="title")
@@ -84,9 +81,9 @@ class ThreadScreen(Screen[None]):
     def _load(self, adopting: bool = False) -> None:
         from segue.rewind.thread_view import show_thread
 
-        app = self.segue
+        state, app = self.state, self.app
         try:
-            view = show_thread(self.ref, app.env, adopting=adopting)
+            view = show_thread(self.ref, state.env, adopting=adopting)
         except Exception as exc:
             from_thread(app, self._failed, exc)
             return
@@ -179,10 +176,10 @@ class ThreadScreen(Screen[None]):
     def _preview(self, run: int) -> None:
         from segue.rewind.rollback import plan_rollback
 
-        app = self.segue
+        state, app = self.state, self.app
         assert self.view is not None
         try:
-            plan = plan_rollback(self.view.graph.thread.id, run, env=app.env)
+            plan = plan_rollback(self.view.graph.thread.id, run, env=state.env)
         except Exception as exc:
             from_thread(app, self._notify_failure, exc)
             return
@@ -214,11 +211,11 @@ class ThreadScreen(Screen[None]):
         from segue.rewind.rollback import rollback
         from segue.rewind.rollback_text import done_lines
 
-        app = self.segue
+        state, app = self.state, self.app
         assert self.view is not None
         try:
-            with app.writing():
-                done = rollback(self.view.graph.thread.id, run, confirmed=True, env=app.env)
+            with state.writing():
+                done = rollback(self.view.graph.thread.id, run, confirmed=True, env=state.env)
         except Exception as exc:
             from_thread(app, self._notify_failure, exc)
             return
@@ -233,11 +230,11 @@ class ThreadScreen(Screen[None]):
     def _fork(self, run: int) -> None:
         from segue.rewind.fork import fork_thread
 
-        app = self.segue
+        state, app = self.state, self.app
         assert self.view is not None
         try:
-            with app.writing():
-                forked = fork_thread(self.view.graph.thread.id, run, env=app.env)
+            with state.writing():
+                forked = fork_thread(self.view.graph.thread.id, run, env=state.env)
         except Exception as exc:
             from_thread(app, self._notify_failure, exc)
             return
