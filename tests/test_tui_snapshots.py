@@ -111,6 +111,7 @@ def test_return_screen(snap_compare: Compare, home: dict[str, str]) -> None:
         await until(pilot, lambda: isinstance(pilot.app.screen, ReturnScreen), "the returns")
         await until(pilot, lambda: "enter:" in text(pilot.app, "#note"), "the batches")  # type: ignore[arg-type]
         clock.now = NOW + timedelta(hours=2)  # Claude Code's window (22:51) has reset
+        await pilot.pause(1.2)  # (the fleet's countdown ticks each second: it has seen the reset)
         await pilot.press("enter")
         await until(pilot, lambda: isinstance(pilot.app.screen, BatchSheet), "the return sheet")
         await until(pilot, lambda: "to switch" in text(pilot.app, "#head"), "its plan")  # type: ignore[arg-type]
