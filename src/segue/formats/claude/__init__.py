@@ -1,0 +1,1 @@
+"""Claude Code's session files: read, written, forked."""

@@ -1,0 +1,1 @@
+"""Codex's session files: read, written, forked."""
