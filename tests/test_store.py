@@ -31,6 +31,7 @@ from segue.store import AgentResult, Store, database_url, head_revision, open_st
 from segue.store.migrate import MIGRATIONS, VERSION_TABLE, alembic_config, revisions
 from segue.store.schema import metadata
 from segue_testbed.postgres import PostgresServer
+from tests.test_store_schema import migrate_through_the_scripts
 
 
 @pytest.fixture
@@ -100,8 +101,12 @@ def test_opening_a_new_file_another_connection_is_writing_waits_for_it(tmp_path:
         assert check.execute("PRAGMA journal_mode").fetchone() == ("wal",)
 
 
-def test_the_migrated_schema_is_the_schema_the_code_queries(database_url: str) -> None:
-    open_store(database_url).close()
+@pytest.mark.parametrize("made", ["in one step", "through every migration"])
+def test_the_migrated_schema_is_the_schema_the_code_queries(database_url: str, made: str) -> None:
+    if made == "in one step":
+        open_store(database_url).close()
+    else:
+        migrate_through_the_scripts(database_url)
     engine = sa.create_engine(database_url)
     with engine.connect() as connection:
         context = MigrationContext.configure(
@@ -483,22 +488,23 @@ def test_times_of_any_year_read_back_and_one_out_of_range_is_one_line(database_u
     reads back and sorts); a time before the first UTC day is refused in one line."""
     from datetime import timezone
 
-    from segue.threads import NewRun, ThreadStore
+    from segue.threads import ThreadStore
+    from tests.thread_records import NewRun, add_provider_thread, record_runs
 
     with open_store(database_url) as store:
         threads = ThreadStore(store)
         thread = threads.create_thread(title="t", cwd="/src")
-        pt = threads.add_provider_thread(
-            thread.id, provider=Provider.CODEX, origin="adopted", native_id="n-1",
+        pt = add_provider_thread(
+            store, thread.id, provider=Provider.CODEX, origin="adopted", native_id="n-1",
             path="/p", native_turns=2, model=None,
         )  # fmt: skip
         early, late = datetime(999, 11, 29, 20, 51, tzinfo=UTC), datetime(2026, 1, 1, tzinfo=UTC)
-        threads.record_runs(thread.id, [NewRun(pt, 1, "a", started_at=early, ended_at=late)])
+        record_runs(store, thread.id, [NewRun(pt, 1, "a", started_at=early, ended_at=late)])
         (run,) = threads.graph(thread.id).runs
         assert (run.started_at, run.ended_at) == (early, late)
         too_early = datetime(1, 1, 1, 0, 30, tzinfo=timezone(timedelta(hours=1)))
         with pytest.raises(StoreError, match=r"cannot record runs .*out of range$") as failed:
-            threads.record_runs(thread.id, [NewRun(pt, 2, "b", started_at=too_early)])
+            record_runs(store, thread.id, [NewRun(pt, 2, "b", started_at=too_early)])
         assert "\n" not in str(failed.value)
         assert len(threads.graph(thread.id).runs) == 1
 

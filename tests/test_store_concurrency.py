@@ -16,6 +16,7 @@ import sqlalchemy as sa
 from segue.model.conversation import Provider
 from segue.store import AgentResult, head_revision, open_store
 from segue.store.migrate import VERSION_TABLE
+from segue.store.tables import TABLES
 from tests.store_worker import agent
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -90,6 +91,26 @@ def test_eight_processes_create_and_fill_a_new_store_at_once(
     engine = sa.create_engine(database_url)
     with engine.connect() as connection:
         versions = connection.execute(sa.text(f"SELECT version_num FROM {VERSION_TABLE}")).all()
+    engine.dispose()
+    assert versions == [(head_revision(),)]
+
+
+def test_processes_opening_a_new_store_at_once_make_its_schema_once(
+    database_url: str, tmp_path: Path
+) -> None:
+    """The first to take the write lock makes the schema in one step; the others wait for it
+    and find the store at the head (none of them fails on a table another one made)."""
+    go = tmp_path / "go"
+    opened = run_at_once(
+        "tests.store_worker", ["--open", database_url, str(go)], [[]] * WORKERS, go
+    )
+    assert [o["revision"] for o in opened] == [head_revision()] * WORKERS
+    assert sum(o["made"] for o in opened) == 1
+    check_integrity(database_url)
+    engine = sa.create_engine(database_url)
+    with engine.connect() as connection:
+        versions = connection.execute(sa.text(f"SELECT version_num FROM {VERSION_TABLE}")).all()
+        assert {t.name for t in TABLES} < set(sa.inspect(connection).get_table_names())
     engine.dispose()
     assert versions == [(head_revision(),)]
 

@@ -2,7 +2,8 @@
 
 SQLite in WAL mode by default (``segue.db`` in segue's data folder), or PostgreSQL
 (``$SEGUE_DATABASE_URL``) for agents on several machines; the schema is versioned by Alembic
-migrations that run when the store is opened::
+migrations that run when the store is opened (a new store gets the newest schema in one step,
+without them)::
 
     from segue import Provider
     from segue.store import AgentResult, open_store

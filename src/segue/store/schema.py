@@ -1,8 +1,10 @@
 """The tables of :mod:`segue.store.tables` as SQLAlchemy metadata, for the migrations.
 
-The database itself is made by the migrations in ``migrations/versions``; a test checks that
-a database migrated to the head has exactly these tables. Only migrating (and the tests) loads
-SQLAlchemy: the queries a command runs go through ``segue.store.database``.
+A new database is made in one step without SQLAlchemy (``segue.store.ddl``); an existing one
+is brought to the head by the migrations in ``migrations/versions``, which compare against
+this metadata when a new one is written. A test checks that a database migrated to the head
+has exactly these tables. Only migrating (and the tests) loads SQLAlchemy: the queries a
+command runs go through ``segue.store.database``.
 """
 
 from __future__ import annotations
@@ -27,19 +29,11 @@ from sqlalchemy import (
 from sqlalchemy.types import TypeDecorator, TypeEngine
 
 from segue.store import tables
-from segue.store.tables import Kind
+from segue.store.tables import NAMING, Kind
 
 __all__ = ["NAMING", "UtcDateTime", "metadata", "table"]
 
 # Constraint names the migrations can refer to (SQLite's batch mode needs them).
-NAMING = {
-    "ix": "ix_%(column_0_label)s",
-    "uq": "uq_%(table_name)s_%(column_0_name)s",
-    "ck": "ck_%(table_name)s_%(constraint_name)s",
-    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
-    "pk": "pk_%(table_name)s",
-}
-
 metadata = MetaData(naming_convention=NAMING)
 
 

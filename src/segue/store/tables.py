@@ -1,10 +1,14 @@
-"""The tables, as plain data: every column's name, kind and constraints.
+"""The tables, as plain data: every column's name, kind and constraints; the one description of
+the schema.
 
-The queries (``segue.store.database``) read and write rows by these kinds; the migrations'
-SQLAlchemy metadata (``segue.store.schema``) is built from them, and a test checks that a
-database migrated to the head has exactly these tables, so the three cannot drift apart.
-Kinds are portable: text, integers, booleans, times in UTC (``timestamptz`` on PostgreSQL,
-SQLAlchemy's text form on SQLite), JSON (text on SQLite).
+The queries (``segue.store.database``) read and write rows by these kinds; a new database is
+made from them in one step (``segue.store.ddl``), and the migrations' SQLAlchemy metadata
+(``segue.store.schema``) is built from them. Tests check that a database migrated to the head
+has exactly these tables, and exactly the schema of one made in one step (column order and
+constraint names included), so none of them can drift apart. A column a migration adds goes
+at the end of its table, where ``ALTER TABLE … ADD COLUMN`` puts it. Kinds are portable:
+text, integers, booleans, times in UTC (``timestamptz`` on PostgreSQL, SQLAlchemy's text form
+on SQLite), JSON (text on SQLite).
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ import msgspec
 from msgspec.structs import force_setattr
 
 __all__ = [
+    "NAMING",
     "TABLES",
     "Column",
     "Kind",
@@ -34,6 +39,16 @@ __all__ = [
 ]
 
 Kind = Literal["text", "int", "bool", "time", "json"]
+
+# The names of constraints and indexes (SQLAlchemy's naming convention: the migrations refer to
+# them, SQLite's batch mode needs them, and a new database made in one step has the same).
+NAMING = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
 
 
 class Column(msgspec.Struct, frozen=True):
@@ -105,14 +120,15 @@ batch_agents = Table(
         Column("target_session"),
         Column("target_path"),
         Column("label"),  # the plan's label: native / raw / shrunk
-        Column("strategy"),  # how the switch moved the app thread
-        Column("summary"),  # the plan's one-line summary
-        Column("resume_command"),
-        Column("warnings", "json"),  # what the switch warned of
         Column("switch", "json"),  # earlier versions' whole `segue switch --json`: not written
         _required("first_provider"),  # where a --return takes it back to
         _required("first_session"),
         _required("recorded_at", "time"),
+        # since 0004
+        Column("strategy"),  # how the switch moved the app thread
+        Column("summary"),  # the plan's one-line summary
+        Column("resume_command"),
+        Column("warnings", "json"),  # what the switch warned of
     ),
     indexes=(("target_provider", "target_session"),),
 )
