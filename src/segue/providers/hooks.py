@@ -44,6 +44,7 @@ from enum import StrEnum
 from pathlib import Path
 
 import msgspec
+import orjson
 
 from segue.model.errors import ConfigError
 from segue.support.state_dir import read_private_json, state_dir, write_private_json
@@ -262,8 +263,6 @@ def _remove_made(path: Path, made: Sequence[str]) -> None:
 
 def json_object(raw: bytes | str) -> dict[str, object]:
     """A hook's JSON input as an object; anything else (nothing, garbage) is an empty one."""
-    import orjson
-
     try:
         data = orjson.loads(raw) if raw.strip() else {}
     except orjson.JSONDecodeError:

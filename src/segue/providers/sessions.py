@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
+from datetime import datetime
 from pathlib import Path
 
 import msgspec
@@ -17,8 +18,10 @@ from segue.formats.files import noting_opened
 from segue.formats.stamp import Change, Stamp, check_stamp, stamp_file
 from segue.model.conversation import Conversation, Provider
 from segue.model.errors import SegueError, SessionError
-from segue.model.session_info import SessionInfo
-from segue.providers import Env, ProviderEntry, all_entries, entry, entry_for_file
+from segue.model.session_info import SessionInfo, SessionState
+from segue.providers import Env, ProviderEntry, all_entries, entry, entry_for_file, known
+from segue.support.state_dir import read_private_json, state_dir, write_private_json
+from segue.support.version import __version__
 
 __all__ = [
     "Listing",
@@ -190,18 +193,10 @@ def remembered_peeks(env: Env | None = None, *, persist: bool = False) -> Iterat
 
 
 def _cache_key() -> str:
-    from segue.support.version import __version__
-
     return f"{__version__}/{_CACHE_FORMAT}"
 
 
 def _read_cache(env: Env) -> dict[str, _Known]:
-    from datetime import datetime
-
-    from segue.model.session_info import SessionState
-    from segue.providers import known
-    from segue.support.state_dir import read_private_json, state_dir
-
     found: dict[str, _Known] = {}
     document = read_private_json(state_dir(env) / CACHE_FILE, _CACHE_LIMIT)
     if not isinstance(document, dict) or document.get("key") != _cache_key():
@@ -256,8 +251,6 @@ def _well_typed(info: list[object]) -> bool:
 
 
 def _write_cache(env: Env, remembered: dict[str, _Known]) -> None:
-    from segue.support.state_dir import state_dir, write_private_json
-
     rows = []
     # what this listing looked at, and what it did not look at (a listing of one folder) and is
     # still there, as it was: the next listing of everything still finds it

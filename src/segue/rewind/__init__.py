@@ -29,18 +29,6 @@ if TYPE_CHECKING:
         uninstall_hooks,
     )
 
-_WHERE = {
-    "Checkpoints": "segue.rewind.checkpoints",
-    "HookOutcome": "segue.rewind.checkpoints",
-    "Taken": "segue.rewind.checkpoints",
-    "checkpoint_now": "segue.rewind.checkpoints",
-    "handle_hook": "segue.rewind.checkpoints",
-    "hook_command": "segue.rewind.checkpoints",
-    "install_hooks": "segue.rewind.checkpoints",
-    "list_thread_checkpoints": "segue.rewind.checkpoints",
-    "uninstall_hooks": "segue.rewind.checkpoints",
-}
-
 __all__ = [
     "Checkpoints",
     "HookOutcome",
@@ -52,5 +40,7 @@ __all__ = [
     "list_thread_checkpoints",
     "uninstall_hooks",
 ]
+
+_WHERE = dict.fromkeys(__all__, "segue.rewind.checkpoints")
 
 __getattr__, __dir__ = lazy_names(__name__, _WHERE, globals())

@@ -11,23 +11,33 @@ its lock, so the newest run is the one on disk.
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
-from functools import partial
 from pathlib import Path
 
 import msgspec
+import orjson
 
 from segue.model.conversation import Provider
-from segue.model.errors import CheckpointError, ConfigError
+from segue.model.errors import CheckpointError, ConfigError, SegueError
+from segue.providers import all_entries, entry, known
 from segue.providers.hooks import HookChange, HookEvent, HookKind
+from segue.store import open_store
+from segue.support.state_dir import state_dir
+from segue.switch.journal import open_recording
+from segue.switch.locks import LOCK_WAIT_VARIABLE, thread_lock
 from segue.threads.checkpoints import (
     RUN_THREAD_VARIABLE,
     Checkpoint,
     CheckpointKind,
     diff_line,
+    list_checkpoints,
+    take_checkpoint,
 )
+from segue.threads.repository import ThreadStore
+from segue.threads.syncing import sync, thread_for
 
 __all__ = [
     "RUN_THREAD_VARIABLE",
@@ -64,13 +74,6 @@ def checkpoint_now(
 ) -> Taken:
     """Checkpoint the thread ``ref`` names (a thread id or prefix, or a session it holds;
     default: the thread of the newest session in ``cwd``) as its newest run's."""
-    from segue.store import open_store
-    from segue.switch import thread_lock
-    from segue.switch.journal import open_recording
-    from segue.threads import sync
-    from segue.threads.checkpoints import take_checkpoint
-    from segue.threads.syncing import thread_for
-
     env = dict(os.environ) if env is None else dict(env)
     store, recorded = open_recording(env)
     with store:
@@ -95,11 +98,6 @@ def list_thread_checkpoints(
 ) -> Checkpoints:
     """The checkpoints of the thread ``ref`` names (default: the thread of the newest session in
     ``cwd``), oldest first."""
-    from segue.switch.journal import open_recording
-    from segue.threads import ThreadStore
-    from segue.threads.checkpoints import list_checkpoints
-    from segue.threads.syncing import thread_for
-
     env = dict(os.environ) if env is None else dict(env)
     store, _ = open_recording(env)
     with store:
@@ -127,25 +125,24 @@ def install_hooks(
     env: Mapping[str, str] | None = None,
 ) -> list[tuple[Provider, HookChange | None]]:
     """``segue hooks install``: each CLI's end-of-turn hook, merged into its settings."""
-    from segue.providers import all_entries, entry
-
     env = dict(os.environ) if env is None else dict(env)
-    chosen = list(providers) if providers else [e.provider for e in all_entries()]
-    return [
-        (p, _each(partial(entry(p).install_hooks, env, hook_command(p), dry_run=dry_run)))
-        for p in chosen
-    ]
+    return _each(providers, lambda p: entry(p).install_hooks(env, hook_command(p), dry_run=dry_run))
 
 
-def _each(change: Callable[[], HookChange | None]) -> HookChange | None:
-    """One CLI's change; a settings file that cannot be changed is reported, and the other CLIs
-    are still done."""
-    try:
-        return change()
-    except ConfigError as exc:
-        message = " ".join(str(exc).split())
-        where = Path(message.split(": ", 1)[0]) if ": " in message else Path()
-        return HookChange(where, False, "left as it is", error=message)
+def _each(
+    providers: Sequence[Provider] | None, change: Callable[[Provider], HookChange | None]
+) -> list[tuple[Provider, HookChange | None]]:
+    """Each CLI's change (default: every provider's); a settings file that cannot be changed is
+    reported, and the other CLIs are still done."""
+    done: list[tuple[Provider, HookChange | None]] = []
+    for p in list(providers) if providers else [e.provider for e in all_entries()]:
+        try:
+            done.append((p, change(p)))
+        except ConfigError as exc:
+            message = " ".join(str(exc).split())
+            where = Path(message.split(": ", 1)[0]) if ": " in message else Path()
+            done.append((p, HookChange(where, False, "left as it is", error=message)))
+    return done
 
 
 def uninstall_hooks(
@@ -155,11 +152,8 @@ def uninstall_hooks(
     env: Mapping[str, str] | None = None,
 ) -> list[tuple[Provider, HookChange | None]]:
     """``segue hooks uninstall``: exactly what ``install`` put in, taken out."""
-    from segue.providers import all_entries, entry
-
     env = dict(os.environ) if env is None else dict(env)
-    chosen = list(providers) if providers else [e.provider for e in all_entries()]
-    return [(p, _each(partial(entry(p).uninstall_hooks, env, dry_run=dry_run))) for p in chosen]
+    return _each(providers, lambda p: entry(p).uninstall_hooks(env, dry_run=dry_run))
 
 
 class HookOutcome(msgspec.Struct, frozen=True):
@@ -175,10 +169,6 @@ def handle_hook(
     turn's exact end, note a usage limit for ``segue watch``, then run the user's own program
     the hook replaced (Codex's notify). Never raises: a hook must not disturb the CLI; what
     happened goes to ``hooks.log`` in segue's state folder."""
-    from segue.model.errors import SegueError
-    from segue.providers import entry, known
-    from segue.switch.locks import LOCK_WAIT_VARIABLE
-
     env = dict(os.environ) if env is None else dict(env)
     env.setdefault(LOCK_WAIT_VARIABLE, HOOK_LOCK_WAIT_S)
     try:
@@ -215,8 +205,6 @@ def handle_hook(
 
 
 def _run_theirs(event: HookEvent) -> str:
-    import subprocess
-
     argv = [*event.then, *([event.payload] if event.payload is not None else [])]
     try:
         subprocess.Popen(
@@ -246,18 +234,12 @@ def _append(path: Path, line: str) -> None:
 
 
 def _log(env: Mapping[str, str], provider: str, what: str) -> None:
-    from segue.support.state_dir import state_dir
-
     now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     _append(state_dir(env) / "hooks.log", f"{now} {provider}: {' '.join(what.split())}\n")
 
 
 def _signal(env: Mapping[str, str], provider: Provider, event: HookEvent) -> None:
     """A usage limit a CLI's hook reported, for ``segue watch`` (one JSON line)."""
-    import orjson
-
-    from segue.support.state_dir import state_dir
-
     line = orjson.dumps(
         {
             "at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),

@@ -10,12 +10,23 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
-from segue.model.errors import StoreError
+from segue.model.errors import SessionError, StoreError
+from segue.providers.sessions import find_session
+from segue.switch.journal import open_recording
+from segue.switch.locks import thread_lock
+from segue.switch.sync import holding_thread
+from segue.threads.checkpoints import (
+    Checkpoint,
+    CheckpointKind,
+    list_checkpoints,
+    take_checkpoint,
+)
+from segue.threads.repository import ThreadStore
+from segue.threads.syncing import adopt, sync
 
 if TYPE_CHECKING:
     from segue.store import Store
-    from segue.threads import ThreadGraph
-    from segue.threads.checkpoints import Checkpoint
+    from segue.threads.model import ThreadGraph
 
 __all__ = ["ThreadView", "show_thread"]
 
@@ -33,12 +44,6 @@ def show_thread(
     """The thread ``ref`` names (a thread id or unique prefix, or a session id, prefix or path
     it holds), synced with the sessions on disk under the thread's lock. ``adopting``: a
     session no thread holds yet becomes one (``segue thread adopt``)."""
-    from segue.switch.journal import open_recording
-    from segue.switch.locks import thread_lock
-    from segue.threads import sync
-    from segue.threads.checkpoints import CheckpointKind, list_checkpoints, take_checkpoint
-    from segue.threads.repository import ThreadStore
-
     env = dict(os.environ) if env is None else dict(env)
     if not ref.strip():
         raise StoreError("give a thread id or prefix, or a session it holds (got an empty one)")
@@ -50,8 +55,6 @@ def show_thread(
         except StoreError:
             held = _holding(store, ref, env)
             if held is None and adopting:
-                from segue.threads import adopt
-
                 held = adopt(store, ref, env).thread.id
             if held is None:
                 raise StoreError(
@@ -74,11 +77,6 @@ def show_thread(
 
 def _holding(store: Store, ref: str, env: Mapping[str, str]) -> str | None:
     """The thread holding the session ``ref`` names (an id, a prefix, or a path)."""
-    from segue.model.errors import SessionError
-    from segue.providers.sessions import find_session
-    from segue.switch.sync import holding_thread
-    from segue.threads.repository import ThreadStore
-
     try:
         provider, path = find_session(ref, env)
     except SessionError:

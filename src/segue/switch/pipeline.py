@@ -26,9 +26,11 @@ shown is published as it was prepared when nothing it was worked out from change
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
+from typing import NamedTuple
 
 import msgspec
 from msgspec.structs import replace
@@ -89,24 +91,16 @@ def preview_switch(
     """A dry run of :func:`switch_session` (the same arguments): what it would do, to show, and
     to :func:`carry_out` once confirmed. It takes no lock and writes nothing."""
     env = dict(os.environ) if env is None else dict(env)
-    provider, path, target = find_source(ref, to, env, within)
     options = SwitchOptions(
-        target, True, clean, need_cwd, redact_secrets, summary_by, profile, now, agents
+        to, True, clean, need_cwd, redact_secrets, summary_by, profile, now, agents
     )
-    reads = SessionReads()
-    with SwitchLocks(env, dry_run=True) as locks:
-        locks.session(provider, entry(provider).session_id(path))  # (a dry run takes none)
-        source = read_source(provider, path, reads, env)
-        state = load_thread(source, reads, env, locks, dry_run=True)
-        with Checkpointing(state, env, dry_run=True) as mark:  # only looked up, on entering
-            decided = decide_move(state, source, target, options, reads, env)
-            mark.before_prepare(decided.decision)
-            prepared = prepare_move(state, source, decided, options, reads, env)
+    with _ready(ref, options, env, within) as ready:
+        state, source, prepared = ready.state, ready.source, ready.prepared
     if state.store is not None:
         state.store.close()
     shown = _result(state, source, prepared, preview_move(state, prepared), [], env)
     shown.dry_run = True
-    return Preview(shown, prepared, source.stamp, options)
+    return Preview(shown, prepared, source.stamp, ready.options)
 
 
 def switch_session(
@@ -142,20 +136,42 @@ def switch_session(
             redact_secrets=redact_secrets, summary_by=summary_by, agents=agents, within=within,
         ).shown  # fmt: skip
     env = dict(os.environ) if env is None else dict(env)
-    provider, path, target = find_source(ref, to, env, within)
     options = SwitchOptions(
-        target, False, clean, need_cwd, redact_secrets, summary_by, profile, now, agents
+        to, False, clean, need_cwd, redact_secrets, summary_by, profile, now, agents
     )
+    with _ready(ref, options, env, within, checkpoint) as ready:
+        return write_and_record(
+            ready.state, ready.source, ready.prepared, ready.reads, env, ready.mark
+        )
+
+
+class _Ready(NamedTuple):
+    options: SwitchOptions  # its target the one found
+    reads: SessionReads
+    state: LoadedThread
+    source: Source
+    prepared: Prepared
+    mark: Checkpointing
+
+
+@contextmanager
+def _ready(
+    ref: str, options: SwitchOptions, env: Mapping[str, str], within: bool, checkpoint: bool = True
+) -> Iterator[_Ready]:
+    """Steps 1 to 5, and what they found, while the locks are held (a dry run takes none) and
+    the checkpoint is taken beside (a dry run only looks it up, on entering)."""
+    provider, path, target = find_source(ref, options.to, env, within)
+    options = replace(options, to=target)
     reads = SessionReads()
-    with SwitchLocks(env, dry_run=False) as locks:
+    with SwitchLocks(env, dry_run=options.dry_run) as locks:
         locks.session(provider, entry(provider).session_id(path))
         source = read_source(provider, path, reads, env)
-        state = load_thread(source, reads, env, locks, dry_run=False)
-        with Checkpointing(state, env, dry_run=not checkpoint) as mark:
+        state = load_thread(source, reads, env, locks, dry_run=options.dry_run)
+        with Checkpointing(state, env, dry_run=options.dry_run or not checkpoint) as mark:
             decided = decide_move(state, source, target, options, reads, env)
             mark.before_prepare(decided.decision)
             prepared = prepare_move(state, source, decided, options, reads, env)
-            return write_and_record(state, source, prepared, reads, env, mark)
+            yield _Ready(options, reads, state, source, prepared, mark)
 
 
 def carry_out(preview: Preview, env: Mapping[str, str] | None = None) -> Switch:

@@ -30,6 +30,7 @@ from segue.store.rows import from_row, optional_provider
 from segue.store.tables import checkpoints
 from segue.threads.model import RunStatus, ThreadGraph, _Tolerant
 from segue.workspace.changes import Change, Skipped
+from segue.workspace.snapshot import capture, locate, max_file_bytes
 
 __all__ = [
     "RUN_THREAD_VARIABLE",
@@ -232,8 +233,6 @@ def take_checkpoint(
 ) -> Taken:
     """Snapshot the thread's folder as the checkpoint of ``run`` (default: its newest run on
     the line). ``missing_only``: only when that run has none yet (a sync's approximate one)."""
-    from segue.workspace.snapshot import capture, locate, max_file_bytes
-
     live = graph.live_runs
     if run is not None:
         live = tuple(r for r in live if r.ordinal == run)

@@ -515,22 +515,21 @@ def list_threads(connection: Transaction, limit: int | None = None) -> list[Thre
         params,
     ):
         counts[thread_id] = int(n)
-    providers: dict[str, list[str]] = {}
-    last: dict[str, str] = {}
-    for thread_id, provider in connection.tuples(
+    run_providers = connection.tuples(
         f"SELECT thread_id, provider FROM runs WHERE thread_id IN ({listed}) "
         "ORDER BY thread_id, ordinal",
         params,
-    ):
-        seen = providers.setdefault(thread_id, [])
-        if provider not in seen:
-            seen.append(provider)
-        last[thread_id] = provider
-    for thread_id, provider in connection.tuples(
-        f"SELECT thread_id, provider FROM provider_threads WHERE thread_id IN ({listed}) "
-        "ORDER BY created_at",
-        params,
-    ):
+    )
+    last: dict[str, str] = dict(run_providers)  # (each thread's newest run's, the last one)
+    providers: dict[str, list[str]] = {}
+    for thread_id, provider in [
+        *run_providers,
+        *connection.tuples(
+            f"SELECT thread_id, provider FROM provider_threads WHERE thread_id IN ({listed}) "
+            "ORDER BY created_at",
+            params,
+        ),
+    ]:
         seen = providers.setdefault(thread_id, [])
         if provider not in seen:
             seen.append(provider)

@@ -32,6 +32,7 @@ from msgspec.structs import replace
 from segue.formats.stamp import Change
 from segue.model.conversation import Provider
 from segue.store.ids import new_id
+from segue.threads.documents import provider_thread_names, span
 from segue.threads.model import (
     AppThread,
     FormerFile,
@@ -157,8 +158,6 @@ def _short(text: str) -> str:
 
 
 def _span(ordinals: Iterable[int]) -> str:
-    from segue.threads.documents import span
-
     return span(sorted(set(ordinals)))
 
 
@@ -304,8 +303,6 @@ class _Work:
     """The state of one reconciliation as it goes."""
 
     def __init__(self, graph: ThreadGraph) -> None:
-        from segue.threads.documents import provider_thread_names
-
         self.graph = graph
         self.names = provider_thread_names(graph)
         self.runs: dict[int, Run] = {r.ordinal: r for r in graph.runs}

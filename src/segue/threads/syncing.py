@@ -19,7 +19,7 @@ import msgspec
 
 from segue.model.conversation import Conversation, Provider
 from segue.model.errors import SegueError, SessionError, StoreError
-from segue.providers.sessions import SessionReads, current_session, find_session
+from segue.providers.sessions import SessionReads, current_session, find_session, list_sessions
 from segue.store import Store
 from segue.threads import queries
 from segue.threads.model import Run, ThreadGraph
@@ -198,8 +198,6 @@ def thread_for(
     if need be), or without ``ref`` the thread of the newest session in ``cwd``. ``adopting``
     False adopts nothing (a rollback or a fork needs a thread with a past): the newest session
     of ``cwd`` that a thread holds."""
-    from segue.providers.sessions import list_sessions
-
     env = _env(env)
     threads = ThreadStore(store)
     if ref:

@@ -225,12 +225,7 @@ def _config_path(home: Path, setting: str, config_path: Path) -> Path:
 
 
 def _entry_int(entry: Mapping[str, Any], key: str, path: Path) -> int | None:
-    value = entry.get(key)
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        raise ConfigError(f"{path}: {key} of {entry.get('slug')!r} must be a positive integer")
-    return value
+    return _positive(entry.get(key), f"{path}: {key} of {entry.get('slug')!r}")
 
 
 def _opt_str(table: Mapping[str, Any], key: str, path: Path) -> str | None:
@@ -243,9 +238,12 @@ def _opt_str(table: Mapping[str, Any], key: str, path: Path) -> str | None:
 
 
 def _opt_int(table: Mapping[str, Any], key: str, path: Path) -> int | None:
-    value = table.get(key)
+    return _positive(table.get(key), f"{path}: `{key}`")
+
+
+def _positive(value: object, what: str) -> int | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        raise ConfigError(f"{path}: `{key}` must be a positive integer")
+        raise ConfigError(f"{what} must be a positive integer")
     return value
