@@ -16,7 +16,6 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import msgspec
 
@@ -26,12 +25,22 @@ from segue.model.errors import SegueError
 from segue.model.limits import looks_like_limit_text
 from segue.providers import entry, known
 from segue.providers.headless import run_headless
+from segue.providers.sessions import SessionReads
+from segue.running.agents import working_on
+from segue.store import Store, open_store
+from segue.switch import session_lock, switch_session, thread_lock
+from segue.switch.fork import resolve_fork
+from segue.switch.journal import open_recording
 from segue.switch.result import ThreadMove
+from segue.threads import ThreadStore, sync
+from segue.threads.checkpoints import (
+    RUN_THREAD_VARIABLE,
+    Checkpoint,
+    CheckpointKind,
+    take_checkpoint,
+)
 from segue.threads.model import ProviderThread, ProviderThreadStatus, RunStatus, ThreadGraph
-
-if TYPE_CHECKING:
-    from segue.store import Store
-    from segue.threads.checkpoints import Checkpoint
+from segue.threads.syncing import thread_for
 
 __all__ = ["RunResult", "run_turn"]
 
@@ -63,15 +72,6 @@ def run_turn(
     """Run ``prompt`` as the next run of ``thread`` (a thread id or prefix, or a session it
     holds; default: the thread of the newest session in ``cwd``) on ``provider`` (default: the
     provider of its newest run)."""
-    from segue.providers.sessions import SessionReads
-    from segue.store import open_store
-    from segue.switch import session_lock, switch_session, thread_lock
-    from segue.switch.fork import resolve_fork
-    from segue.switch.journal import open_recording
-    from segue.threads import sync
-    from segue.threads.checkpoints import RUN_THREAD_VARIABLE, CheckpointKind, take_checkpoint
-    from segue.threads.syncing import thread_for
-
     if not prompt.strip():
         raise SegueError("give a prompt to run (got an empty one)")
     if thread is not None and not thread.strip():
@@ -206,8 +206,6 @@ def _on_disk(graph: ThreadGraph) -> ProviderThread | None:
 
 def _fork_provider(store: Store, graph: ThreadGraph) -> Provider:
     """A fork's first run, with no provider asked for, runs where its source point ran."""
-    from segue.threads import ThreadStore
-
     assert graph.thread.parent_thread_id is not None
     parent = ThreadStore(store).graph(graph.thread.parent_thread_id)
     at = graph.thread.parent_run_ordinal
@@ -233,8 +231,6 @@ def _refuse_mid_turn(
     """A session whose CLI is in the middle of a turn is not run: two turns at once would
     interleave in its file (and the run would be lost). The synced graph says whether its last
     run is unfinished; only then are the running agents looked at."""
-    from segue.running.agents import working_on
-
     mine = {pt.id for pt in graph.provider_threads if pt.native_id == session_id}
     working = [
         r for r in graph.runs if r.provider_thread_id in mine and r.status is RunStatus.WORKING
@@ -253,8 +249,6 @@ def _mark_failed_resume(
     store: Store, graph: ThreadGraph, provider: Provider, session_id: str, code: int
 ) -> None:
     """A provider thread whose resume failed is stale: the next move there starts afresh."""
-    from segue.threads import ThreadStore
-
     for pt in graph.provider_threads:
         if pt.provider == provider.value and pt.native_id == session_id:
             ThreadStore(store).mark_provider_thread(

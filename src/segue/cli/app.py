@@ -23,6 +23,7 @@ from segue.cli.options import (
 )
 from segue.model.conversation import Provider
 from segue.model.errors import SegueError
+from segue.support import collector
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -328,9 +329,9 @@ def _switch_one(
             notes.append(note)
     result.plan.notes += notes
     if as_json:
-        from segue.cli.documents import switch_to_json, thread_move_to_json
+        from segue.cli.documents import switch_to_json
 
-        print_json({**switch_to_json(result), "thread": thread_move_to_json(result.thread)})
+        print_json(switch_to_json(result))
     else:
         from segue.cli.render import print_switch
 
@@ -557,8 +558,6 @@ _RUNS_ON = ("watch", "tui")  # the commands whose process does not end after one
 def main(argv: list[str] | None = None) -> None:
     args = list(sys.argv[1:] if argv is None else argv)
     if not args or args[0] not in _RUNS_ON:
-        from segue.support import collector
-
         collector.one_command()
     as_json = "--json" in _before_dashes(args)
     try:

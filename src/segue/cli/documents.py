@@ -23,7 +23,8 @@ if TYPE_CHECKING:
 
 
 def switch_to_json(switch: Switch) -> dict[str, Any]:
-    """A switch (``segue.switch.Switch``) as the stable ``segue switch --json`` document."""
+    """A switch (``segue.switch.Switch``) as the stable ``segue switch --json`` document, with
+    how it moved its app thread."""
     plan = switch.plan
     target = plan.target
     return {
@@ -77,6 +78,7 @@ def switch_to_json(switch: Switch) -> dict[str, Any]:
         if switch.session_id is None or switch.dry_run
         else switch.resume_command,
         "warnings": list(switch.warnings),
+        "thread": thread_move_to_json(switch.thread),
     }
 
 
@@ -152,12 +154,7 @@ def _fleet_agent(candidate: Candidate, outcome: Outcome | None) -> dict[str, Any
         "error": error,
         "plan": candidate.loss_line,
         "notes": [] if outcome is None else list(outcome.notes),
-        "switch": None
-        if switch is None
-        else {
-            **switch_to_json(switch),
-            "thread": thread_move_to_json(None if outcome is None else outcome.thread),
-        },
+        "switch": None if switch is None else switch_to_json(switch),
     }
 
 

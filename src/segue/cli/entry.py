@@ -8,6 +8,8 @@ from __future__ import annotations
 import contextlib
 import sys
 
+from segue.support.quick_exit import exit_now
+
 __all__ = ["main"]
 
 
@@ -27,8 +29,6 @@ def main(argv: list[str] | None = None) -> None:
         if code:
             raise SystemExit(code)
         return
-    from segue.support.quick_exit import exit_now
-
     exit_now(code)
 
 

@@ -6,9 +6,19 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from rich.console import Console
+from rich.text import Text
 
+from segue.cli.documents import fleet_plan_to_json, fleet_result_to_json
 from segue.cli.options import terminal_answer
-from segue.fleet.batch import ArrivalCompact, FleetPlan, plan_fleet, run_fleet
+from segue.cli.render import print_fleet_plan, print_fleet_result
+from segue.fleet.batch import (
+    ArrivalCompact,
+    FleetPlan,
+    check_source_compact,
+    plan_fleet,
+    return_plan,
+    run_fleet,
+)
 from segue.model.conversation import Provider
 from segue.model.errors import SegueError
 
@@ -43,12 +53,7 @@ def run_fleet_command(
     """Preview, confirm, switch and report; exits 1 when any agent's switch failed (the batch
     itself always goes on past one). A return to a provider still exhausted is refused in one
     line (a dry run shows it under the plan) unless ``force``."""
-    from segue.cli.documents import fleet_plan_to_json, fleet_result_to_json
-    from segue.cli.render import print_fleet_plan, print_fleet_result
-
     if return_batch:
-        from segue.fleet.batch import return_plan
-
         plan = return_plan(
             sessions[0] if sessions else None,
             target=target,
@@ -73,8 +78,6 @@ def run_fleet_command(
             clean=clean,
         )
     if source_compact:
-        from segue.fleet.batch import check_source_compact
-
         check_source_compact(plan)
     if dry_run or not plan.to_switch:
         if as_json:
@@ -119,8 +122,6 @@ def _confirm(plan: FleetPlan) -> bool:
 def _warn_blocked(console: Console, plan: FleetPlan) -> None:
     """Under a return's plan: the provider it goes back to is still exhausted."""
     if plan.blocked:
-        from rich.text import Text
-
         console.print(
             Text(f"warning: {plan.blocked}; only --force moves them back now", style="yellow")
         )

@@ -23,11 +23,14 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import shutil
 import sys
+import textwrap
 import types
 import typing
 from collections.abc import Callable, Sequence
 from enum import Enum
+from importlib import import_module
 from pathlib import Path
 from typing import Any, NoReturn, Protocol, TextIO, TypeVar
 
@@ -115,8 +118,6 @@ class Group:
     def entry(self, name: str) -> Callable[..., Any] | Group | None:
         found = self.entries.get(name)
         if isinstance(found, str):
-            from importlib import import_module
-
             module, _, attribute = found.partition(":")
             found = self.entries[name] = getattr(import_module(module), attribute)
         return found
@@ -152,9 +153,6 @@ class Group:
             return entry, _command_values(entry, prog, rest)
 
     def help_text(self, prog: str) -> str:
-        import shutil
-        import textwrap
-
         width = max((len(name) for name in self.entries), default=0)
         columns = max(min(shutil.get_terminal_size().columns, 100) - width - 4, 30)
         lines = [f"usage: {prog} COMMAND [ARGS]...", "", self.help, "", "commands:"]

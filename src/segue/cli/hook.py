@@ -7,15 +7,15 @@ from __future__ import annotations
 import os
 import sys
 
+from segue.rewind import handle_hook
+from segue.support import collector
+
 __all__ = ["run_hook"]
 
 
 def run_hook(args: list[str]) -> None:
     """``segue hook PROVIDER ARGS…``, what the CLIs' hooks run (stdin: Claude Code's input):
     quiet on stdout (Claude Code reads a hook's output) and always exit 0."""
-    from segue.rewind import handle_hook
-    from segue.support import collector
-
     collector.one_command()
 
     stdin = b""

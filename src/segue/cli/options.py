@@ -8,7 +8,11 @@ every start.
 
 from __future__ import annotations
 
+import select
+import sys
 from typing import Annotated
+
+import orjson
 
 from segue.cli.grammar import Group, Option, writable_stdout
 from segue.model.conversation import Provider
@@ -56,9 +60,6 @@ RedactOption = Annotated[
 def print_json(obj: object) -> None:
     """A command's ``--json`` document on stdout, indented, one trailing newline. A text that
     is not UTF-8 (a path's undecodable bytes) is written as JSON escapes."""
-
-    import orjson
-
     try:
         data = orjson.dumps(obj, option=orjson.OPT_INDENT_2) + b"\n"
     except TypeError:  # a lone surrogate: the bytes it stands for, written as \xNN
@@ -73,8 +74,6 @@ def print_json(obj: object) -> None:
         except BlockingIOError as exc:  # a non-blocking pipe that is full
             taken = exc.characters_written
         if not taken:
-            import select
-
             select.select([], [stdout.fileno()], [])  # until the reader makes room
         view = view[taken or 0 :]
     stdout.flush()
@@ -83,8 +82,6 @@ def print_json(obj: object) -> None:
 def terminal_answer(prompt: str) -> bool | None:
     """Whether the user answered ``prompt`` yes (y or yes), asked on stderr, as stdout may
     be a file the user keeps; None: no terminal to ask on."""
-    import sys
-
     if sys.stdin is None or sys.stderr is None or not sys.stdin.isatty():
         return None
     sys.stderr.write(prompt)

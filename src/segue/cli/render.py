@@ -16,6 +16,7 @@ from segue.model.session_info import SessionInfo
 from segue.model.times import ago, in_time, local_clock, utc_minutes
 from segue.model.units import format_bytes
 from segue.providers import entry
+from segue.running.usage import ProviderUsage, source_kind, window_label
 from segue.transforms.effective import active_prompts
 from segue.transforms.plan import Label
 from segue.transforms.secrets import mask as mask_secrets
@@ -25,7 +26,6 @@ if TYPE_CHECKING:
     from segue.demo import Demo
     from segue.fleet.batch import FleetPlan, FleetResult
     from segue.running.agents import Agent
-    from segue.running.usage import ProviderUsage
     from segue.switch import Switch
     from segue.switch.result import ThreadMove
 
@@ -348,8 +348,6 @@ def _until(window: neutral.LimitWindow, now: datetime) -> str:
 
 
 def _usage_headline(usage: ProviderUsage, now: datetime) -> Text:
-    from segue.running.usage import window_label
-
     line = Text(f"{usage.provider.value:<8}", style="bold")
     blocking = usage.blocking
     if usage.exhausted and blocking is not None:
@@ -369,8 +367,6 @@ def _usage_headline(usage: ProviderUsage, now: datetime) -> Text:
 
 def print_usage(console: Console, usages: Sequence[ProviderUsage], now: datetime) -> None:
     """One block per provider: the verdict, the model switch to try, then a row per window."""
-    from segue.running.usage import source_kind, window_label
-
     for usage in usages:
         console.print(_usage_headline(usage, now))
         if usage.suggestion:

@@ -6,6 +6,7 @@ from typing import Annotated
 
 from segue.cli.grammar import Option, UsageError
 from segue.cli.options import RedactOption
+from segue.cli.watch import MAX_SECONDS, watch_policy
 from segue.model.errors import SegueError
 
 __all__ = ["tui_command"]
@@ -37,8 +38,6 @@ def tui_command(
 ) -> None:
     """The whole fleet on one screen: usage, agents, switch, return, threads and the watch
     loop. ? shows every key."""
-    from segue.cli.watch import MAX_SECONDS, watch_policy
-
     policy = watch_policy(auto, ask, returns, quiet, under, offline, no_relaunch, redact_secrets)
     if not 0 < interval <= MAX_SECONDS:  # (nan too)
         raise UsageError(f"--interval {interval}: give a number of seconds above 0")

@@ -19,24 +19,24 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import msgspec
 from msgspec.structs import replace
 
+from segue.fleet.relaunch import relaunch_pane
 from segue.model.conversation import Provider
 from segue.model.errors import SegueError
 from segue.model.session_info import SessionInfo, SessionState
-from segue.model.times import parse_iso
+from segue.model.times import in_time, parse_iso, utc_minutes
 from segue.providers import default_target, entry, known
 from segue.providers.sessions import find_session, list_sessions
-from segue.running.agents import Agent, in_home
+from segue.running.agents import Agent, in_home, list_agents
+from segue.running.usage import ProviderUsage, exhausted_providers, read_usage, window_label
+from segue.store import AgentResult, open_store
+from segue.store.location import store_wait
+from segue.store.store import StoreAbsent
 from segue.switch import Preview, Switch, ThreadMove, carry_out, preview_switch, switch_session
 from segue.transforms.plan import Label
-
-if TYPE_CHECKING:
-    from segue.running.usage import ProviderUsage
-    from segue.store import AgentResult
 
 __all__ = [
     "ArrivalCompact",
@@ -316,14 +316,10 @@ def _direction(
 
 
 def _exhausted_providers(env: Mapping[str, str]) -> list[Provider]:
-    from segue.running.usage import exhausted_providers, read_usage
-
     return exhausted_providers(read_usage(env))
 
 
 def _running_agents(env: Mapping[str, str]) -> list[Agent]:
-    from segue.running.agents import list_agents
-
     return list(list_agents(env, every_home=True))
 
 
@@ -605,8 +601,6 @@ def _relaunch(outcome: Outcome, env: Mapping[str, str]) -> None:
     if candidate.agent is None or candidate.pane is None:
         outcome.notes.append(f"not in a tmux pane: continue it with {switch.resume_command}")
         return
-    from segue.fleet.relaunch import relaunch_pane
-
     outcome.notes.append(relaunch_pane(candidate.agent, switch, env))
 
 
@@ -632,10 +626,6 @@ def return_plan(
     With ``check_usage`` (or ``usage``, the readings already made) the provider it goes back to
     is looked at first (its session files and, with ``remote``, its usage service, at ``now``):
     still exhausted, the plan is ``blocked`` with the line that says until when."""
-    from segue.store import open_store
-    from segue.store.location import store_wait
-    from segue.store.store import StoreAbsent
-
     env = dict(os.environ) if env is None else dict(env)
     try:
         store = open_store(env=env, read_only=dry_run, busy_timeout=store_wait(env))
@@ -684,9 +674,6 @@ def still_exhausted(
 ) -> str | None:
     """One line when segue's usage readings (``usage``, else read now) say ``provider`` is still
     exhausted, naming the limit and its reset time; None when it can take work."""
-    from segue.model.times import in_time, utc_minutes
-    from segue.running.usage import read_usage, window_label
-
     now = now or datetime.now(UTC)
     if usage is None:
         env = os.environ if env is None else env
@@ -707,9 +694,6 @@ def still_exhausted(
 
 
 def _record(result: FleetResult, env: Mapping[str, str]) -> None:
-    from segue.store import AgentResult, open_store
-    from segue.store.location import store_wait
-
     plan = result.plan
     try:
         with open_store(env=env, busy_timeout=store_wait(env)) as store:

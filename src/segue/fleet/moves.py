@@ -5,6 +5,7 @@ back), which were brought back or moved on, and so which batches can come back. 
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
@@ -58,8 +59,6 @@ def batch_moves(store: Store, now: datetime, quiet: timedelta) -> BatchMoves:
     period; or moved off and not back yet: their work goes on in the session they were moved
     to), and per batch the sessions it made, those a return brought back (by ``segue watch`` or
     by hand: a return batch names the batch it brings back) and those a later batch moved on."""
-    import re
-
     minutes = int(quiet.total_seconds() // 60)
     found = [store.get_batch(s.id) for s in store.list_batches(limit=BATCHES_LOOKED_AT)]
     found.sort(key=lambda b: (b.header.created_at, b.id))

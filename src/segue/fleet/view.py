@@ -13,7 +13,6 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import msgspec
 
@@ -24,10 +23,8 @@ from segue.model.errors import SegueError
 from segue.model.session_info import SessionInfo, SessionState
 from segue.providers import default_target
 from segue.providers.sessions import list_sessions
-from segue.running.agents import Agent, AgentState
-
-if TYPE_CHECKING:
-    from segue.running.usage import ProviderUsage
+from segue.running.agents import Agent, AgentState, list_agents
+from segue.running.usage import ProviderUsage, read_usage
 
 __all__ = ["FleetRow", "FleetView", "load_fleet", "plan_rows"]
 
@@ -147,9 +144,6 @@ def load_fleet(
     read is a row with its problem. Rows keep no dry run yet (:func:`plan_rows`).
     ``agents`` and ``usages`` are read from the machine when not given; ``under`` keeps only
     what works in that directory or below it."""
-    from segue.running.agents import list_agents
-    from segue.running.usage import read_usage
-
     env = dict(os.environ) if env is None else dict(env)
     now = now or datetime.now(UTC)
     root = None if under is None else under_root(under)

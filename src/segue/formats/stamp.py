@@ -59,17 +59,7 @@ class Stamp(msgspec.Struct, frozen=True):
     tail: str
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "size": self.size,
-            "mtime_ns": self.mtime_ns,
-            "inode": self.inode,
-            "device": self.device,
-            "head_len": self.head_len,
-            "head": self.head,
-            "tail_at": self.tail_at,
-            "tail_len": self.tail_len,
-            "tail": self.tail,
-        }
+        return msgspec.structs.asdict(self)
 
     @staticmethod
     def from_json(value: object) -> Stamp | None:

@@ -109,8 +109,8 @@ def active_leaf(index: TranscriptIndex) -> str | None:
     what was appended below it, else the latest message."""
     if not index.order:
         return None
-    leaf = _latest_message(index, descends_from=index.leaf_hint)
-    return leaf if leaf is not None else _latest_message(index) or index.order[-1]
+    leaf = latest_message(index, descends_from=index.leaf_hint)
+    return leaf if leaf is not None else latest_message(index) or index.order[-1]
 
 
 def active_chain(index: TranscriptIndex) -> list[Entry]:
@@ -186,7 +186,7 @@ def _is_message(rec: Record) -> bool:
     return rec.get("type") in ("user", "assistant")
 
 
-def _latest_message(index: TranscriptIndex, descends_from: str | None = None) -> str | None:
+def latest_message(index: TranscriptIndex, descends_from: str | None = None) -> str | None:
     """The last user/assistant record in file order; with ``descends_from``, the last one whose
     chain passes through that record (Claude Code resumes the ``last-prompt`` leaf, extended by
     whatever was appended below it, e.g. a turn the CLI did not finish)."""
@@ -198,8 +198,8 @@ def _latest_message(index: TranscriptIndex, descends_from: str | None = None) ->
         return None
     if descends_from not in by_uuid:
         return None
-    latest = _latest_message(index)
-    if latest is not None and _has_ancestor(index, latest, descends_from):
+    latest = latest_message(index)
+    if latest is not None and has_ancestor(index, latest, descends_from):
         return latest  # the usual case: the newest message is below the leaf
     below = _descendants(index, descends_from)
     for uuid in reversed(order):
@@ -208,7 +208,8 @@ def _latest_message(index: TranscriptIndex, descends_from: str | None = None) ->
     return descends_from
 
 
-def _has_ancestor(index: TranscriptIndex, uuid: str, ancestor: str) -> bool:
+def has_ancestor(index: TranscriptIndex, uuid: str, ancestor: str) -> bool:
+    """Whether ``ancestor`` is on the chain from ``uuid`` up (``uuid`` itself included)."""
     seen: set[str] = set()
     current: object = uuid
     while type(current) is str and current in index.by_uuid and current not in seen:

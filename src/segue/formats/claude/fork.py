@@ -30,8 +30,7 @@ from pathlib import Path
 import orjson
 
 from segue.formats.atomic import FileCopy, NativeSession
-from segue.formats.claude.chain import active_leaf, index_records
-from segue.formats.claude.records import chain_parent
+from segue.formats.claude.chain import active_leaf, has_ancestor, index_records, latest_message
 from segue.formats.claude.writer import DEFAULT_VERSION, last_prompt_record, project
 from segue.formats.jsonl import LineReport, dump_lines, iter_records, iter_records_in
 from segue.formats.parent import ParentFile, read_parent
@@ -64,22 +63,10 @@ def _tail_leaf(parent: ParentFile) -> str | None:
     if parent.whole:
         return active_leaf(index)
     hint = index.leaf_hint
-    latest = next(
-        (u for u in reversed(index.order) if index.by_uuid[u][1].get("type") in _MESSAGES), None
-    )
+    latest = latest_message(index)
     if hint is None or latest is None:
         return None
-    current: object = latest
-    seen: set[str] = set()
-    while type(current) is str and current in index.by_uuid and current not in seen:
-        if current == hint:
-            return latest
-        seen.add(current)
-        current = chain_parent(index.by_uuid[current][1])
-    return None
-
-
-_MESSAGES = ("user", "assistant")
+    return latest if has_ancestor(index, latest, hint) else None
 
 
 def prepare_fork(
