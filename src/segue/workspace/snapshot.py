@@ -269,7 +269,8 @@ def listing(ws: Workspace, *, refresh: bool = True) -> list[tuple[str, str]]:
     files whose bytes are the index's written back into it."""
     quiet = [] if refresh else ["--no-optional-locks"]
     options = ["--raw", "-z", "--no-renames", "--no-relative", "--no-ext-diff", "--no-color"]
-    args = [*quiet, "diff", *options, "--ignore-submodules=dirty", *ws.pathspec()]
+    refreshing = ["-c", "diff.autoRefreshIndex=true", *quiet]  # (whatever the user's setting)
+    args = [*refreshing, "diff", *options, "--ignore-submodules=dirty", *ws.pathspec()]
     changed = ws.git.start(args)
     try:
         others = ws.git.start(["ls-files", "--others", "--exclude-standard", "-z", *ws.pathspec()])
