@@ -6,9 +6,12 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
-from segue.workspace import capture, locate
-from segue.workspace.restore import preview, restore
+import pytest
+
+from segue.workspace import Snapshot, Workspace, capture, locate
+from segue.workspace.restore import Restored, preview, restore
 from tests.test_checkpoints import env_for, git, repo, user_state
 
 __all__ = ["repo"]  # the fixture, shared
@@ -123,3 +126,126 @@ def test_a_file_git_filters_on_its_way_in_comes_back_as_its_own_bytes(
     done = restore(ws, at_n.commit, now.commit, keep=now.skipped)
     assert done.failed == ()
     assert files_of(repo) == wanted  # the real bytes, not the pointer, CRLF kept
+
+
+def _cycle(ws: Workspace, repo: Path, at: Snapshot, n: int) -> tuple[Snapshot, Restored]:
+    """A safety snapshot, then the folder put back to ``at`` (as a rollback does)."""
+    safety = capture(ws, f"refs/segue/safety/t/{n}", parent=at.commit, message="m")
+    return safety, restore(ws, at.commit, safety.commit, keep=(*safety.skipped, *at.skipped))
+
+
+def test_a_file_changed_while_the_restore_runs_is_left_as_it_is(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """(The plan checks each file against the safety snapshot; an editor's save after that,
+    before its file is written, was overwritten and in no snapshot.)"""
+    import segue.workspace.restore as restoring
+
+    ws = locate(repo, env_for(tmp_path))
+    at_n = capture(ws, "refs/segue/checkpoints/t/1", parent=None, message="m")
+    (repo / "kept.txt").write_text("the agent's\n")
+    (repo / "made.txt").write_text("made by the agent\n")
+    (repo / "gone.txt").unlink()
+    blobs = restoring._blobs
+
+    def meanwhile(*args: Any) -> Any:
+        (repo / "kept.txt").write_text("EDITOR SAVE\n")  # (after the plan, before the writes)
+        (repo / "made.txt").write_text("EDITOR SAVE too\n")
+        (repo / "gone.txt").write_text("made again by hand\n")
+        return blobs(*args)
+
+    monkeypatch.setattr(restoring, "_blobs", meanwhile)
+    _, done = _cycle(ws, repo, at_n, 1)
+    assert (repo / "kept.txt").read_text() == "EDITOR SAVE\n"
+    assert (repo / "made.txt").read_text() == "EDITOR SAVE too\n"
+    assert (repo / "gone.txt").read_text() == "made again by hand\n"
+    assert {s.path: s.reason for s in done.left} == {
+        "kept.txt": "changed during the restore",
+        "made.txt": "changed during the restore",
+        "gone.txt": "made during the restore",
+    }
+
+
+def test_long_names_a_file_become_a_folder_and_permissions_come_back_with_the_undo(
+    repo: Path, tmp_path: Path
+) -> None:
+    ws = locate(repo, env_for(tmp_path))
+    long = "l" + "x" * 250
+    (repo / long).write_text("a long name\n")
+    (repo / "P").write_text("P is a file\n")
+    (repo / ".env").write_text("SECRET=1\n")
+    (repo / ".env").chmod(0o600)
+    at_n = capture(ws, "refs/segue/checkpoints/t/1", parent=None, message="m")
+    (repo / long).write_text("edited later\n")
+    (repo / "P").unlink()
+    (repo / "P").mkdir()
+    (repo / "P" / "x").write_text("in the folder\n")
+    (repo / ".env").unlink()
+    (repo / ".env").write_text("SECRET=2\n")
+    (repo / ".env").chmod(0o600)
+    before = files_of(repo)
+    safety, done = _cycle(ws, repo, at_n, 1)
+    assert done.failed == ()
+    assert (repo / long).read_text() == "a long name\n"
+    assert (repo / "P").read_text() == "P is a file\n"  # (the folder emptied, then the file)
+    assert (repo / ".env").stat().st_mode & 0o777 == 0o600  # (overwritten: its bits kept)
+    again = capture(ws, "refs/segue/safety/t/2", parent=safety.commit, message="m")
+    undone = restore(ws, safety.commit, again.commit, keep=(*again.skipped, *safety.skipped))
+    assert undone.failed == () and files_of(repo) == before
+    assert (repo / ".env").stat().st_mode & 0o777 == 0o600
+    (repo / ".env").unlink()  # removed by a rollback, recreated by its undo: 0600 still
+    third = capture(ws, "refs/segue/safety/t/3", parent=again.commit, message="m")
+    restore(ws, at_n.commit, third.commit, keep=third.skipped)
+    fourth = capture(ws, "refs/segue/safety/t/4", parent=third.commit, message="m")
+    restore(ws, third.commit, fourth.commit, keep=fourth.skipped)
+    assert not (repo / ".env").exists()
+    (repo / ".env").write_text("SECRET=3\n")
+    (repo / ".env").chmod(0o600)
+    fifth = capture(ws, "refs/segue/safety/t/5", parent=fourth.commit, message="m")
+    (repo / "extra.txt").write_text("x\n")
+    sixth = capture(ws, "refs/segue/safety/t/6", parent=fifth.commit, message="m")
+    restore(ws, at_n.commit, sixth.commit, keep=sixth.skipped)  # (.env overwritten: 0600)
+    seventh = capture(ws, "refs/segue/safety/t/7", parent=sixth.commit, message="m")
+    (repo / ".env").unlink()
+    eighth = capture(ws, "refs/segue/safety/t/8", parent=seventh.commit, message="m")
+    restore(ws, sixth.commit, eighth.commit, keep=eighth.skipped)  # (recreated from 6)
+    assert (repo / ".env").stat().st_mode & 0o777 == 0o600
+
+
+def test_a_folder_become_a_link_blocks_nothing_and_nothing_is_written_through_it(
+    repo: Path, tmp_path: Path
+) -> None:
+    ws = locate(repo, env_for(tmp_path))
+    (repo / "conf").mkdir()
+    (repo / "conf" / "app.ini").write_text("a=1\n")
+    at_n = capture(ws, "refs/segue/checkpoints/t/1", parent=None, message="m")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "app.ini").write_text("not the workspace's\n")
+    (repo / "conf" / "app.ini").unlink()
+    (repo / "conf").rmdir()
+    (repo / "conf").symlink_to(outside)
+    (repo / "kept.txt").write_text("changed\n")
+    shown, _left = preview(ws, at_n.commit)  # (git check-ignore refused the path before)
+    assert {(a.path, a.action) for a in shown} >= {
+        ("kept.txt", "restore"),
+        ("conf", "remove"),  # (the link, made after the snapshot)
+        ("conf/app.ini", "recreate"),  # (in a real folder, once the link is gone)
+    }
+    _, done = _cycle(ws, repo, at_n, 1)
+    assert done.failed == ()
+    assert (outside / "app.ini").read_text() == "not the workspace's\n"
+    assert not (repo / "conf").is_symlink() and (repo / "conf" / "app.ini").read_text() == "a=1\n"
+    assert (repo / "kept.txt").read_text() == "one\ntwo\n"
+
+
+def test_a_file_ignored_through_the_repositorys_exclude_file_leaves_the_snapshots(
+    repo: Path, tmp_path: Path
+) -> None:
+    ws = locate(repo, env_for(tmp_path))
+    (repo / "config.local").write_text("harmless\n")
+    first = capture(ws, "refs/segue/checkpoints/t/1", parent=None, message="m")
+    (repo / ".git" / "info" / "exclude").write_text("config.local\n")
+    (repo / "config.local").write_text("password=hunter2\n")
+    second = capture(ws, "refs/segue/checkpoints/t/2", parent=first.commit, message="m")
+    assert "config.local" not in git(repo, "ls-tree", "-r", "--name-only", second.commit)

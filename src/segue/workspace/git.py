@@ -65,7 +65,6 @@ def clean_env(env: Mapping[str, str]) -> dict[str, str]:
             "GIT_LITERAL_PATHSPECS": "1",
             "GIT_TERMINAL_PROMPT": "0",
             "GIT_PAGER": "cat",
-            "GIT_CONFIG_NOSYSTEM": "1",
             "LC_ALL": "C",
         }
     )

@@ -57,6 +57,18 @@ class _Step(msgspec.Struct, frozen=True):
     path: str  # from the repository's top
     action: str
     entry: _Entry | None  # what the snapshot holds (None: nothing)
+    seen: tuple[int, ...] | None = None  # the file as it was looked at (checked before a write)
+    mode: int | None = None  # its permission bits (kept where it is written again)
+
+
+def _seen(full: Path) -> tuple[tuple[int, ...] | None, int | None]:
+    """What says a file changed since it was looked at (its device, inode, size and times),
+    and its permission bits; (None, None) when it is not there."""
+    try:
+        i = full.lstat()
+    except OSError:
+        return None, None
+    return (i.st_dev, i.st_ino, i.st_size, i.st_mtime_ns, i.st_ctime_ns), stat.S_IMODE(i.st_mode)
 
 
 def _raw(output: bytes) -> dict[str, tuple[_Entry | None, _Entry | None]]:
@@ -138,6 +150,9 @@ def restore(ws: Workspace, target: str, current: str, *, keep: Iterable[Skipped]
         held = {path: old for path, (old, _new) in changed.items()}
         wanted = {path: new for path, (_old, new) in changed.items() if new is not None}
         steps, left = _plan(ws, wanted, changed, kept, held)
+        modes = _Modes(index)
+        modes.remember(current, steps)
+        earlier = modes.of(target)  # (the permissions of files an earlier restore removed)
         blobs = _blobs(ws, [s.entry.sha for s in steps if s.entry is not None])
         removals = [s for s in steps if s.action == "remove"]
         removals.sort(key=lambda s: s.path.count("/"), reverse=True)  # (deepest first)
@@ -145,13 +160,19 @@ def restore(ws: Workspace, target: str, current: str, *, keep: Iterable[Skipped]
             full = top / step.path
             try:
                 _inside(full, folder)
+                if step.action != "recreate" and _seen(full)[0] != step.seen:
+                    left.append(Skipped(ws.relative(step.path), "changed during the restore"))
+                    continue
                 if step.entry is None:
                     with contextlib.suppress(FileNotFoundError):
                         full.unlink()
                     _prune(full.parent, folder)
                 else:
-                    _write(full, step.entry.mode, blobs[step.entry.sha])
+                    data, keep_mode = blobs[step.entry.sha], step.mode or earlier.get(step.path)
+                    _write(full, step.entry.mode, data, keep_mode, step.action == "recreate")
                 done.append(FileAction(ws.relative(step.path), step.action))
+            except FileExistsError:
+                left.append(Skipped(ws.relative(step.path), "made during the restore"))
             except (OSError, CheckpointError, KeyError) as exc:
                 why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
                 failed.append(Skipped(ws.relative(step.path), why))
@@ -169,6 +190,7 @@ def _plan(
     target snapshot holds; a path not in it is removed), and what is left as it is, with why.
     ``held``: what the safety snapshot holds of each path (None: a preview, taken before it)."""
     top = ws.git.work_tree
+    real = Path(os.path.realpath(top))
     start, known = len(ws.prefix.split("/")) if ws.prefix else 0, dict[str, bool]()
     steps: list[_Step] = []
     left: list[Skipped] = []
@@ -191,7 +213,26 @@ def _plan(
             reason = f"inside {quoted(ws.relative(repository))}, a git repository of its own"
             left.append(Skipped(ws.relative(path), reason))
             continue
-        steps.append(_Step(path, action, entry))
+        seen, mode = _seen(top / path)
+        steps.append(_Step(path, action, entry, seen if action != "recreate" else None, mode))
+    # a folder on the way that is a link now: nothing is written through it, unless the plan
+    # removes that link first
+    going = {s.path for s in steps if s.action == "remove"}
+    for n, step in enumerate(list(steps)):
+        if os.path.realpath((top / step.path).parent) != str((real / step.path).parent):
+            parts = step.path.split("/")
+            links = ["/".join(parts[:k]) for k in range(1, len(parts))]
+            steps.remove(step)
+            if any(a in going for a in links if os.path.islink(top / a)) and step.entry:
+                steps.insert(n, _Step(step.path, "recreate", step.entry))  # (once it is gone)
+            elif step.entry or not any(a in going for a in links):
+                left.append(Skipped(ws.relative(step.path), "a folder on its way is a link"))
+    # a folder where the snapshot has a file: written once the removals have emptied it
+    for step in [s for s in steps if s.action == "recreate" and (top / s.path).is_dir()]:
+        inside = _files_in(top / step.path, step.path)
+        if inside is None or not inside <= going:
+            steps.remove(step)
+            left.append(Skipped(ws.relative(step.path), "a folder is in its place"))
     # a file that is there is removed or overwritten only when git does not ignore it now, and
     # (in a restore) the safety snapshot holds it as it is
     ignored = _ignored(ws, [s.path for s in steps if s.action != "recreate"])
@@ -226,8 +267,8 @@ def _action(full: Path, entry: _Entry | None, now: _Entry | None) -> tuple[str |
         return ("recreate", None) if entry is not None else (None, None)
     except OSError as exc:
         return None, f"cannot be looked at ({exc.strerror})"
-    if stat.S_ISDIR(info.st_mode):
-        return (None, "a folder is in its place") if entry is not None else (None, None)
+    if stat.S_ISDIR(info.st_mode):  # (a file's place: written if the removals empty it)
+        return ("recreate", None) if entry is not None else (None, None)
     if not (stat.S_ISREG(info.st_mode) or stat.S_ISLNK(info.st_mode)):
         kinds = {stat.S_IFIFO: "a FIFO", stat.S_IFSOCK: "a socket"}
         kind = kinds.get(stat.S_IFMT(info.st_mode), "a special file")
@@ -237,6 +278,61 @@ def _action(full: Path, entry: _Entry | None, now: _Entry | None) -> tuple[str |
     if entry is None:
         return "remove", None
     return ("restore", None) if now != entry else (None, None)
+
+
+class _Modes:
+    """The permission bits of the files a restore removed or overwrote, kept beside segue's
+    index by the snapshot that held them (the safety snapshot), so that the undo that puts
+    them back gives a ``.env`` of 0600 its 0600 again (git keeps only 644 or 755)."""
+
+    def __init__(self, index: Path) -> None:
+        self.file = index.with_name(index.name + ".modes")
+
+    def _records(self) -> list[bytes]:
+        try:
+            return [r for r in self.file.read_bytes().split(b"\0") if r][-5000:]
+        except OSError:
+            return []
+
+    def remember(self, commit: str, steps: list[_Step]) -> None:
+        new = [
+            b"%s %o %s" % (commit.encode(), s.mode, s.path.encode("utf-8", "surrogateescape"))
+            for s in steps
+            if s.mode is not None and s.action != "recreate"
+        ]
+        if new:
+            tmp = self.file.with_name(f"{self.file.name}.{os.getpid()}.tmp")
+            tmp.write_bytes(b"\0".join([*self._records(), *new]) + b"\0")
+            os.replace(tmp, self.file)
+
+    def of(self, commit: str) -> dict[str, int]:
+        found: dict[str, int] = {}
+        for record in self._records():
+            made, mode, path = record.split(b" ", 2)
+            if made.decode() == commit:
+                found[path.decode("utf-8", "surrogateescape")] = int(mode, 8)
+        return found
+
+
+def _files_in(folder: Path, name: str) -> set[str] | None:
+    """Every file and link under ``folder`` (``name`` from the top), None when anything else
+    is (a special file, a folder that cannot be read)."""
+    found: set[str] = set()
+    try:
+        for entry in os.scandir(folder):
+            path = f"{name}/{entry.name}"
+            if entry.is_dir(follow_symlinks=False):
+                inner = _files_in(Path(entry.path), path)
+                if inner is None:
+                    return None
+                found |= inner
+            elif entry.is_file(follow_symlinks=False) or entry.is_symlink():
+                found.add(path)
+            else:
+                return None
+    except OSError:
+        return None
+    return found
 
 
 def _nested(top: Path, start: int, path: str, known: dict[str, bool]) -> str | None:
@@ -362,28 +458,44 @@ def _blobs(ws: Workspace, shas: list[str]) -> dict[str, bytes]:
     return found
 
 
-def _write(path: Path, mode: str, data: bytes) -> None:
-    """The file (or link) in place: written beside itself, then renamed over what is there."""
+def _write(path: Path, mode: str, data: bytes, keep: int | None = None, new: bool = False) -> None:
+    """The file (or link) in place: written beside itself under a short name, then renamed
+    over what is there (``new``: only where nothing is, else :class:`FileExistsError`). Its
+    permission bits are ``keep``'s (the file's before), the executable bits as ``mode`` says;
+    else the umask's."""
     path.parent.mkdir(parents=True, exist_ok=True)
     if path.is_dir() and not path.is_symlink():
         raise CheckpointError("a folder is in its place")
     if mode == "120000":
-        tmp = path.with_name(f".{path.name}.segue-{os.getpid()}")
+        if new:
+            os.symlink(os.fsdecode(data), path)
+            return
+        tmp = path.with_name(f".segue-{os.getpid()}-link")
         with contextlib.suppress(FileNotFoundError):
             tmp.unlink()
         os.symlink(os.fsdecode(data), tmp)
         os.replace(tmp, path)
         return
-    fd, name = tempfile.mkstemp(prefix=f".{path.name}.segue-", dir=path.parent)
+    fd, name = tempfile.mkstemp(prefix=".segue-", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
             f.flush()
             os.fsync(f.fileno())
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(name, (0o777 if mode == "100755" else 0o666) & ~umask)
-        os.replace(name, path)
+        if keep is None:
+            umask = os.umask(0)
+            os.umask(umask)
+            keep = 0o666 & ~umask
+        readable = (keep & 0o444) >> 2  # (executable where readable, as git checks out)
+        os.chmod(name, (keep & ~0o111) | (readable if mode == "100755" else 0))
+        try:
+            os.link(name, path) if new else os.replace(name, path)
+        except FileExistsError:
+            raise  # (made meanwhile: kept)
+        except OSError:  # (no hard links here)
+            if new and os.path.lexists(path):
+                raise FileExistsError(path) from None
+            os.replace(name, path)
     finally:
         with contextlib.suppress(OSError):
             os.unlink(name)

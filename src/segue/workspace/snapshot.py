@@ -296,11 +296,10 @@ def listing(ws: Workspace, *, refresh: bool = True) -> list[tuple[str, str]]:
     return entries + [("?", n) for n in _names(new.stdout)]
 
 
-def _ignored_since(ws: Workspace, entries: list[tuple[str, str]]) -> list[str]:
-    """The files segue's index holds that a changed ``.gitignore`` now leaves out and the user
-    does not track (a ``.env`` ignored after a snapshot took it): out from now on."""
-    if not any(p == ".gitignore" or p.endswith("/.gitignore") for _, p in entries):
-        return []
+def _ignored_since(ws: Workspace) -> list[str]:
+    """The files segue's index holds that git ignores now (by a ``.gitignore``, the
+    repository's exclude file or the user's) and the user does not track (a ``.env`` ignored
+    after a snapshot took it): out from now on."""
     args = ["ls-files", "-z", "--cached", "--ignored", "--exclude-standard", *ws.pathspec()]
     ignored = _names(ws.git.run(args, check=False).stdout)
     if not ignored:
@@ -527,7 +526,7 @@ def _snapshot(ws: Workspace, max_bytes: int) -> tuple[str, list[Skipped]]:
     entries = [e for e in entries if _outside(e[1], nested)]
     take, skipped = screen(ws, entries, max_bytes)
     skipped += special
-    gone = [ws.full(s.path) for s in skipped] + _ignored_since(ws, entries)
+    gone = [ws.full(s.path) for s in skipped] + _ignored_since(ws)
     if nested:  # (a folder made a repository of its own since a snapshot took its files)
         skipped += [Skipped(ws.relative(n), "a git repository of its own") for n in nested]
         gone += _names(ws.git.run(["ls-files", "-z", "--", *nested]).stdout)
