@@ -69,13 +69,15 @@ def make_app(
         move=Mode.ASK, returns=Mode.NEVER, remote=False, relaunch=False, redact_secrets=redact
     )
     return SegueApp(
-        **options,
-        env=env,
-        policy=policy,
-        remote=False,
-        clock=clock or (lambda: NOW),
-        agents=lambda: [],
-        refresh_every=0,  # read again only when told (each test says when)
+        TuiState(
+            **options,
+            env=env,
+            policy=policy,
+            remote=False,
+            clock=clock or (lambda: NOW),
+            agents=lambda: [],
+            refresh_every=0,  # read again only when told (each test says when)
+        )
     )
 
 

@@ -8,8 +8,7 @@ import asyncio
 import os
 import sys
 import threading
-from collections.abc import Callable, Mapping, Sequence
-from datetime import datetime
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, ClassVar, TextIO
 
 from textual import events
@@ -26,7 +25,6 @@ from segue.watch import DEFAULT_INTERVAL_S, WatchPolicy
 if TYPE_CHECKING:
     from textual.driver import Driver
 
-    from segue.running.agents import Agent
 
 __all__ = ["SegueApp", "run_tui"]
 
@@ -44,33 +42,9 @@ class SegueApp(App[None]):
         Binding("question_mark", "help", "Keys"),
     ]
 
-    def __init__(
-        self,
-        *,
-        env: Mapping[str, str] | None = None,
-        policy: WatchPolicy | None = None,
-        interval: float = DEFAULT_INTERVAL_S,
-        remote: bool = True,
-        clock: Callable[[], datetime] | None = None,
-        agents: Callable[[], Sequence[Agent]] | None = None,
-        plan: bool = True,
-        start_watching: bool = False,
-        keep_listing: bool = False,
-        refresh_every: float = 10.0,
-    ) -> None:
+    def __init__(self, state: TuiState | None = None) -> None:
         super().__init__()
-        self.state = TuiState(
-            env=env,
-            policy=policy,
-            interval=interval,
-            remote=remote,
-            clock=clock,
-            agents=agents,
-            plan=plan,
-            start_watching=start_watching,  # the fleet screen starts it once it is up
-            keep_listing=keep_listing,
-            refresh_every=refresh_every,
-        )
+        self.state = state or TuiState()
 
     def get_driver_class(self) -> type[Driver]:
         """Textual's driver for this platform, with ``escape`` kept before a named key (an ESC
@@ -141,12 +115,14 @@ def run_tui(
     ``segue watch`` to the next (a file unchanged since, by size, time and inode, is not read
     again)."""
     app = SegueApp(
-        env=env,
-        policy=policy,
-        interval=interval,
-        remote=remote,
-        start_watching=start_watching,
-        keep_listing=True,
+        TuiState(
+            env=env,
+            policy=policy,
+            interval=interval,
+            remote=remote,
+            start_watching=start_watching,  # (the fleet screen starts it once it is up)
+            keep_listing=True,
+        )
     )
     if screen is not None:
         app.driver_class = driver_drawing_on(screen, app.driver_class)
