@@ -249,3 +249,23 @@ def test_a_file_ignored_through_the_repositorys_exclude_file_leaves_the_snapshot
     (repo / "config.local").write_text("password=hunter2\n")
     second = capture(ws, "refs/segue/checkpoints/t/2", parent=first.commit, message="m")
     assert "config.local" not in git(repo, "ls-tree", "-r", "--name-only", second.commit)
+
+
+def test_an_empty_folder_a_rollback_wrote_into_is_there_after_its_undo(
+    repo: Path, tmp_path: Path
+) -> None:
+    """(Found by the property test: the undo took out what the rollback wrote, then the folder
+    it had left empty, which was there before.)"""
+    ws = locate(repo, env_for(tmp_path))
+    (repo / "d").mkdir()
+    (repo / "d" / "c.txt").write_text("one\n")
+    at_n = capture(ws, "refs/segue/checkpoints/t/1", parent=None, message="m")
+    (repo / "d" / "c.txt").unlink()
+    (repo / "d").chmod(0o700)
+    before = files_of(repo)
+    safety, _ = _cycle(ws, repo, at_n, 1)
+    assert (repo / "d" / "c.txt").read_text() == "one\n"
+    again = capture(ws, "refs/segue/safety/t/2", parent=safety.commit, message="m")
+    restore(ws, safety.commit, again.commit, keep=again.skipped)
+    assert files_of(repo) == before and (repo / "d").is_dir()
+    assert not any((repo / "d").iterdir())

@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 from textual.pilot import Pilot
+from textual.widgets import DataTable
 
 import segue.formats.codex.fork as codex_fork
 import segue.formats.codex.writer as codex_writer
@@ -115,7 +116,18 @@ def test_return_screen(snap_compare: Compare, home: dict[str, str]) -> None:
         await pilot.press("enter")
         await until(pilot, lambda: isinstance(pilot.app.screen, BatchSheet), "the return sheet")
         await until(pilot, lambda: "to switch" in text(pilot.app, "#head"), "its plan")  # type: ignore[arg-type]
-        await pilot.pause(0.2)
+        table = pilot.app.screen.query_one("#planned", DataTable)
+        await until(pilot, lambda: table.row_count > 0, "its rows")
+        # (the header is drawn at the columns' widths once laid out with the rows: under load
+        # the snapshot caught it drawn at the empty table's)
+        await until(
+            pilot,
+            lambda: table.columns[table.ordered_columns[0].key].get_render_width(table) > 8,
+            "the widths",
+        )
+        table.refresh(layout=True)
+        await pilot.wait_for_scheduled_animations()
+        await pilot.pause(0.3)
 
     assert snap_compare(make_app(home, clock), terminal_size=(120, 36), run_before=before)
 

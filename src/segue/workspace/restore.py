@@ -151,8 +151,9 @@ def restore(ws: Workspace, target: str, current: str, *, keep: Iterable[Skipped]
         wanted = {path: new for path, (_old, new) in changed.items() if new is not None}
         steps, left = _plan(ws, wanted, changed, kept, held)
         modes = _Modes(index)
-        modes.remember(current, steps)
+        modes.remember(current, steps, _folders_on(top, steps))
         earlier = modes.of(target)  # (the permissions of files an earlier restore removed)
+        there = {p for p, m in earlier.items() if stat.S_ISDIR(m)}  # (folders that were there)
         blobs = _blobs(ws, [s.entry.sha for s in steps if s.entry is not None])
         removals = [s for s in steps if s.action == "remove"]
         removals.sort(key=lambda s: s.path.count("/"), reverse=True)  # (deepest first)
@@ -166,7 +167,7 @@ def restore(ws: Workspace, target: str, current: str, *, keep: Iterable[Skipped]
                 if step.entry is None:
                     with contextlib.suppress(FileNotFoundError):
                         full.unlink()
-                    _prune(full.parent, folder)
+                    _prune(full.parent, folder, {top / p for p in there})
                 else:
                     data, keep_mode = blobs[step.entry.sha], step.mode or earlier.get(step.path)
                     _write(full, step.entry.mode, data, keep_mode, step.action == "recreate")
@@ -294,11 +295,13 @@ class _Modes:
         except OSError:
             return []
 
-    def remember(self, commit: str, steps: list[_Step]) -> None:
+    def remember(self, commit: str, steps: list[_Step], folders: dict[str, int]) -> None:
+        """The bits of the files ``steps`` remove or overwrite, and of the ``folders`` on the
+        way of the files they write, as the snapshot ``commit`` found them."""
+        bits = {s.path: s.mode for s in steps if s.mode is not None and s.action != "recreate"}
         new = [
-            b"%s %o %s" % (commit.encode(), s.mode, s.path.encode("utf-8", "surrogateescape"))
-            for s in steps
-            if s.mode is not None and s.action != "recreate"
+            b"%s %o %s" % (commit.encode(), mode, path.encode("utf-8", "surrogateescape"))
+            for path, mode in {**bits, **folders}.items()
         ]
         if new:
             tmp = self.file.with_name(f"{self.file.name}.{os.getpid()}.tmp")
@@ -312,6 +315,21 @@ class _Modes:
             if made.decode() == commit:
                 found[path.decode("utf-8", "surrogateescape")] = int(mode, 8)
         return found
+
+
+def _folders_on(top: Path, steps: list[_Step]) -> dict[str, int]:
+    """The folders on the way of the files ``steps`` write that are there now, with their mode
+    (an undo keeps them, though it takes out what was written into them)."""
+    found: dict[str, int] = {}
+    for step in steps:
+        parts = step.path.split("/")[:-1] if step.entry is not None else []
+        for n in range(1, len(parts) + 1):
+            name = "/".join(parts[:n])
+            if name not in found:
+                with contextlib.suppress(OSError):
+                    if stat.S_ISDIR(mode := (top / name).lstat().st_mode):
+                        found[name] = mode
+    return found
 
 
 def _files_in(folder: Path, name: str) -> set[str] | None:
@@ -427,9 +445,14 @@ def _inside(path: Path, folder: str) -> None:
         raise CheckpointError(f"its folder leads out of the workspace ({parent})")
 
 
-def _prune(folder: Path, top: str) -> None:
-    """Folders a removal left empty go too, up to the workspace (never it)."""
-    while os.path.realpath(folder) != top and os.path.realpath(folder).startswith(top):
+def _prune(folder: Path, top: str, keep: set[Path]) -> None:
+    """Folders a removal left empty go too, up to the workspace (never it), but those of
+    ``keep`` (there, empty, before the restore this one undoes wrote into them)."""
+    while (
+        os.path.realpath(folder) != top
+        and os.path.realpath(folder).startswith(top)
+        and folder not in keep
+    ):
         try:
             folder.rmdir()
         except OSError:
