@@ -125,7 +125,6 @@ def test_return_screen(snap_compare: Compare, home: dict[str, str]) -> None:
             lambda: table.columns[table.ordered_columns[0].key].get_render_width(table) > 8,
             "the widths",
         )
-        table.refresh(layout=True)
         await pilot.wait_for_scheduled_animations()
         await pilot.pause(0.3)
 

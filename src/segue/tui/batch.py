@@ -192,6 +192,7 @@ class BatchSheet(Sheet[bool]):
             project = short(os.path.basename((c.cwd or "?").rstrip("/")) or "?", PROJECT_CHARS)
             table.add_row(c.who, project, planned, state, format_bytes(c.size), key=str(n))
             self._rows[id(c)] = n
+        self.call_after_refresh(_redraw_header, table)
         self.query_one("#tally", Static).update(plan.tally_line())
         mode, why = arrival_default(plan)
         if not self._touched:
@@ -322,3 +323,10 @@ class BatchSheet(Sheet[bool]):
             self.app.notify("The batch is running; it finishes first.", severity="warning")
             return
         self.dismiss(self._phase == "done")
+
+
+def _redraw_header(table: DataTable[Any]) -> None:
+    """The table's header drawn again once its columns have their widths (Textual 8.2 could
+    keep the header it drew at the empty table's widths, under the rows drawn at theirs)."""
+    table.show_header = False
+    table.show_header = True
