@@ -174,11 +174,7 @@ def _plan(
                 f"run {to_run} of thread {graph.thread.id} has no checkpoint ({which}): "
                 "--context-only rolls back the conversation alone"
             )
-        if not is_commit(ws, target.commit_id):
-            raise SegueError(
-                f"the checkpoint of run {to_run} ({target.commit_id[:12]}) is gone from "
-                f"{target.repository} (its ref {target.ref} was deleted, then git gc removed it)"
-            )
+        _check_there(ws, target, f"the checkpoint of run {to_run}")
         shown, kept = preview(ws, target.commit_id, left_out=target.skipped)
         actions, left = shown, kept
         latest = next(
@@ -377,8 +373,10 @@ def _undo_preview(
     left: list[Skipped] = []
     if before is not None:
         ws = locate(before.folder, env, create=False)
-        _check_there(ws, before, f"the safety snapshot of rollback {last.id}")
+        what = f"the safety snapshot of rollback {last.id}"
+        _check_there(ws, before, what, then=": nothing was undone")
         actions, left = preview(ws, before.commit_id, left_out=before.skipped)
+    redo = graph.undoing(last)
     return RollbackPlan(
         graph.thread.id,
         last.to_run,
@@ -389,20 +387,20 @@ def _undo_preview(
         tuple(actions),
         tuple(left),
         runs=tuple(n for n, _ in last.runs),
-        handoffs=() if graph.undoing(last) else last.handoffs,
+        handoffs=() if redo else last.handoffs,
         undo=True,
         refused=_working(graph, env),
         undoes=last.id,
-        redo=graph.undoing(last),
+        redo=redo,
     )
 
 
-def _check_there(ws: Workspace, checkpoint: Checkpoint, what: str) -> None:
-
+def _check_there(ws: Workspace, checkpoint: Checkpoint, what: str, then: str = "") -> None:
+    """Refused in one line when ``checkpoint``'s commit is gone from its repository."""
     if not is_commit(ws, checkpoint.commit_id):
         raise SegueError(
             f"{what} ({checkpoint.commit_id[:12]}) is gone from {checkpoint.repository} (its ref "
-            f"{checkpoint.ref} was deleted, then git gc removed it): nothing was undone"
+            f"{checkpoint.ref} was deleted, then git gc removed it){then}"
         )
 
 

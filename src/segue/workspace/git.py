@@ -148,6 +148,25 @@ class Git(msgspec.Struct, frozen=True):
             raise failed(done, self.work_tree, args[0])
         return done
 
+    def ignored(
+        self, paths: Sequence[str], *, index: Path | None = None, rules_only: bool = False
+    ) -> set[str]:
+        """Those of ``paths`` (from the work tree's top) that git ignores: ``git check-ignore``
+        through ``index`` (else this one's: a file it holds is not ignored; ``rules_only``: the
+        rules alone). Each is given as ``./path``, so that a name starting with ``:`` is no
+        pathspec magic."""
+        if not paths:
+            return set()
+        args = ["check-ignore", *(["--no-index"] if rules_only else []), "-z", "--stdin"]
+        feed = b"".join(b"./" + p.encode("utf-8", "surrogateescape") + b"\0" for p in paths)
+        done = self.run(args, stdin=feed, check=False, index=index, literal=False)
+        if done.returncode not in (0, 1):
+            raise CheckpointError(
+                f"{self.work_tree}: git cannot tell which files are ignored: {_last(done.stderr)}"
+            )
+        named = (n.decode("utf-8", "surrogateescape") for n in done.stdout.split(b"\0") if n)
+        return {n[2:] if n.startswith("./") else n for n in named}
+
     def out(self, args: Sequence[str], *, stdin: bytes | None = None) -> str:
         return self.run(args, stdin=stdin).stdout.decode("utf-8", "surrogateescape").strip()
 

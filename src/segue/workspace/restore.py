@@ -367,25 +367,9 @@ def _nested(top: Path, start: int, path: str, known: dict[str, bool]) -> str | N
 def _ignored(ws: Workspace, paths: list[str]) -> set[str]:
     """Those of ``paths`` git ignores now (the user's own rules, the folder as it is now) and
     the user does not track (a folder outside git: its private repository's excludes)."""
-    if not paths:
-        return set()
     if ws.private:
-        return _check_ignore(ws.git, ["check-ignore", "--no-index", "-z", "--stdin"], paths, None)
-    return _check_ignore(ws.git, ["check-ignore", "-z", "--stdin"], paths, users_index(ws))
-
-
-def _check_ignore(git: Git, args: list[str], paths: list[str], index: Path | None) -> set[str]:
-    """Those of ``paths`` (from the top of ``git``'s work tree) that ``git check-ignore``
-    names. (Each is given as ``./path``: a name starting with ``:`` is then no pathspec magic.)"""
-    feed = b"".join(b"./" + p.encode("utf-8", "surrogateescape") + b"\0" for p in paths)
-    done = git.run(args, stdin=feed, check=False, index=index, literal=False)
-    if done.returncode not in (0, 1):
-        raise CheckpointError(
-            f"{git.work_tree}: git cannot tell which files are ignored: "
-            f"{done.stderr.decode('utf-8', 'replace').strip()[:300]}"
-        )
-    named = (n.decode("utf-8", "surrogateescape") for n in done.stdout.split(b"\0") if n)
-    return {n[2:] if n.startswith("./") else n for n in named}
+        return ws.git.ignored(paths, rules_only=True)
+    return ws.git.ignored(paths, index=users_index(ws)) if paths else set()
 
 
 def _exposing(ws: Workspace, steps: list[_Step]) -> dict[str, list[str]]:
@@ -421,7 +405,7 @@ def _exposing(ws: Workspace, steps: list[_Step]) -> dict[str, list[str]]:
                 where.parent.mkdir(parents=True, exist_ok=True)
                 where.write_bytes(data)
         git = Git(ws.git.program, ws.git.git_dir, Path(scratch), None, ws.git.env)
-        still = _check_ignore(git, ["check-ignore", "--no-index", "-z", "--stdin"], there, None)
+        still = git.ignored(there, rules_only=True)
     exposing: dict[str, list[str]] = {}
     for path in there:
         if path in still:

@@ -404,12 +404,9 @@ def _folders(ws: Workspace, entries: list[tuple[str, str]]) -> tuple[list[str], 
             )
         )
         os.replace(tmp, kept)
-    if special:  # (those git ignores are no concern of a snapshot's)
-        args = ["check-ignore", "-z", "--stdin"]
-        feed = b"".join(b"./" + p.encode("utf-8", "surrogateescape") + b"\0" for p in special)
-        ignored = _names(ws.git.run(args, stdin=feed, check=False, literal=False).stdout)
-        for name in ignored:
-            special.pop(name[2:] if name.startswith("./") else name, None)
+    with contextlib.suppress(CheckpointError):  # (those git ignores are no snapshot's concern)
+        for name in ws.git.ignored(list(special)):
+            special.pop(name, None)
     left = [
         Skipped(ws.relative(p), f"{k}: not a file a snapshot holds") for p, k in special.items()
     ]
@@ -582,10 +579,13 @@ def _changes_from_head(ws: Workspace, tree: str) -> tuple[Change, ...] | None:
         changes = changes_between(ws, "HEAD^{tree}", tree)
     except CheckpointError:
         return None  # no commit yet
-    if not any(c.status == "modified" for c in changes) or not _converts(ws, users_index(ws)):
+    if not any(c.status == "modified" for c in changes):
+        return changes
+    theirs = users_index(ws)
+    if not _converts(ws, theirs):
         return changes
     args = ["diff-index", "-z", "--numstat", "HEAD", *ws.pathspec()]
-    done = ws.git.run(args, check=False, index=users_index(ws))
+    done = ws.git.run(args, check=False, index=theirs)
     if done.returncode != 0:
         return changes
     found = {ws.relative(p): n for p, n in _numstat(done.stdout)[1].items()}
