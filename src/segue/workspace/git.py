@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import fcntl
 import os
 import shutil
 import subprocess
@@ -20,7 +21,10 @@ import msgspec
 
 from segue.model.errors import CheckpointError
 
-__all__ = ["Git", "call", "clean_env", "failed", "find_git", "holding", "init_bare", "probe"]
+__all__ = [
+    "Counts", "Entry", "Git", "Raw", "call", "clean_env", "failed", "find_git", "init_bare",
+    "locked", "probe", "read_diff", "split_names",
+]  # fmt: skip
 
 GIT_TIMEOUT_S = 300.0
 # The lock of the workspace a command runs under (segue's flock of its index), handed to every
@@ -31,22 +35,39 @@ _HELD: contextvars.ContextVar[tuple[int, ...]] = contextvars.ContextVar("held", 
 # put a shared index file of segue's index into their .git at each capture), and its entries
 # are never marked unchanged (a user's core.ignoreStat: then no later edit would be listed).
 _ALWAYS = ("-c", "core.splitIndex=false", "-c", "core.ignoreStat=false")
-_IDENTITY = {
+_SETTINGS = {
     "GIT_AUTHOR_NAME": "segue",
     "GIT_AUTHOR_EMAIL": "segue@localhost",
     "GIT_COMMITTER_NAME": "segue",
     "GIT_COMMITTER_EMAIL": "segue@localhost",
+    "GIT_LITERAL_PATHSPECS": "1",
+    "GIT_TERMINAL_PROMPT": "0",
+    "GIT_PAGER": "cat",
+    "LC_ALL": "C",
 }
 
 
+Entry = tuple[str, str]  # a file in a tree or the index: its mode and its blob's id
+Raw = dict[str, tuple[Entry | None, Entry | None, str]]  # (old, new: None where not there, status)
+Counts = dict[str, tuple[int | None, int | None]]  # lines added and removed (None: binary)
+
+
 @contextlib.contextmanager
-def holding(fd: int) -> Iterator[None]:
-    """Within it, every git started inherits ``fd`` (a lock's descriptor)."""
-    token = _HELD.set((*_HELD.get(), fd))
+def locked(index: Path) -> Iterator[None]:
+    """One capture or restore of a workspace at a time; every git started within it holds the
+    lock too (one that outlives a killed segue keeps the next capture waiting)."""
+    fd = os.open(
+        f"{index}.segue-lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600
+    )
     try:
-        yield
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        token = _HELD.set((*_HELD.get(), fd))
+        try:
+            yield
+        finally:
+            _HELD.reset(token)
     finally:
-        _HELD.reset(token)
+        os.close(fd)
 
 
 def find_git(env: Mapping[str, str]) -> str:
@@ -58,17 +79,7 @@ def find_git(env: Mapping[str, str]) -> str:
 
 
 def clean_env(env: Mapping[str, str]) -> dict[str, str]:
-    clean = {k: v for k, v in env.items() if not k.startswith("GIT_")}
-    clean.update(_IDENTITY)
-    clean.update(
-        {
-            "GIT_LITERAL_PATHSPECS": "1",
-            "GIT_TERMINAL_PROMPT": "0",
-            "GIT_PAGER": "cat",
-            "LC_ALL": "C",
-        }
-    )
-    return clean
+    return {**{k: v for k, v in env.items() if not k.startswith("GIT_")}, **_SETTINGS}
 
 
 class Git(msgspec.Struct, frozen=True):
@@ -82,10 +93,8 @@ class Git(msgspec.Struct, frozen=True):
     index: Path | None
     env: Mapping[str, str]
 
-    def _env(self, index: Path | None, work_tree: bool, literal: bool = True) -> dict[str, str]:
+    def _env(self, index: Path | None, work_tree: bool) -> dict[str, str]:
         env = clean_env(self.env)
-        if not literal:  # (check-ignore takes paths, and refuses the literal pathspec magic)
-            del env["GIT_LITERAL_PATHSPECS"]
         env["GIT_DIR"] = str(self.git_dir)
         if work_tree:  # (a command about the repository itself, e.g. worktree: none of these)
             env["GIT_WORK_TREE"] = str(self.work_tree)
@@ -100,7 +109,6 @@ class Git(msgspec.Struct, frozen=True):
         *,
         index: Path | None = None,
         work_tree: bool = True,
-        literal: bool = True,
     ) -> subprocess.Popen[bytes]:
         """git running beside segue, its stdin and stdout pipes (for :meth:`finish`); it holds
         the locks held now."""
@@ -108,7 +116,7 @@ class Git(msgspec.Struct, frozen=True):
             return subprocess.Popen(
                 [self.program, *_ALWAYS, *args],
                 cwd=self.work_tree,
-                env=self._env(index, work_tree, literal),
+                env=self._env(index, work_tree),
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
@@ -139,10 +147,9 @@ class Git(msgspec.Struct, frozen=True):
         check: bool = True,
         index: Path | None = None,
         work_tree: bool = True,
-        literal: bool = True,
     ) -> subprocess.CompletedProcess[bytes]:
         """git to its end: its exit code and output (a failure raised, with ``check``)."""
-        process = self.start(args, index=index, work_tree=work_tree, literal=literal)
+        process = self.start(args, index=index, work_tree=work_tree)
         done = self.finish(process, stdin or b"", args[0])
         if check and done.returncode != 0:
             raise failed(done, self.work_tree, args[0])
@@ -157,18 +164,48 @@ class Git(msgspec.Struct, frozen=True):
         pathspec magic."""
         if not paths:
             return set()
-        args = ["check-ignore", *(["--no-index"] if rules_only else []), "-z", "--stdin"]
+        # (check-ignore takes paths, and refuses the literal pathspec magic)
+        args = ["--no-literal-pathspecs", "check-ignore", "-z", "--stdin"]
         feed = b"".join(b"./" + p.encode("utf-8", "surrogateescape") + b"\0" for p in paths)
-        done = self.run(args, stdin=feed, check=False, index=index, literal=False)
+        args += ["--no-index"] if rules_only else []
+        done = self.run(args, stdin=feed, check=False, index=index)
         if done.returncode not in (0, 1):
             raise CheckpointError(
                 f"{self.work_tree}: git cannot tell which files are ignored: {_last(done.stderr)}"
             )
-        named = (n.decode("utf-8", "surrogateescape") for n in done.stdout.split(b"\0") if n)
-        return {n[2:] if n.startswith("./") else n for n in named}
+        return {n[2:] if n.startswith("./") else n for n in split_names(done.stdout)}
 
     def out(self, args: Sequence[str], *, stdin: bytes | None = None) -> str:
         return self.run(args, stdin=stdin).stdout.decode("utf-8", "surrogateescape").strip()
+
+    def names(
+        self, args: Sequence[str], *, check: bool = True, index: Path | None = None
+    ) -> list[str]:
+        """The paths a ``-z`` listing of git's prints."""
+        return split_names(self.run(args, check=check, index=index).stdout)
+
+
+def split_names(out: bytes) -> list[str]:
+    return [n.decode("utf-8", "surrogateescape") for n in out.split(b"\0") if n]
+
+
+def read_diff(out: bytes) -> tuple[Raw, Counts]:
+    """git's ``-z --raw`` output, with ``--numstat`` or without."""
+    raw: Raw = {}
+    counts: Counts = {}
+    parts = iter(out.split(b"\0"))
+    for part in parts:
+        if part.startswith(b":"):
+            old_mode, new_mode, old_id, new_id, status = part[1:].decode().split()[:5]
+            raw[next(parts, b"").decode("utf-8", "surrogateescape")] = (
+                None if old_mode == "000000" else (old_mode, old_id),
+                None if new_mode == "000000" else (new_mode, new_id),
+                status[:1],
+            )
+        elif len(fields := part.split(b"\t", 2)) == 3:
+            added, removed = (int(n) if n.isdigit() else None for n in fields[:2])
+            counts[fields[2].decode("utf-8", "surrogateescape")] = (added, removed)
+    return raw, counts
 
 
 def failed(done: subprocess.CompletedProcess[bytes], where: Path, what: str) -> CheckpointError:
@@ -177,8 +214,9 @@ def failed(done: subprocess.CompletedProcess[bytes], where: Path, what: str) -> 
 
 
 def _last(stderr: bytes) -> str:
-    lines = [line.strip() for line in stderr.decode("utf-8", "replace").splitlines()]
-    lines = [line for line in lines if line]
+    lines = [
+        line.strip() for line in stderr.decode("utf-8", "replace").splitlines() if line.strip()
+    ]
     return lines[-1][:300] if lines else "no message"
 
 

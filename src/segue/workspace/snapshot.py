@@ -16,13 +16,12 @@ snapshot took it; outside git, the common build and dependency folders. Nothing 
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import hashlib
 import os
 import re
 import stat
 import tempfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 
 import msgspec
@@ -30,11 +29,11 @@ import msgspec
 from segue.model.errors import CheckpointError
 from segue.support.places import data_dir
 from segue.workspace.changes import Change, Skipped, Snapshot
-from segue.workspace.git import Git, call, failed, find_git, holding, init_bare, probe
+from segue.workspace.git import Git, call, failed, find_git, init_bare, locked, probe, read_diff
 
 __all__ = [
     "Workspace", "capture", "changes_between", "disk_ids", "is_commit", "listing", "locate",
-    "locked", "max_file_bytes", "screen", "users_index",
+    "locked", "max_file_bytes", "screen", "special", "users_index", "write_atomic",
 ]  # fmt: skip
 
 MAX_FILE_VARIABLE = "SEGUE_CHECKPOINT_MAX_FILE"
@@ -54,14 +53,11 @@ PRIVATE_EXCLUDES = (
 def max_file_bytes(env: Mapping[str, str]) -> int:
     """The size cap for one file: ``$SEGUE_CHECKPOINT_MAX_FILE`` (bytes, K, M, G), else 8 MiB."""
     text = env.get(MAX_FILE_VARIABLE, "").strip().upper()
-    scale = 1
-    if text[-1:] in ("K", "M", "G"):
-        scale = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}[text[-1]]
-        text = text[:-1]
+    scale = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(text[-1:], 1)
     try:
-        value = int(float(text) * scale) if text else DEFAULT_MAX_FILE
+        value = int(float(text[:-1] if scale > 1 else text) * scale) if text else 0
     except (ValueError, OverflowError):  # garbage, inf, nan: the default
-        return DEFAULT_MAX_FILE
+        value = 0
     return value if value > 0 else DEFAULT_MAX_FILE
 
 
@@ -73,15 +69,16 @@ class Workspace(msgspec.Struct, frozen=True):
     prefix: str
     private: bool  # a private repository in segue's data folder (the folder is not in git)
     objects: Path  # the repository's object folder (a linked worktree's is its main one's)
+    index: (
+        Path  # segue's index of the folder (``git``'s; the files kept beside it are named after it)
+    )
 
     def pathspec(self) -> list[str]:
         return ["--", self.prefix] if self.prefix else []
 
     def relative(self, path: str) -> str:
         """A path from the repository's top, as the folder sees it."""
-        if self.prefix and path.startswith(self.prefix + "/"):
-            return path[len(self.prefix) + 1 :]
-        return path
+        return path.removeprefix(self.prefix + "/") if self.prefix else path
 
     def full(self, path: str) -> str:
         """A path relative to the folder, from the repository's top."""
@@ -92,11 +89,6 @@ def _key(*parts: str) -> str:
     return hashlib.blake2b(
         "\0".join(parts).encode("utf-8", "surrogateescape"), digest_size=10
     ).hexdigest()
-
-
-def _private_dir(path: Path) -> Path:
-    path.mkdir(parents=True, exist_ok=True, mode=0o700)
-    return path
 
 
 def locate(folder: str | Path, env: Mapping[str, str], *, create: bool = True) -> Workspace:
@@ -111,6 +103,8 @@ def locate(folder: str | Path, env: Mapping[str, str], *, create: bool = True) -
         raise CheckpointError(f"{where}: the workspace is not a folder")
     program = find_git(env)
     store = data_dir(env) / "checkpoints"
+    for made in ("repos", "index") if create else ():
+        (store / made).mkdir(parents=True, exist_ok=True, mode=0o700)
     found = probe(program, real, env)
     if found is not None:
         git_dir, top, objects = found
@@ -128,7 +122,7 @@ def locate(folder: str | Path, env: Mapping[str, str], *, create: bool = True) -
         name = f"{real.name or 'root'}-{_key(str(real))}.git"
         if not create and not (store / "repos" / name / "HEAD").is_file():
             raise CheckpointError(f"{real}: no snapshot of this folder has been taken")
-        git_dir = (_private_dir(store / "repos") if create else store / "repos") / name
+        git_dir = store / "repos" / name
         top, prefix, private, objects = real, "", True, git_dir / "objects"
         try:
             if not (git_dir / "HEAD").is_file():
@@ -142,31 +136,16 @@ def locate(folder: str | Path, env: Mapping[str, str], *, create: bool = True) -
             raise CheckpointError(
                 f"{git_dir}: cannot make the private repository: {exc.strerror}"
             ) from None
-    index = (_private_dir(store / "index") if create else store / "index") / _key(
-        str(git_dir), prefix
-    )
-    return Workspace(real, Git(program, git_dir, top, index, env), prefix, private, objects)
-
-
-@contextlib.contextmanager
-def locked(index: Path) -> Iterator[None]:
-    """One capture or restore of a workspace at a time; every git started within it holds the
-    lock too (one that outlives a killed segue keeps the next capture waiting)."""
-    fd = os.open(
-        f"{index}.segue-lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600
-    )
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        with holding(fd):
-            yield
-    finally:
-        os.close(fd)
+    index = store / "index" / _key(str(git_dir), prefix)
+    git = Git(program, git_dir, top, index, env)
+    return Workspace(real, git, prefix, private, objects, index)
 
 
 _CONVERTING = re.compile(rb"\b(filter|text|eol|crlf|ident|working-tree-encoding)\b")
+_CONVERTING_SETTINGS = {"core.autocrlf": ("true", "yes", "on", "1", "input"), "core.eol": ("crlf",)}
 
 
-def _converts(ws: Workspace, theirs: Path | None) -> bool:
+def _converts(ws: Workspace, theirs: Path) -> bool:
     """Whether git changes files' bytes on their way in (a clean filter, line endings): the
     user's index (``theirs``, whose ``.gitattributes`` count) then holds no file's own bytes."""
     done = ws.git.run(
@@ -178,19 +157,12 @@ def _converts(ws: Workspace, theirs: Path | None) -> bool:
     for line in done.stdout.decode("utf-8", "surrogateescape").splitlines():
         key, _, value = line.partition(" ")
         value = value.strip()
-        if key == "core.autocrlf" and value.lower() in ("true", "yes", "on", "1", "input"):
-            return True
-        if key == "core.eol" and value.lower() == "crlf":
+        if value.lower() in _CONVERTING_SETTINGS.get(key, ()):
             return True
         if key == "core.attributesfile" and value:
             places.append(Path(home + value[1:] if value.startswith("~/") else value))
-    if theirs is not None:
-        listed = ws.git.run(["ls-files", "-z"], check=False, index=theirs).stdout
-        places += [
-            ws.git.work_tree / n.decode("utf-8", "surrogateescape")
-            for n in listed.split(b"\0")
-            if n == b".gitattributes" or n.endswith(b"/.gitattributes")
-        ]
+    listed = ws.git.names(["ls-files", "-z"], check=False, index=theirs)
+    places += [ws.git.work_tree / n for n in listed if n.rsplit("/", 1)[-1] == ".gitattributes"]
     places += [ws.git.work_tree / ".gitattributes", ws.git.git_dir / "info" / "attributes"]
     for place in places:
         with contextlib.suppress(OSError):
@@ -202,26 +174,26 @@ def _converts(ws: Workspace, theirs: Path | None) -> bool:
 def _seed(ws: Workspace) -> None:
     """segue's index, the first time: a copy of the user's (its stat cache spares hashing every
     file), else HEAD's tree, else empty; empty where git converts files on their way in."""
-    index = ws.git.index
-    assert index is not None
+    index = ws.index
     if index.exists():
         return
     index.with_name(index.name + ".folders").unlink(missing_ok=True)
     theirs = None if ws.private else users_index(ws)
-    if theirs is not None and not _converts(ws, theirs):
-        with contextlib.suppress(OSError):
-            data = theirs.read_bytes()
-            if data:
-                tmp = index.with_name(index.name + f".{os.getpid()}.tmp")
-                tmp.write_bytes(data)
-                os.replace(tmp, index)
-                _unmark(ws)
-                return
-        _seed_fresh(ws)
-    elif theirs is not None:
+    if theirs is not None and _converts(ws, theirs):
         ws.git.run(["read-tree", "--empty"])
-    else:
-        _seed_fresh(ws)
+        return
+    with contextlib.suppress(OSError):
+        if theirs is not None and (data := theirs.read_bytes()):
+            write_atomic(index, data)
+            _unmark(ws)
+            return
+    _seed_fresh(ws)
+
+
+def write_atomic(path: Path, data: bytes) -> None:
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    tmp.write_bytes(data)
+    os.replace(tmp, path)
 
 
 def _seed_fresh(ws: Workspace) -> None:
@@ -244,23 +216,13 @@ def _unmark(ws: Workspace) -> None:
     """The user's marks off segue's copy of their index: a file marked ``--assume-unchanged``,
     or ``--skip-worktree`` while it is there, is still listed when it changes."""
     listed = ws.git.run(["ls-files", "-v", "-z"], check=False).stdout
-    assumed: list[bytes] = []
-    skipped: list[bytes] = []
-    for item in listed.split(b"\0"):
-        tag, path = item[:1], item[2:]
-        if not path:
-            continue
-        if tag.islower():
-            assumed.append(path)
-        if tag in (b"S", b"s") and os.path.lexists(ws.git.work_tree / os.fsdecode(path)):
-            skipped.append(path)
+    marked = [(item[:1], item[2:]) for item in listed.split(b"\0") if item[2:]]
+    assumed = [path for tag, path in marked if tag.islower()]
+    there = (p for tag, p in marked if tag in (b"S", b"s"))
+    skipped = [p for p in there if os.path.lexists(ws.git.work_tree / os.fsdecode(p))]
     for flag, paths in (("--no-assume-unchanged", assumed), ("--no-skip-worktree", skipped)):
         if paths:
             ws.git.run(["update-index", flag, "-z", "--stdin"], stdin=b"\0".join(paths) + b"\0")
-
-
-def _names(out: bytes) -> list[str]:
-    return [n.decode("utf-8", "surrogateescape") for n in out.split(b"\0") if n]
 
 
 def listing(ws: Workspace, *, refresh: bool = True) -> list[tuple[str, str]]:
@@ -285,15 +247,14 @@ def listing(ws: Workspace, *, refresh: bool = True) -> list[tuple[str, str]]:
         if done.returncode != 0:
             why = done.stderr.decode("utf-8", "replace").strip()[:300]
             raise CheckpointError(f"{ws.folder}: git cannot list the folder's files: {why}")
-    entries: list[tuple[str, str]] = []
-    parts = files.stdout.split(b"\0")
-    for meta, name in zip(parts[0::2], parts[1::2], strict=False):
-        path = name.decode("utf-8", "surrogateescape")
-        if meta.startswith(b":160000 ") and not meta.endswith(b"D"):
-            entries.append(("S", path))  # a submodule whose commit moved
-        else:  # (U: a conflict in the index copy, taken as the file is; T: a file became a link)
-            entries.append(("R" if meta.endswith(b"D") else "C", path))
-    return entries + [("?", n) for n in _names(new.stdout)]
+    # (U: a conflict in the index copy, taken as the file is; T: a file became a link)
+    entries = [
+        ("R" if status == "D" else "S" if old and old[0] == "160000" else "C", path)
+        for path, (old, _new, status) in read_diff(files.stdout)[0].items()
+    ]
+    return entries + [
+        ("?", n.decode("utf-8", "surrogateescape")) for n in new.stdout.split(b"\0") if n
+    ]
 
 
 def _ignored_since(ws: Workspace) -> list[str]:
@@ -301,11 +262,9 @@ def _ignored_since(ws: Workspace) -> list[str]:
     repository's exclude file or the user's) and the user does not track (a ``.env`` ignored
     after a snapshot took it): out from now on."""
     args = ["ls-files", "-z", "--cached", "--ignored", "--exclude-standard", *ws.pathspec()]
-    ignored = _names(ws.git.run(args, check=False).stdout)
-    if not ignored:
+    if not (ignored := ws.git.names(args, check=False)):
         return []
-    users = ws.git.run(["ls-files", "-z"], check=False, index=users_index(ws)).stdout
-    tracked = set(_names(users))
+    tracked = set(ws.git.names(["ls-files", "-z"], check=False, index=users_index(ws)))
     return [n for n in ignored if n not in tracked]
 
 
@@ -321,8 +280,7 @@ def screen(
         if tag == "S":
             why = "a submodule (its own repository)"
         elif path.endswith("/"):
-            skipped.append(Skipped(ws.relative(path.rstrip("/")), "a git repository of its own"))
-            continue
+            path, why = path.rstrip("/"), "a git repository of its own"
         elif tag != "R":
             try:
                 info = (top / path).lstat()
@@ -331,10 +289,8 @@ def screen(
             except OSError as exc:
                 why = f"unreadable ({exc.strerror})"
             else:
-                if not (stat.S_ISREG(info.st_mode) or stat.S_ISLNK(info.st_mode)):
-                    kind = _SPECIAL.get(stat.S_IFMT(info.st_mode), "a special file")
-                    why = f"{kind}: not a file a snapshot holds"
-                elif stat.S_ISREG(info.st_mode) and info.st_size > cap:
+                why = special(info.st_mode)
+                if stat.S_ISREG(info.st_mode) and info.st_size > cap:
                     why = f"over the size cap ({info.st_size:,} > {cap:,} bytes)"
                 elif stat.S_ISREG(info.st_mode) and not os.access(top / path, os.R_OK):
                     why = "unreadable (permission denied)"
@@ -352,8 +308,7 @@ def _folders(ws: Workspace, entries: list[tuple[str, str]]) -> tuple[list[str], 
     beside the index (``.folders``: each with its time when last looked in; its files' when the
     index was made, and every new file's since); only one whose time moved (an entry made or
     removed in it) is looked in again, and the special files found are kept there too."""
-    index = ws.git.index
-    assert index is not None
+    index = ws.index
     kept = index.with_name(index.name + ".folders")
     try:
         known = {
@@ -362,7 +317,7 @@ def _folders(ws: Workspace, entries: list[tuple[str, str]]) -> tuple[list[str], 
         }
         new = [path for tag, path in entries if tag == "?"]
     except (OSError, ValueError):
-        known, new = {}, _names(ws.git.run(["ls-files", "-z", *ws.pathspec()]).stdout)
+        known, new = {}, ws.git.names(["ls-files", "-z", *ws.pathspec()])
     before = dict(known)
     for name in new:
         at = name.rfind("/")
@@ -397,13 +352,8 @@ def _folders(ws: Workspace, entries: list[tuple[str, str]]) -> tuple[list[str], 
                         special[f"{name}/{entry.name}" if name else entry.name] = kind
     known.update(dict.fromkeys(special, -1))
     if known != before:
-        tmp = kept.with_name(f"{kept.name}.{os.getpid()}.tmp")
-        tmp.write_bytes(
-            b"".join(
-                b"%d %s\0" % (n, f.encode("utf-8", "surrogateescape")) for f, n in known.items()
-            )
-        )
-        os.replace(tmp, kept)
+        records = (b"%d %s\0" % (n, f.encode("utf-8", "surrogateescape")) for f, n in known.items())
+        write_atomic(kept, b"".join(records))
     with contextlib.suppress(CheckpointError):  # (those git ignores are no snapshot's concern)
         for name in ws.git.ignored(list(special)):
             special.pop(name, None)
@@ -414,6 +364,13 @@ def _folders(ws: Workspace, entries: list[tuple[str, str]]) -> tuple[list[str], 
 
 
 _SPECIAL = {stat.S_IFIFO: "a FIFO", stat.S_IFSOCK: "a socket", stat.S_IFCHR: "a device"}
+
+
+def special(mode: int) -> str | None:
+    """Why a file of ``mode`` is in no snapshot (None: a file or a link, which are)."""
+    if stat.S_ISREG(mode) or stat.S_ISLNK(mode):
+        return None
+    return f"{_SPECIAL.get(stat.S_IFMT(mode), 'a special file')}: not a file a snapshot holds"
 
 
 def _outside(path: str, folders: list[str]) -> bool:
@@ -439,23 +396,16 @@ def disk_ids(ws: Workspace, paths: list[str], *, write: bool = False) -> dict[st
     with tempfile.TemporaryDirectory(prefix="segue-links-") as links:
         lines: list[bytes] = []
         for path in paths:
-            try:
+            with contextlib.suppress(OSError):
                 info = (top / path).lstat()
                 if stat.S_ISLNK(info.st_mode):
                     target = Path(links, str(len(lines)))
                     target.write_bytes(os.fsencode(os.readlink(top / path)))
                     lines.append(_quoted(str(target)))
+                    modes[path] = "120000"
                 elif stat.S_ISREG(info.st_mode):
                     lines.append(_quoted(path))
-                else:
-                    continue
-            except OSError:
-                continue
-            modes[path] = (
-                "120000"
-                if stat.S_ISLNK(info.st_mode)
-                else ("100755" if info.st_mode & 0o111 else "100644")
-            )
+                    modes[path] = "100755" if info.st_mode & 0o111 else "100644"
         if not lines:
             return {}
         args = ["hash-object", *(["-w"] if write else []), "--no-filters", "--stdin-paths"]
@@ -481,8 +431,7 @@ def capture(
 ) -> Snapshot:
     """Snapshot the folder as a commit under ``ref``, its parent the thread's previous snapshot
     ``parent`` (None: the first); its changes counted against that, else HEAD, else nothing."""
-    index = ws.git.index
-    assert index is not None
+    index = ws.index
     with locked(index):
         # git's lock of segue's index, left by a git killed under this lock (each git holds
         # this lock while it runs, and only they write this index): stale
@@ -526,7 +475,7 @@ def _snapshot(ws: Workspace, max_bytes: int) -> tuple[str, list[Skipped]]:
     gone = [ws.full(s.path) for s in skipped] + _ignored_since(ws)
     if nested:  # (a folder made a repository of its own since a snapshot took its files)
         skipped += [Skipped(ws.relative(n), "a git repository of its own") for n in nested]
-        gone += _names(ws.git.run(["ls-files", "-z", "--", *nested]).stdout)
+        gone += ws.git.names(["ls-files", "-z", "--", *nested])
     out = set(gone)
     ids = disk_ids(ws, [p for p in take if p not in out], write=True)
     records = [f"{mode} {sha}\t{path}" for path, (mode, sha) in ids.items()]
@@ -561,10 +510,10 @@ def _id_length(ws: Workspace) -> int:
 def _submodule(ws: Workspace, path: str) -> str | None:
     """The commit the submodule at ``path`` is at now (None: not there, or none)."""
     where = ws.git.work_tree / path
+    if not (where / ".git").exists():  # (else git answers with the outer repository's HEAD)
+        return None
     found = call(ws.git.program, ["rev-parse", "--verify", "-q", "HEAD"], where, ws.git.env)
-    commit = (found or "").strip()
-    real = (where / ".git").exists() and re.fullmatch(r"[0-9a-f]{40}|[0-9a-f]{64}", commit)
-    return commit if real else None
+    return found.strip() if found else None
 
 
 def is_commit(ws: Workspace, rev: str) -> bool:
@@ -588,7 +537,7 @@ def _changes_from_head(ws: Workspace, tree: str) -> tuple[Change, ...] | None:
     done = ws.git.run(args, check=False, index=theirs)
     if done.returncode != 0:
         return changes
-    found = {ws.relative(p): n for p, n in _numstat(done.stdout)[1].items()}
+    found = {ws.relative(p): n for p, n in read_diff(done.stdout)[1].items()}
     return tuple(
         c if c.status != "modified" else Change(c.path, c.status, *found[c.path])
         for c in changes
@@ -599,30 +548,13 @@ def _changes_from_head(ws: Workspace, tree: str) -> tuple[Change, ...] | None:
 def changes_between(ws: Workspace, old: str | None, new: str) -> tuple[Change, ...]:
     """The files of the folder that differ from ``old`` (a tree-ish; None: nothing) to ``new``,
     with their lines added and removed (git's ``--numstat``)."""
-    if old is None:
-        old = EMPTY_TREE[len(new)] if len(new) in EMPTY_TREE else ws.git.out(["mktree"], stdin=b"")
-    args = ["diff-tree", "-r", "-z", "--raw", "--numstat", "--no-renames", old, new]
-    statuses, counts = _numstat(ws.git.run([*args, *ws.pathspec()]).stdout)
+    args = ["diff-tree", "-r", "-z", "--raw", "--numstat", "--no-renames"]
+    base = old or EMPTY_TREE[len(new)]
+    raw, counts = read_diff(ws.git.run([*args, base, new, *ws.pathspec()]).stdout)
     return tuple(
-        Change(ws.relative(path), status, *counts.get(path, (None, None)))
-        for path, status in sorted(statuses.items())
+        Change(ws.relative(p), _STATUSES.get(s, "modified"), *counts.get(p, (None, None)))
+        for p, (_old, _new, s) in sorted(raw.items())
     )
 
 
-_STATUSES = {b"A": "added", b"M": "modified", b"D": "deleted", b"T": "type"}
-
-
-def _numstat(out: bytes) -> tuple[dict[str, str], dict[str, tuple[int | None, int | None]]]:
-    """git's ``-z --raw --numstat`` output: each path's status, and its lines added and
-    removed (None: a binary file)."""
-    statuses: dict[str, str] = {}
-    counts: dict[str, tuple[int | None, int | None]] = {}
-    parts = iter(out.split(b"\0"))
-    for part in parts:
-        if part.startswith(b":"):
-            path = next(parts, b"").decode("utf-8", "surrogateescape")
-            statuses[path] = _STATUSES.get(part[-1:], "modified")
-        elif len(fields := part.split(b"\t", 2)) == 3:
-            added, removed = (int(n) if n.isdigit() else None for n in fields[:2])
-            counts[fields[2].decode("utf-8", "surrogateescape")] = (added, removed)
-    return statuses, counts
+_STATUSES = {"A": "added", "M": "modified", "D": "deleted", "T": "type"}
