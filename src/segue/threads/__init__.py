@@ -27,90 +27,49 @@ from typing import TYPE_CHECKING
 
 from segue.support.lazy import lazy_names
 
-if TYPE_CHECKING:
-    from segue.threads.config import StalenessConfig, config_path, load_config
-    from segue.threads.documents import (
-        coverage_lines,
-        graph_to_json,
-        provider_thread_names,
-        summary_to_json,
-    )
-    from segue.threads.model import (
-        AppThread,
-        Handoff,
-        HandoffForm,
-        HandoffStatus,
-        HandoffStrategy,
-        ProviderThread,
-        ProviderThreadStatus,
-        Run,
-        RunStatus,
-        ThreadGraph,
-        ThreadSummary,
-        Transfer,
-    )
-    from segue.threads.repository import ThreadStore
-    from segue.threads.strategy import Decision, Facts, Strategy, decide
-    from segue.threads.syncing import SyncResult, adopt, sync
+if TYPE_CHECKING:  # (``X as X``: each name is exported)
+    from segue.threads.config import StalenessConfig as StalenessConfig
+    from segue.threads.config import config_path as config_path
+    from segue.threads.config import load_config as load_config
+    from segue.threads.documents import coverage_lines as coverage_lines
+    from segue.threads.documents import graph_to_json as graph_to_json
+    from segue.threads.documents import provider_thread_names as provider_thread_names
+    from segue.threads.documents import summary_to_json as summary_to_json
+    from segue.threads.model import AppThread as AppThread
+    from segue.threads.model import Handoff as Handoff
+    from segue.threads.model import HandoffForm as HandoffForm
+    from segue.threads.model import HandoffStatus as HandoffStatus
+    from segue.threads.model import HandoffStrategy as HandoffStrategy
+    from segue.threads.model import ProviderThread as ProviderThread
+    from segue.threads.model import ProviderThreadStatus as ProviderThreadStatus
+    from segue.threads.model import Run as Run
+    from segue.threads.model import RunStatus as RunStatus
+    from segue.threads.model import ThreadGraph as ThreadGraph
+    from segue.threads.model import ThreadSummary as ThreadSummary
+    from segue.threads.model import Transfer as Transfer
+    from segue.threads.repository import ThreadStore as ThreadStore
+    from segue.threads.strategy import Decision as Decision
+    from segue.threads.strategy import Facts as Facts
+    from segue.threads.strategy import Strategy as Strategy
+    from segue.threads.strategy import decide as decide
+    from segue.threads.syncing import SyncResult as SyncResult
+    from segue.threads.syncing import adopt as adopt
+    from segue.threads.syncing import sync as sync
 
 _WHERE = {
-    "AppThread": "segue.threads.model",
-    "Decision": "segue.threads.strategy",
-    "Facts": "segue.threads.strategy",
-    "Handoff": "segue.threads.model",
-    "HandoffForm": "segue.threads.model",
-    "HandoffStatus": "segue.threads.model",
-    "HandoffStrategy": "segue.threads.model",
-    "ProviderThread": "segue.threads.model",
-    "ProviderThreadStatus": "segue.threads.model",
-    "Run": "segue.threads.model",
-    "RunStatus": "segue.threads.model",
-    "StalenessConfig": "segue.threads.config",
-    "Strategy": "segue.threads.strategy",
-    "SyncResult": "segue.threads.syncing",
-    "ThreadGraph": "segue.threads.model",
-    "ThreadStore": "segue.threads.repository",
-    "ThreadSummary": "segue.threads.model",
-    "Transfer": "segue.threads.model",
-    "adopt": "segue.threads.syncing",
-    "config_path": "segue.threads.config",
-    "coverage_lines": "segue.threads.documents",
-    "decide": "segue.threads.strategy",
-    "graph_to_json": "segue.threads.documents",
-    "load_config": "segue.threads.config",
-    "provider_thread_names": "segue.threads.documents",
-    "summary_to_json": "segue.threads.documents",
-    "sync": "segue.threads.syncing",
+    name: f"segue.threads.{module}"
+    for module, names in {
+        "config": "StalenessConfig config_path load_config",
+        "documents": "coverage_lines graph_to_json provider_thread_names summary_to_json",
+        "model": "AppThread Handoff HandoffForm HandoffStatus HandoffStrategy ProviderThread "
+        "ProviderThreadStatus Run RunStatus ThreadGraph ThreadSummary Transfer",
+        "repository": "ThreadStore",
+        "strategy": "Decision Facts Strategy decide",
+        "syncing": "SyncResult adopt sync",
+    }.items()
+    for name in names.split()
 }
 
-__all__ = [
-    "AppThread",
-    "Decision",
-    "Facts",
-    "Handoff",
-    "HandoffForm",
-    "HandoffStatus",
-    "HandoffStrategy",
-    "ProviderThread",
-    "ProviderThreadStatus",
-    "Run",
-    "RunStatus",
-    "StalenessConfig",
-    "Strategy",
-    "SyncResult",
-    "ThreadGraph",
-    "ThreadStore",
-    "ThreadSummary",
-    "Transfer",
-    "adopt",
-    "config_path",
-    "coverage_lines",
-    "decide",
-    "graph_to_json",
-    "load_config",
-    "provider_thread_names",
-    "summary_to_json",
-    "sync",
-]
+__all__ = sorted(_WHERE)
 
 __getattr__, __dir__ = lazy_names(__name__, _WHERE, globals())

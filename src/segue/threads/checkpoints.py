@@ -17,18 +17,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
-from typing import Any
 
 import msgspec
 
 from segue.model.conversation import Provider
 from segue.model.errors import CheckpointError
 from segue.store import Store
-from segue.store.database import Row, Transaction
 from segue.store.ids import new_id
-from segue.store.rows import from_row, optional_provider
+from segue.store.rows import from_row, optional_provider, row_of
 from segue.store.tables import checkpoints
-from segue.threads.model import RunStatus, ThreadGraph, _Tolerant
+from segue.threads.model import RunStatus, ThreadGraph, Tolerant
 from segue.workspace.changes import Change, Skipped
 from segue.workspace.snapshot import capture, locate, max_file_bytes
 
@@ -50,7 +48,7 @@ __all__ = [
 RUN_THREAD_VARIABLE = "SEGUE_RUN_THREAD"
 
 
-class CheckpointKind(_Tolerant):
+class CheckpointKind(Tolerant):
     EXACT = "exact"  # taken as the run ended
     APPROXIMATE = "approximate"  # taken later: the folder as it was then
     SAFETY = "safety"  # the folder before a rollback, so the rollback can be undone
@@ -145,26 +143,6 @@ def _file_part(change: Change) -> str:
 # ----------------------------------------------------------------------------- the rows
 
 
-def _row(checkpoint: Checkpoint) -> dict[str, Any]:
-    return {
-        "id": checkpoint.id,
-        "thread_id": checkpoint.thread_id,
-        "run_ordinal": checkpoint.run_ordinal,
-        "kind": checkpoint.kind.value,
-        "provider": None if checkpoint.provider is None else checkpoint.provider.value,
-        "folder": checkpoint.folder,
-        "repository": checkpoint.repository,
-        "private": checkpoint.private,
-        "ref": checkpoint.ref,
-        "commit_id": checkpoint.commit_id,
-        "tree_id": checkpoint.tree_id,
-        "base": checkpoint.base,
-        "files": [[f.path, f.status, f.added, f.removed] for f in checkpoint.files],
-        "skipped": [[s.path, s.reason] for s in checkpoint.skipped],
-        "created_at": checkpoint.created_at,
-    }
-
-
 def _changes(value: object) -> tuple[Change, ...]:
     out: list[Change] = []
     for item in value if isinstance(value, list) else ():
@@ -182,31 +160,26 @@ def _skipped(value: object) -> tuple[Skipped, ...]:
     )
 
 
-def _checkpoint(row: Row) -> Checkpoint:
-    return from_row(
-        Checkpoint,
-        row,
-        kind=CheckpointKind(row["kind"]),
-        provider=optional_provider(row["provider"]),
-        private=bool(row["private"]),
-        files=_changes(row["files"]),
-        skipped=_skipped(row["skipped"]),
-    )
-
-
-def _select(connection: Transaction, thread_id: str) -> list[Checkpoint]:
-    rows = connection.rows(
-        "SELECT * FROM checkpoints WHERE thread_id = :id ORDER BY created_at, id",
-        {"id": thread_id},
-        checkpoints.kinds,
-    )
-    return [_checkpoint(row) for row in rows]
-
-
 def list_checkpoints(store: Store, thread_id: str) -> list[Checkpoint]:
     """Every checkpoint of the thread, oldest first (safety snapshots included)."""
     with store.reading(f"cannot read the checkpoints of thread {thread_id}") as connection:
-        return _select(connection, thread_id)
+        rows = connection.rows(
+            "SELECT * FROM checkpoints WHERE thread_id = :id ORDER BY created_at, id",
+            {"id": thread_id},
+            checkpoints.kinds,
+        )
+    return [
+        from_row(
+            Checkpoint,
+            row,
+            kind=CheckpointKind(row["kind"]),
+            provider=optional_provider(row["provider"]),
+            private=bool(row["private"]),
+            files=_changes(row["files"]),
+            skipped=_skipped(row["skipped"]),
+        )
+        for row in rows
+    ]
 
 
 def latest_checkpoint(found: Sequence[Checkpoint], up_to: int | None = None) -> Checkpoint | None:
@@ -294,7 +267,15 @@ def take_checkpoint(
         created_at=datetime.now(UTC),
     )
     with store.writing(f"cannot record a checkpoint of thread {graph.thread.id}") as connection:
-        connection.insert(checkpoints, _row(checkpoint))
+        connection.insert(
+            checkpoints,
+            row_of(
+                checkpoint,
+                checkpoints,
+                files=[[f.path, f.status, f.added, f.removed] for f in checkpoint.files],
+                skipped=[[s.path, s.reason] for s in checkpoint.skipped],
+            ),
+        )
     note = None
     if snap.skipped:
         shown = "; ".join(f"{s.path}: {s.reason}" for s in snap.skipped[:3])

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from segue.model.times import iso_z
 from segue.providers import all_entries
 from segue.support.text import short
-from segue.threads.model import Handoff, ProviderThread, ThreadGraph, ThreadSummary
+from segue.threads.model import Handoff, ProviderThread, ThreadGraph, ThreadSummary, span
 from segue.transforms.secrets import mask
 
 if TYPE_CHECKING:
@@ -25,25 +25,8 @@ __all__ = [
     "provider_thread_names",
     "provider_thread_rows",
     "run_rows",
-    "span",
     "summary_to_json",
 ]
-
-
-def span(ordinals: tuple[int, ...] | list[int]) -> str:
-    """``1-5,9`` for runs 1, 2, 3, 4, 5 and 9 (``-`` for none)."""
-    parts: list[str] = []
-    start = prev = None
-    for n in ordinals:
-        if prev is not None and n == prev + 1:
-            prev = n
-            continue
-        if start is not None:
-            parts.append(str(start) if start == prev else f"{start}-{prev}")
-        start = prev = n
-    if start is not None:
-        parts.append(str(start) if start == prev else f"{start}-{prev}")
-    return ",".join(parts) or "-"
 
 
 def _handoff(h: Handoff) -> dict[str, Any]:
@@ -164,8 +147,7 @@ def coverage_lines(graph: ThreadGraph) -> list[str]:
         name = names[pt.id]
         lines.append(f"{name} native runs: {span(pt.native_runs)}")
         given = ", ".join(
-            f"{h.id[:13]} covering {span(list(range(h.covers[0], h.covers[1] + 1)))}"
-            f" ({h.form.value})"
+            f"{h.id[:13]} covering {span(range(h.covers[0], h.covers[1] + 1))} ({h.form.value})"
             for h in pt.handoffs
         )
         lines.append(f"{name} handoffs: {given or '-'}")

@@ -39,14 +39,17 @@ __all__ = [
     "RunStatus",
     "ThreadGraph",
     "ThreadSummary",
+    "Tolerant",
     "Transfer",
     "TurnSlot",
     "assemble",
     "prompt_hash",
+    "ranges",
+    "span",
 ]
 
 
-class _Tolerant(StrEnum):
+class Tolerant(StrEnum):
     """A value read back that this segue does not know is ``unknown``, never an error."""
 
     @classmethod
@@ -54,7 +57,7 @@ class _Tolerant(StrEnum):
         return cls("unknown")
 
 
-class ProviderThreadStatus(_Tolerant):
+class ProviderThreadStatus(Tolerant):
     ACTIVE = "active"
     STALE = "stale"  # segue will not return to it: a new provider thread takes over
     DIVERGENT = "divergent"  # changed, or holding runs, in a way that conflicts with the thread
@@ -63,7 +66,7 @@ class ProviderThreadStatus(_Tolerant):
     UNKNOWN = "unknown"  # a value this segue does not know
 
 
-class RunStatus(_Tolerant):
+class RunStatus(Tolerant):
     COMPLETED = "completed"
     WORKING = "working"
     FAILED = "failed"  # ended by an error (a usage limit): its note says which
@@ -72,7 +75,7 @@ class RunStatus(_Tolerant):
     UNKNOWN = "unknown"
 
 
-class HandoffStrategy(_Tolerant):
+class HandoffStrategy(Tolerant):
     DELTA_SINCE_TARGET_LAST_SEEN = "delta_since_target_last_seen"
     FULL_THREAD_SUMMARY = "full_thread_summary"
     CHECKPOINT_SUMMARY = "checkpoint_summary"
@@ -80,13 +83,13 @@ class HandoffStrategy(_Tolerant):
     UNKNOWN = "unknown"
 
 
-class HandoffForm(_Tolerant):
+class HandoffForm(Tolerant):
     NATIVE_ITEMS = "native_items"  # the runs themselves, as the target's native records
     SUMMARY = "summary"  # one message of text
     UNKNOWN = "unknown"
 
 
-class HandoffStatus(_Tolerant):
+class HandoffStatus(Tolerant):
     PENDING = "pending"
     READY = "ready"
     FAILED = "failed"
@@ -100,6 +103,22 @@ NOT_ON_THE_LINE = (RunStatus.ROLLED_BACK, RunStatus.DIVERGENT)
 def prompt_hash(prompt: str) -> str:
     """How a turn's prompt is remembered in a provider thread's layout."""
     return hashlib.blake2b(prompt.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
+
+
+def ranges(ordinals: Iterable[int]) -> list[tuple[int, int]]:
+    """Runs as ranges of consecutive ones: runs 1, 2, 3 and 5 as (1, 3) and (5, 5)."""
+    out: list[tuple[int, int]] = []
+    for n in sorted(set(ordinals)):
+        if out and n == out[-1][1] + 1:
+            out[-1] = (out[-1][0], n)
+        else:
+            out.append((n, n))
+    return out
+
+
+def span(ordinals: Iterable[int], sep: str = ",") -> str:
+    """``1-5,9`` for runs 1, 2, 3, 4, 5 and 9 (``-`` for none)."""
+    return sep.join(f"{a}" if a == b else f"{a}-{b}" for a, b in ranges(ordinals)) or "-"
 
 
 class FormerFile(msgspec.Struct, frozen=True):
@@ -199,10 +218,6 @@ class ProviderThread(msgspec.Struct, frozen=True):
         # (the graph compares providers with ``is``)
         if type(self.provider) is not Provider:
             force_setattr(self, "provider", Provider(self.provider))
-
-    @property
-    def first_run(self) -> int | None:
-        return self.native_runs[0] if self.native_runs else None
 
     @property
     def last_run(self) -> int | None:
@@ -348,10 +363,4 @@ def assemble(
         )
         for pt in provider_threads
     )
-    return ThreadGraph(
-        thread=thread,
-        runs=ordered,
-        provider_threads=pts,
-        handoffs=all_handoffs,
-        rollbacks=all_rollbacks,
-    )
+    return ThreadGraph(thread, ordered, pts, all_handoffs, all_rollbacks)

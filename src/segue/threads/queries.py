@@ -12,12 +12,9 @@ already holds the database's write lock from its start.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
-
-from msgspec.structs import replace
 
 from segue.formats.stamp import Stamp
 from segue.model.conversation import Provider
@@ -49,7 +46,6 @@ from segue.threads.model import (
     Run,
     RunStatus,
     ThreadGraph,
-    ThreadSummary,
     Transfer,
     TurnSlot,
     assemble,
@@ -59,27 +55,14 @@ __all__ = [
     "Conflict",
     "add_rollback",
     "add_transfer",
-    "create_thread",
-    "forks_of",
-    "list_threads",
     "load_graph",
-    "load_rollbacks",
     "lock_thread",
-    "native_holders",
     "record_changes",
-    "revise_provider_thread",
-    "thread_ids_like",
     "threads_of_native",
 ]
 
 if TYPE_CHECKING:
     from segue.threads.reconcile import Changes
-
-_ID_PREFIX = re.compile(r"[0-9a-f-]+")
-
-
-def _now() -> datetime:
-    return datetime.now(UTC)
 
 
 def lock_thread(connection: Transaction, thread_id: str) -> None:
@@ -88,34 +71,6 @@ def lock_thread(connection: Transaction, thread_id: str) -> None:
     query = f"SELECT id FROM app_threads WHERE id = :id{lock}"
     if connection.scalar(query, {"id": thread_id}) is None:
         raise StoreError(f"no thread {thread_id}")
-
-
-# --------------------------------------------------------------------------- writes
-
-
-def create_thread(
-    connection: Transaction,
-    *,
-    title: str | None,
-    cwd: str | None,
-    parent_thread_id: str | None = None,
-    parent_run_ordinal: int | None = None,
-    parent_checkpoint_id: str | None = None,
-) -> AppThread:
-    thread = AppThread(
-        new_id(), _now(), title, cwd, parent_thread_id, parent_run_ordinal, parent_checkpoint_id
-    )
-    _insert_thread(connection, thread)
-    return thread
-
-
-def _insert_thread(connection: Transaction, thread: AppThread) -> None:
-    connection.insert(app_threads, row_of(thread, app_threads))
-
-
-def _insert_provider_thread(connection: Transaction, pt: ProviderThread, now: datetime) -> None:
-    connection.insert(provider_threads, row_of(pt, provider_threads, created_at=now))
-    connection.insert(provider_thread_revisions, _revision_row(pt, 1, now))
 
 
 def _revision_row(pt: ProviderThread, version: int, now: datetime) -> dict[str, Any]:
@@ -159,60 +114,13 @@ def _turns_of(value: object) -> tuple[TurnSlot, ...] | None:
 
 
 def _former_of(value: object) -> tuple[FormerFile, ...]:
-    if not isinstance(value, list):
-        return ()
-    out: list[FormerFile] = []
-    for entry in value:
-        if isinstance(entry, dict) and isinstance(entry.get("path"), str):
-            out.append(
-                FormerFile(
-                    entry["path"],
-                    Stamp.from_json(entry.get("stamp")),
-                    _turns_of(entry.get("turns")) or (),
-                )
-            )
-    return tuple(out)
-
-
-def revise_provider_thread(
-    connection: Transaction,
-    current: ProviderThread,
-    *,
-    reason: str,
-    native_id: str | None = None,
-    path: str | None = None,
-    native_turns: int | None = None,
-    status: ProviderThreadStatus | None = None,
-    model: str | None = None,
-) -> int:
-    """A new revision of a provider thread (the caller holds the thread's lock); its version."""
-    latest = connection.scalar(
-        "SELECT max(version) FROM provider_thread_revisions WHERE provider_thread_id = :id",
-        {"id": current.id},
+    return tuple(
+        FormerFile(
+            entry["path"], Stamp.from_json(entry.get("stamp")), _turns_of(entry.get("turns")) or ()
+        )
+        for entry in (value if isinstance(value, list) else ())
+        if isinstance(entry, dict) and isinstance(entry.get("path"), str)
     )
-    version = int(latest or 0) + 1
-    revised = replace(
-        current,
-        native_id=native_id or current.native_id,
-        path=path or current.path,
-        native_turns=current.native_turns if native_turns is None else native_turns,
-        status=status or current.status,
-        reason=reason,
-        model=model or current.model,
-    )
-    connection.insert(provider_thread_revisions, _revision_row(revised, version, _now()))
-    return version
-
-
-def _latest_ordinal(connection: Transaction, thread_id: str) -> int:
-    latest = connection.scalar(
-        "SELECT max(ordinal) FROM runs WHERE thread_id = :id", {"id": thread_id}
-    )
-    return int(latest or 0)
-
-
-def _run_row(run: Run, now: datetime) -> dict[str, Any]:
-    return row_of(run, runs, recorded_at=now)
 
 
 def add_transfer(
@@ -236,15 +144,11 @@ def add_transfer(
         source_run_ordinal=source_run_ordinal,
         resolution=resolution,
         status=status,
-        created_at=_now(),
+        created_at=datetime.now(UTC),
         supersedes=supersedes,
     )
-    _insert_transfer(connection, transfer)
-    return transfer
-
-
-def _insert_transfer(connection: Transaction, transfer: Transfer) -> None:
     connection.insert(context_transfers, row_of(transfer, context_transfers))
+    return transfer
 
 
 def _insert_handoff(connection: Transaction, handoff: Handoff) -> None:
@@ -264,45 +168,6 @@ def _insert_handoff(connection: Transaction, handoff: Handoff) -> None:
             covers_to=handoff.covers[1],
         ),
     )
-
-
-def _insert_decision(
-    connection: Transaction,
-    thread_id: str,
-    *,
-    target_provider: str,
-    strategy: str,
-    form: str | None,
-    reason: str,
-    provider_thread_id: str | None,
-    covers: tuple[int, int] | None,
-    inputs: dict[str, Any] | None,
-) -> str:
-    decision_id = new_id()
-    connection.insert(
-        decisions,
-        {
-            "id": decision_id,
-            "thread_id": thread_id,
-            "target_provider": target_provider,
-            "strategy": strategy,
-            "form": form,
-            "reason": reason,
-            "provider_thread_id": provider_thread_id,
-            "covers_from": None if covers is None else covers[0],
-            "covers_to": None if covers is None else covers[1],
-            "inputs": inputs,
-            "created_at": _now(),
-        },
-    )
-    return decision_id
-
-
-# --------------------------------------------------------------------------- reads
-
-
-def _thread(row: Row) -> AppThread:
-    return from_row(AppThread, row)
 
 
 def _handoff(m: Row) -> Handoff:
@@ -349,10 +214,17 @@ def load_graph(connection: Transaction, thread_id: str) -> ThreadGraph | None:
         key,
         context_handoffs.kinds,
     )
-    handoffs = tuple(_handoff(h) for h in handoff_rows)
-    pts = _provider_threads(connection, thread_id)
+    rollback_rows = connection.rows(
+        "SELECT * FROM rollbacks WHERE thread_id = :id ORDER BY created_at, id",
+        key,
+        rollbacks.kinds,
+    )
     return assemble(
-        _thread(row), current.values(), pts, handoffs, load_rollbacks(connection, thread_id)
+        from_row(AppThread, row),
+        current.values(),
+        _provider_threads(connection, thread_id),
+        [_handoff(h) for h in handoff_rows],
+        [_rollback(r) for r in rollback_rows],
     )
 
 
@@ -364,37 +236,14 @@ def _pairs(value: object) -> list[tuple[Any, str]]:
     ]
 
 
-def load_rollbacks(connection: Transaction, thread_id: str) -> tuple[Rollback, ...]:
-    """The thread's rollbacks (and their undos), oldest first."""
-    rows = connection.rows(
-        "SELECT * FROM rollbacks WHERE thread_id = :id ORDER BY created_at, id",
-        {"id": thread_id},
-        rollbacks.kinds,
+def _rollback(r: Row) -> Rollback:
+    return from_row(
+        Rollback,
+        r,
+        runs=tuple((int(n), s) for n, s in _pairs(r["runs"]) if isinstance(n, int)),
+        provider_threads=tuple((str(p), s) for p, s in _pairs(r["provider_threads"])),
+        handoffs=tuple(str(h) for h in (r["handoffs"] if isinstance(r["handoffs"], list) else ())),
     )
-    return tuple(
-        from_row(
-            Rollback,
-            r,
-            runs=tuple((int(n), s) for n, s in _pairs(r["runs"]) if isinstance(n, int)),
-            provider_threads=tuple((str(p), s) for p, s in _pairs(r["provider_threads"])),
-            handoffs=tuple(str(h) for h in _list(r["handoffs"])),
-        )
-        for r in rows
-    )
-
-
-def _list(value: object) -> list[Any]:
-    return value if isinstance(value, list) else []
-
-
-def forks_of(connection: Transaction, thread_id: str) -> list[tuple[str, int | None, str | None]]:
-    """The threads forked from ``thread_id``: (id, source run, title), oldest first."""
-    rows = connection.tuples(
-        "SELECT id, parent_run_ordinal, title FROM app_threads WHERE parent_thread_id = :id "
-        "ORDER BY created_at, id",
-        {"id": thread_id},
-    )
-    return [(row[0], row[1], row[2]) for row in rows]
 
 
 def add_rollback(connection: Transaction, rollback: Rollback) -> None:
@@ -421,9 +270,7 @@ def _provider_threads(connection: Transaction, thread_id: str) -> list[ProviderT
         "WHERE p.thread_id = :id ORDER BY p.created_at, p.id, v.version",
         {"id": thread_id},
     )
-    latest: dict[str, Any] = {}
-    for m in rows:
-        latest[m["id"]] = m  # ordered by version: the last one is current
+    latest = {m["id"]: m for m in rows}  # ordered by version: the last one is current
     return [
         from_row(
             ProviderThread,
@@ -435,44 +282,46 @@ def _provider_threads(connection: Transaction, thread_id: str) -> list[ProviderT
             turns=_turns_of(m["turns"]),
             former=_former_of(m["former"]),
         )
-        for pt_id, m in latest.items()
+        for m in latest.values()
     ]
 
 
 def record_changes(connection: Transaction, thread_id: str, changes: Changes) -> None:
     """Record what a sync or a switch worked out, in the caller's transaction, after checking
     that the store still holds what it was worked out from (else :class:`Conflict`)."""
-    now = _now()
+    now = datetime.now(UTC)
     if changes.thread is not None:
-        _insert_thread(connection, changes.thread)
+        connection.insert(app_threads, row_of(changes.thread, app_threads))
     else:
         lock_thread(connection, thread_id)
         _check_base(connection, thread_id, changes)
-    for pt in changes.provider_threads:
-        _insert_provider_thread(connection, pt, now)
+    new = changes.provider_threads
     connection.insert(
-        provider_thread_revisions,
-        [_revision_row(revised, revised.version, now) for revised in changes.revisions.values()],
+        provider_threads, [row_of(pt, provider_threads, created_at=now) for pt in new]
     )
-    rows = [_run_row(run, now) for run in changes.runs]
-    rows += [_run_row(run, now) for run in changes.run_versions.values()]
-    connection.insert(runs, rows)
-    for transfer in changes.transfers:
-        _insert_transfer(connection, transfer)
+    revisions = [_revision_row(pt, 1, now) for pt in new]
+    revisions += [_revision_row(pt, pt.version, now) for pt in changes.revisions.values()]
+    connection.insert(provider_thread_revisions, revisions)
+    rows = [*changes.runs, *changes.run_versions.values()]
+    connection.insert(runs, [row_of(run, runs, recorded_at=now) for run in rows])
+    connection.insert(context_transfers, [row_of(t, context_transfers) for t in changes.transfers])
     for handoff in changes.handoffs:
         _insert_handoff(connection, handoff)
-    for d in changes.decisions:
-        _insert_decision(
-            connection,
-            thread_id,
-            target_provider=d.target_provider,
-            strategy=d.strategy,
-            form=d.form,
-            reason=d.reason,
-            provider_thread_id=d.provider_thread_id,
-            covers=d.covers,
-            inputs=d.inputs,
-        )
+    connection.insert(
+        decisions,
+        [
+            row_of(
+                d,
+                decisions,
+                id=new_id(),
+                thread_id=thread_id,
+                covers_from=None if d.covers is None else d.covers[0],
+                covers_to=None if d.covers is None else d.covers[1],
+                created_at=now,
+            )
+            for d in changes.decisions
+        ],
+    )
 
 
 class Conflict(StoreError):
@@ -480,7 +329,10 @@ class Conflict(StoreError):
 
 
 def _check_base(connection: Transaction, thread_id: str, changes: Changes) -> None:
-    if _latest_ordinal(connection, thread_id) != changes.base_ordinal:
+    latest = connection.scalar(
+        "SELECT max(ordinal) FROM runs WHERE thread_id = :id", {"id": thread_id}
+    )
+    if int(latest or 0) != changes.base_ordinal:
         raise Conflict(f"thread {thread_id} got new runs meanwhile")
     if not changes.revisions:
         return
@@ -497,94 +349,12 @@ def _check_base(connection: Transaction, thread_id: str, changes: Changes) -> No
             raise Conflict(f"provider thread {pt_id} was revised meanwhile")
 
 
-def list_threads(connection: Transaction, limit: int | None = None) -> list[ThreadSummary]:
-    """App threads, newest first, with their run count and providers."""
-    newest = "ORDER BY created_at DESC, id DESC" + ("" if limit is None else " LIMIT :limit")
-    heads = connection.rows(
-        f"SELECT * FROM app_threads {newest}",
-        {} if limit is None else {"limit": limit},
-        app_threads.kinds,
-    )
-    if not heads:
-        return []
-    listed, params = placeholders("t", [row["id"] for row in heads])
-    counts: dict[str, int] = {}
-    for thread_id, n in connection.tuples(
-        f"SELECT thread_id, count(DISTINCT ordinal) FROM runs WHERE thread_id IN ({listed}) "
-        "GROUP BY thread_id",
-        params,
-    ):
-        counts[thread_id] = int(n)
-    run_providers = connection.tuples(
-        f"SELECT thread_id, provider FROM runs WHERE thread_id IN ({listed}) "
-        "ORDER BY thread_id, ordinal",
-        params,
-    )
-    last: dict[str, str] = dict(run_providers)  # (each thread's newest run's, the last one)
-    providers: dict[str, list[str]] = {}
-    for thread_id, provider in [
-        *run_providers,
-        *connection.tuples(
-            f"SELECT thread_id, provider FROM provider_threads WHERE thread_id IN ({listed}) "
-            "ORDER BY created_at",
-            params,
-        ),
-    ]:
-        seen = providers.setdefault(thread_id, [])
-        if provider not in seen:
-            seen.append(provider)
-    return [
-        ThreadSummary(
-            id=row["id"],
-            created_at=row["created_at"],
-            title=row["title"],
-            cwd=row["cwd"],
-            runs=counts.get(row["id"], 0),
-            providers=tuple(providers.get(row["id"], ())),
-            last_provider=optional_provider(last.get(row["id"])),
-        )
-        for row in heads
-    ]
-
-
-def thread_ids_like(connection: Transaction, prefix: str, limit: int) -> list[str]:
-    prefix = prefix.lower()
-    if not _ID_PREFIX.fullmatch(prefix):
-        return []
+def threads_of_native(connection: Transaction, provider: str, native_id: str) -> list[str]:
+    """App threads whose provider thread of ``provider`` has (or had) this native session id."""
     rows = connection.tuples(
-        "SELECT id FROM app_threads WHERE id LIKE :prefix ORDER BY id LIMIT :limit",
-        {"prefix": f"{prefix}%", "limit": limit},
+        "SELECT DISTINCT p.thread_id FROM provider_threads AS p JOIN provider_thread_revisions "
+        "AS v ON v.provider_thread_id = p.id "
+        "WHERE v.native_id = :native AND p.provider = :provider",
+        {"native": native_id, "provider": provider},
     )
     return [row[0] for row in rows]
-
-
-_HELD = (
-    "FROM provider_threads AS p JOIN provider_thread_revisions AS v ON v.provider_thread_id = p.id "
-)
-
-
-def threads_of_native(
-    connection: Transaction, provider: str | None, native_id: str, *, prefix: bool = False
-) -> list[str]:
-    """App threads whose provider thread has (or had) this native session id (or one that
-    starts with it), of one provider or any."""
-    if prefix and not _ID_PREFIX.fullmatch(native_id):
-        return []
-    match = "v.native_id LIKE :native" if prefix else "v.native_id = :native"
-    params: dict[str, Any] = {"native": f"{native_id}%" if prefix else native_id}
-    if provider is not None:
-        match += " AND p.provider = :provider"
-        params["provider"] = provider
-    rows = connection.tuples(f"SELECT DISTINCT p.thread_id {_HELD}WHERE {match}", params)
-    return [row[0] for row in rows]
-
-
-def native_holders(connection: Transaction, prefix: str) -> list[tuple[str, str]]:
-    """(thread, native session id) for every native id that is ``prefix`` or starts with it."""
-    if not _ID_PREFIX.fullmatch(prefix):
-        return []
-    rows = connection.tuples(
-        f"SELECT DISTINCT p.thread_id, v.native_id {_HELD}WHERE v.native_id LIKE :native",
-        {"native": f"{prefix}%"},
-    )
-    return [(row[0], row[1]) for row in rows]

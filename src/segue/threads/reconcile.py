@@ -30,9 +30,8 @@ import msgspec
 from msgspec.structs import replace
 
 from segue.formats.stamp import Change
-from segue.model.conversation import Provider
-from segue.store.ids import new_id
-from segue.threads.documents import provider_thread_names, span
+from segue.support.text import short
+from segue.threads.documents import provider_thread_names
 from segue.threads.model import (
     AppThread,
     FormerFile,
@@ -46,6 +45,7 @@ from segue.threads.model import (
     TurnSlot,
     assemble,
     prompt_hash,
+    span,
 )
 from segue.threads.native import NativeTurn
 from segue.threads.observe import Observation
@@ -54,8 +54,7 @@ __all__ = [
     "UNKNOWN_RUN",
     "Changes",
     "DecisionRecord",
-    "SyncOutcome",
-    "adopted_graph",
+    "SyncResult",
     "held_runs",
     "layout_of",
     "match_prompts",
@@ -88,31 +87,27 @@ class Changes(msgspec.Struct):
 
     thread: AppThread | None = None  # a thread adopted now
     provider_threads: list[ProviderThread] = msgspec.field(default_factory=list)  # new ones
-    revisions: dict[str, ProviderThread] = msgspec.field(
-        default_factory=dict
-    )  # id -> its new revision
+    # id -> its new revision
+    revisions: dict[str, ProviderThread] = msgspec.field(default_factory=dict)
     runs: list[Run] = msgspec.field(default_factory=list)  # new runs
-    run_versions: dict[int, Run] = msgspec.field(
-        default_factory=dict
-    )  # ordinal -> its next version
+    run_versions: dict[int, Run] = msgspec.field(default_factory=dict)  # ordinal -> next version
     transfers: list[Transfer] = msgspec.field(default_factory=list)
     handoffs: list[Handoff] = msgspec.field(default_factory=list)
     decisions: list[DecisionRecord] = msgspec.field(default_factory=list)
     base_ordinal: int = 0
     base_versions: dict[str, int] = msgspec.field(default_factory=dict)
 
+    @classmethod
+    def based_on(cls, graph: ThreadGraph) -> Changes:
+        """No changes yet, worked out on ``graph`` as the store holds it."""
+        return cls(
+            base_ordinal=max((r.ordinal for r in graph.runs), default=0),
+            base_versions={pt.id: pt.version for pt in graph.provider_threads},
+        )
+
     @property
     def empty(self) -> bool:
-        return not (
-            self.thread
-            or self.provider_threads
-            or self.revisions
-            or self.runs
-            or self.run_versions
-            or self.transfers
-            or self.handoffs
-            or self.decisions
-        )
+        return not any(getattr(self, f) for f in self.__struct_fields__ if not f.startswith("base"))
 
     def absorb(self, later: Changes) -> None:
         """Add what ``later`` (worked out on the graph these changes lead to) records: a record
@@ -145,20 +140,13 @@ class Changes(msgspec.Struct):
         self.decisions += later.decisions
 
 
-class SyncOutcome(msgspec.Struct):
+class SyncResult(msgspec.Struct):
+    """What a sync found: the graph as it is now, and what it recorded."""
+
     graph: ThreadGraph
     changes: Changes
     new_runs: list[Run] = msgspec.field(default_factory=list)
     notes: list[str] = msgspec.field(default_factory=list)  # what the user should know
-
-
-def _short(text: str) -> str:
-    line = " ".join(text.split())
-    return line if len(line) <= PROMPT_SHOWN else line[: PROMPT_SHOWN - 1] + "…"
-
-
-def _span(ordinals: Iterable[int]) -> str:
-    return span(sorted(set(ordinals)))
 
 
 def turns_to_layout(turns: Sequence[NativeTurn], runs: Sequence[int | None]) -> list[TurnSlot]:
@@ -197,26 +185,16 @@ def held_runs(
     earlier = layout if before is None else before
     for handoff in pt.handoffs:
         first, last = handoff.covers
-        span = range(first, last + 1)
+        covered = range(first, last + 1)
         had = [s.run for s in earlier if s.run and first <= s.run <= last]
         has = {s.run for s in layout if s.run and first <= s.run <= last}
         lost = [run for run in had if run not in has]
         if not lost:
-            held.update(span)
+            held.update(covered)
         else:
             cut = min(lost)
-            held.update(n for n in span if n < cut)
+            held.update(n for n in covered if n < cut)
     return held
-
-
-def _first_difference(layout: Sequence[TurnSlot], seen: Sequence[NativeTurn]) -> int | None:
-    """The first place (0-based) where the file's turns no longer are what segue saw."""
-    for i, slot in enumerate(layout):
-        if i >= len(seen):
-            return i
-        if slot.prompt is not None and slot.prompt != prompt_hash(seen[i].prompt):
-            return i
-    return None
 
 
 def _compare(
@@ -225,8 +203,14 @@ def _compare(
     """A file's turns now against the layout segue saw: how many of its turns still hold, that
     prefix with its prompts as they are now, and the turns after it (each with its place, from
     1)."""
-    cut = _first_difference(layout, turns)
-    kept = len(layout) if cut is None else cut
+    kept = next(  # the first place where the file's turns no longer are what segue saw
+        (
+            i
+            for i, slot in enumerate(layout)
+            if i >= len(turns) or slot.prompt not in (None, prompt_hash(turns[i].prompt))
+        ),
+        len(layout),
+    )
     prefix = [TurnSlot(prompt_hash(turns[i].prompt), s.run) for i, s in enumerate(layout[:kept])]
     return kept, prefix, list(enumerate(turns[kept:], start=kept + 1))
 
@@ -247,58 +231,6 @@ def match_prompts(prompts: Sequence[str | None], runs: Sequence[Run]) -> list[Tu
     return slots
 
 
-def adopted_graph(
-    *,
-    provider: Provider,
-    native_id: str,
-    path: str,
-    turns: Sequence[NativeTurn],
-    model: str | None,
-    title: str | None,
-    cwd: str | None,
-    stamp: Any,
-    now: datetime,
-    thread_id: str | None = None,
-) -> tuple[ThreadGraph, Changes]:
-    """A new app thread holding one native session (its typed prompt turns are runs 1, 2, …),
-    not yet recorded: the graph and the changes that record it."""
-    thread = AppThread(thread_id or new_id(), now, title, cwd)
-    pt_id = new_id()
-    runs = [
-        Run(
-            thread.id,
-            n,
-            provider,
-            pt_id,
-            n,
-            t.status,
-            t.prompt,
-            None,
-            t.started_at,
-            t.ended_at,
-            note=t.note,
-        )
-        for n, t in enumerate(turns, 1)
-    ]
-    pt = ProviderThread(
-        id=pt_id,
-        thread_id=thread.id,
-        provider=provider,
-        origin="adopted",
-        native_id=native_id,
-        path=path,
-        native_turns=len(turns),
-        status=ProviderThreadStatus.ACTIVE,
-        model=model,
-        version=1,
-        reason=f"adopted {path}",
-        stamp=stamp,
-        turns=tuple(turns_to_layout(turns, [r.ordinal for r in runs])),
-    )
-    changes = Changes(thread=thread, provider_threads=[pt], runs=list(runs))
-    return assemble(thread, runs, [pt], []), changes
-
-
 class _Work:
     """The state of one reconciliation as it goes."""
 
@@ -306,7 +238,6 @@ class _Work:
         self.graph = graph
         self.names = provider_thread_names(graph)
         self.runs: dict[int, Run] = {r.ordinal: r for r in graph.runs}
-        self.stored_runs = {r.ordinal: r.version for r in graph.runs}
         self.pts: dict[str, ProviderThread] = {pt.id: pt for pt in graph.provider_threads}
         self.layouts = {pt.id: layout_of(pt, graph.runs) for pt in graph.provider_threads}
         self.before = {k: list(v) for k, v in self.layouts.items()}
@@ -315,7 +246,7 @@ class _Work:
             pt.id: list(pt.former) for pt in graph.provider_threads
         }
         self.fields: dict[str, dict[str, Any]] = {}
-        self.reasons: dict[str, list[str]] = {}
+        self.reasons: dict[str, dict[str, None]] = {}  # (each once, in order)
         self.new_runs: list[Run] = []
         self.notes: list[str] = []
 
@@ -330,12 +261,7 @@ class _Work:
     def revise(self, pt_id: str, reason: str | None, **values: Any) -> None:
         self.fields.setdefault(pt_id, {}).update(values)
         if reason:
-            reasons = self.reasons.setdefault(pt_id, [])
-            if reason not in reasons:
-                reasons.append(reason)
-
-    def set_run(self, run: Run) -> None:
-        self.runs[run.ordinal] = run
+            self.reasons.setdefault(pt_id, {})[reason] = None
 
     def held(self, pt_id: str) -> set[int]:
         pt = self.pts[pt_id]
@@ -350,7 +276,7 @@ class _Work:
         return held_runs(pt, self.layouts[pt_id], self.before[pt_id], known)
 
 
-def reconcile(graph: ThreadGraph, observations: Sequence[Observation]) -> SyncOutcome:
+def reconcile(graph: ThreadGraph, observations: Sequence[Observation]) -> SyncResult:
     """What the files say about ``graph``: the graph as it is now, and what to record."""
     work = _Work(graph)
     rewinds: list[tuple[int, str]] = []
@@ -439,7 +365,9 @@ def _observed(
             continue
         now = turns[i]
         if now.status is not RunStatus.WORKING:
-            work.set_run(replace(run, status=now.status, ended_at=now.ended_at, note=now.note))
+            work.runs[run.ordinal] = replace(
+                run, status=now.status, ended_at=now.ended_at, note=now.note
+            )
     if fresh:
         pending[(pt.id, None)] = fresh
     synced: str | None = None
@@ -471,14 +399,14 @@ def _roll_back(work: _Work, rewinds: list[tuple[int, str]]) -> None:
         others = [r.ordinal for r in undone if r.provider_thread_id != pt_id]
         note = f"rolled back: {work.name(pt_id)} went back to before run {earliest}"
         for run in undone:
-            work.set_run(replace(run, status=RunStatus.ROLLED_BACK, note=note))
+            work.runs[run.ordinal] = replace(run, status=RunStatus.ROLLED_BACK, note=note)
         if not own:  # it went back past runs it was given (a handoff's)
-            reason = f"its CLI went back to before run {earliest}: runs {_span(others)} "
+            reason = f"its CLI went back to before run {earliest}: runs {span(others)} "
             reason += "are rolled back"
         else:
             reason = f"its CLI rolled back runs {', '.join(map(str, own))}"
             if others:
-                reason += f", and with them runs {_span(others)}, which came after"
+                reason += f", and with them runs {span(others)}, which came after"
         work.revise(pt_id, reason)
         work.notes.append(f"{work.name(pt_id)}: {reason}")
 
@@ -501,7 +429,7 @@ def _mark_holders_of_undone_runs(work: _Work) -> None:
             continue
         holds = work.held(pt_id) & undone
         if holds:
-            reason = f"it holds runs {_span(holds)}, which were rolled back"
+            reason = f"it holds runs {span(holds)}, which were rolled back"
             work.revise(pt_id, reason, status=ProviderThreadStatus.DIVERGENT)
             work.notes.append(f"{work.name(pt_id)}: {reason}")
 
@@ -520,6 +448,7 @@ def _record_new_turns(work: _Work, pending: dict[Key, list[tuple[int, NativeTurn
         pt_id, former = key
         pt = work.pts[pt_id]
         status, note = turn.status, turn.note
+        typed = short(turn.prompt, PROMPT_SHOWN)
         if former is not None:
             old = work.former[pt_id][former]
             assert old is not None
@@ -528,7 +457,7 @@ def _record_new_turns(work: _Work, pending: dict[Key, list[tuple[int, NativeTurn
                 f"typed in {old.path}, a file {work.name(pt_id)} continued from (it continues "
                 f"in {pt.path}): off the thread's line"
             )
-            work.notes.append(f"{work.name(pt_id)}: a turn {_short(turn.prompt)!r} was {note}")
+            work.notes.append(f"{work.name(pt_id)}: a turn {typed!r} was {note}")
         elif work.status(pt_id) is ProviderThreadStatus.DIVERGENT:
             status = RunStatus.DIVERGENT
             note = f"typed in {work.name(pt_id)}, which is off the thread's line"
@@ -540,8 +469,8 @@ def _record_new_turns(work: _Work, pending: dict[Key, list[tuple[int, NativeTurn
                     {work.names.get(work.runs[n].provider_thread_id, "?") for n in unseen}
                 )
                 reason = (
-                    f"parallel work: its turn {_short(turn.prompt)!r} was typed after runs "
-                    f"{_span(unseen)} in {', '.join(where)}, which it never saw"
+                    f"parallel work: its turn {typed!r} was typed after runs "
+                    f"{span(unseen)} in {', '.join(where)}, which it never saw"
                 )
                 work.revise(pt_id, reason, status=ProviderThreadStatus.DIVERGENT)
                 work.notes.append(f"{work.name(pt_id)}: {reason}")
@@ -570,12 +499,9 @@ def _record_new_turns(work: _Work, pending: dict[Key, list[tuple[int, NativeTurn
         ordinal += 1
 
 
-def _outcome(work: _Work) -> SyncOutcome:
+def _outcome(work: _Work) -> SyncResult:
     graph = work.graph
-    changes = Changes(
-        base_ordinal=max(work.stored_runs, default=0),
-        base_versions={pt.id: pt.version for pt in graph.provider_threads},
-    )
+    changes = Changes.based_on(graph)
     pts: list[ProviderThread] = []
     for pt_id, pt in work.pts.items():
         values = dict(work.fields.get(pt_id, {}))
@@ -588,15 +514,15 @@ def _outcome(work: _Work) -> SyncOutcome:
         if not values and pt_id not in work.reasons:
             pts.append(pt)
             continue
-        reason = "; ".join(work.reasons.get(pt_id, [])) or pt.reason
+        reason = "; ".join(work.reasons.get(pt_id, {})) or pt.reason
         revised = replace(pt, **values, reason=reason, version=pt.version + 1)
         changes.revisions[pt_id] = revised
         pts.append(revised)
     for ordinal, run in work.runs.items():
-        stored = work.stored_runs.get(ordinal)
-        if stored is not None and run is not work.original[ordinal]:
-            changes.run_versions[ordinal] = replace(run, version=stored + 1)
+        stored = work.original.get(ordinal)
+        if stored is not None and run is not stored:
+            changes.run_versions[ordinal] = replace(run, version=stored.version + 1)
     changes.runs = list(work.new_runs)
     runs = [changes.run_versions.get(n, r) for n, r in work.runs.items()]
     new_graph = assemble(graph.thread, runs, pts, graph.handoffs, graph.rollbacks)
-    return SyncOutcome(new_graph, changes, list(work.new_runs), work.notes)
+    return SyncResult(new_graph, changes, list(work.new_runs), work.notes)

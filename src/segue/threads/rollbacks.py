@@ -18,27 +18,19 @@ from msgspec.structs import replace
 from segue.store import Store
 from segue.store.ids import new_id
 from segue.threads import queries
-from segue.threads.documents import span
 from segue.threads.model import (
     HandoffStatus,
-    ProviderThread,
     ProviderThreadStatus,
     Rollback,
     RunStatus,
     ThreadGraph,
+    span,
 )
 from segue.threads.reconcile import Changes
 
 __all__ = ["finish_changes", "record_rollback", "rollback_changes", "undo_changes"]
 
 _QUIET = (ProviderThreadStatus.DIVERGENT, ProviderThreadStatus.MISSING)
-
-
-def _base(graph: ThreadGraph) -> Changes:
-    return Changes(
-        base_ordinal=max((r.ordinal for r in graph.runs), default=0),
-        base_versions={pt.id: pt.version for pt in graph.provider_threads},
-    )
 
 
 def rollback_changes(
@@ -57,33 +49,12 @@ def rollback_changes(
     threads in ``later`` are named in the rollback but made divergent only by
     :func:`finish_changes` (a session to copy from first). ``only``: just these runs (a redo,
     which rolls back again the runs an undo put back; ``undoes`` names that undo)."""
-    rollback_id = new_id()
     undone = [
         r for r in graph.live_runs if r.ordinal > to_run and (only is None or r.ordinal in only)
     ]
     numbers = {r.ordinal for r in undone}
-    changes = _base(graph)
-    note = f"rolled back: segue rollback {rollback_id} took the thread back to run {to_run}"
-    for run in undone:
-        changes.run_versions[run.ordinal] = replace(
-            run, status=RunStatus.ROLLED_BACK, note=note, version=run.version + 1
-        )
-    marked: list[tuple[str, str]] = []
-    for pt in graph.provider_threads:
-        holds = sorted(pt.coverage() & numbers)
-        if not holds or pt.status in _QUIET:
-            continue
-        marked.append((pt.id, pt.status.value))
-        if pt.id not in later:
-            changes.revisions[pt.id] = _divergent(pt, holds, rollback_id, to_run)
-    superseded = tuple(
-        h.id
-        for h in graph.handoffs
-        if h.status is not HandoffStatus.SUPERSEDED
-        and numbers & set(range(h.covers[0], h.covers[1] + 1))
-    )
     rollback = Rollback(
-        id=rollback_id,
+        id=new_id(),
         thread_id=graph.thread.id,
         to_run=to_run,
         scope=scope,
@@ -91,34 +62,47 @@ def rollback_changes(
         safety_checkpoint_id=safety_checkpoint_id,
         target_checkpoint_id=target_checkpoint_id,
         runs=tuple((r.ordinal, r.status.value) for r in undone),
-        provider_threads=tuple(marked),
-        handoffs=superseded,
+        provider_threads=tuple(
+            (pt.id, pt.status.value)
+            for pt in graph.provider_threads
+            if pt.coverage() & numbers and pt.status not in _QUIET
+        ),
+        handoffs=tuple(
+            h.id
+            for h in graph.handoffs
+            if h.status is not HandoffStatus.SUPERSEDED
+            and numbers & set(range(h.covers[0], h.covers[1] + 1))
+        ),
         undoes=undoes,
     )
+    changes = finish_changes(graph, rollback, later)
+    note = f"rolled back: segue rollback {rollback.id} took the thread back to run {to_run}"
+    for run in undone:
+        changes.run_versions[run.ordinal] = replace(
+            run, status=RunStatus.ROLLED_BACK, note=note, version=run.version + 1
+        )
     return rollback, changes
 
 
-def _divergent(
-    pt: ProviderThread, holds: list[int], rollback_id: str, to_run: int
-) -> ProviderThread:
-    reason = (
-        f"it holds runs {span(holds)}, which segue rollback {rollback_id} rolled back "
-        f"(to run {to_run})"
-    )
-    return replace(pt, status=ProviderThreadStatus.DIVERGENT, reason=reason, version=pt.version + 1)
-
-
-def finish_changes(graph: ThreadGraph, rollback: Rollback) -> Changes:
-    """The provider threads ``rollback`` names that are not divergent yet, made so."""
-    changes = _base(graph)
+def finish_changes(
+    graph: ThreadGraph, rollback: Rollback, later: frozenset[str] = frozenset()
+) -> Changes:
+    """The provider threads ``rollback`` names (but those ``later``) that are not divergent
+    yet, made so."""
+    changes = Changes.based_on(graph)
     numbers = {n for n, _ in rollback.runs}
     pts = {pt.id: pt for pt in graph.provider_threads}
     for pt_id, _before in rollback.provider_threads:
         pt = pts.get(pt_id)
-        if pt is None or pt.status in _QUIET:
+        if pt is None or pt.status in _QUIET or pt_id in later:
             continue
-        holds = sorted(pt.coverage() & numbers)
-        changes.revisions[pt_id] = _divergent(pt, holds, rollback.id, rollback.to_run)
+        reason = (
+            f"it holds runs {span(pt.coverage() & numbers)}, which segue rollback {rollback.id} "
+            f"rolled back (to run {rollback.to_run})"
+        )
+        changes.revisions[pt_id] = replace(
+            pt, status=ProviderThreadStatus.DIVERGENT, reason=reason, version=pt.version + 1
+        )
     return changes
 
 
@@ -133,17 +117,13 @@ def undo_changes(
     provider threads back to what they were (those changed since are left as they are now).
     The undo's record names those it put back, with what they were (so that a redo can roll
     them back again)."""
-    changes = _base(graph)
+    changes = Changes.based_on(graph)
     runs = {r.ordinal: r for r in graph.runs}
     restored: list[tuple[int, str]] = []
     returned: list[tuple[str, str]] = []
     for ordinal, before in rollback.runs:
         run = runs.get(ordinal)
-        if (
-            run is not None
-            and run.status is RunStatus.ROLLED_BACK
-            and rollback.id in (run.note or "")
-        ):
+        if run and run.status is RunStatus.ROLLED_BACK and rollback.id in (run.note or ""):
             changes.run_versions[ordinal] = replace(
                 run, status=RunStatus(before), note=None, version=run.version + 1
             )
@@ -151,11 +131,7 @@ def undo_changes(
     pts = {pt.id: pt for pt in graph.provider_threads}
     for pt_id, before in rollback.provider_threads:
         pt = pts.get(pt_id)
-        if (
-            pt is not None
-            and pt.status is ProviderThreadStatus.DIVERGENT
-            and rollback.id in (pt.reason or "")
-        ):
+        if pt and pt.status is ProviderThreadStatus.DIVERGENT and rollback.id in (pt.reason or ""):
             changes.revisions[pt_id] = replace(
                 pt,
                 status=ProviderThreadStatus(before),

@@ -31,6 +31,8 @@ from segue.threads.model import (
     ProviderThreadStatus,
     RunStatus,
     ThreadGraph,
+    ranges,
+    span,
 )
 
 __all__ = ["Decision", "Facts", "Probe", "Strategy", "decide"]
@@ -81,30 +83,10 @@ class Probe(Protocol):
         ...
 
 
-def _ranges(ordinals: list[int]) -> list[tuple[int, int]]:
-    out: list[tuple[int, int]] = []
-    for n in ordinals:
-        if out and n == out[-1][1] + 1:
-            out[-1] = (out[-1][0], n)
-        else:
-            out.append((n, n))
-    return out
-
-
-def _span(ranges: list[tuple[int, int]]) -> str:
-    return ", ".join(f"{a}" if a == b else f"{a}-{b}" for a, b in ranges)
-
-
 def _last_seen(pt: ProviderThread) -> int:
     """The last run it holds, natively or by a handoff (0: none)."""
     seen = [*pt.native_runs, *(h.covers[1] for h in pt.handoffs)]
     return max(seen, default=0)
-
-
-def _chained(pt: ProviderThread) -> int:
-    """Handoffs given to it since its own last native run."""
-    last = pt.last_run or 0
-    return sum(1 for h in pt.handoffs if h.covers[0] > last)
 
 
 def _candidate(graph: ThreadGraph, target: str) -> tuple[ProviderThread | None, str | None]:
@@ -179,21 +161,21 @@ def decide(
             else f"the thread has no runs; {target} provider thread {pt.id} resumes as is",
             pt.id,
         )
-    ranges = _ranges(missed)
-    if len(ranges) == 1:
-        fits = facts.delta_fits_natively and (probe is None or probe.delta_fits(pt, ranges[0]))
+    (first, *more) = ranges(missed)
+    if not more:
+        fits = facts.delta_fits_natively and (probe is None or probe.delta_fits(pt, first))
         form = HandoffForm.NATIVE_ITEMS if fits else HandoffForm.SUMMARY
         return Decision(
             Strategy.DELTA_INTO_EXISTING,
-            f"{target} provider thread {pt.id} missed runs {_span(ranges)} only; "
+            f"{target} provider thread {pt.id} missed runs {span(missed, ', ')} only; "
             f"carrying them as {form.value.replace('_', ' ')}",
             pt.id,
-            ranges[0],
+            first,
             form,
         )
     return Decision(
         Strategy.FULL_INTO_EXISTING,
-        f"{target} provider thread {pt.id} missed runs {_span(ranges)}, not one range: "
+        f"{target} provider thread {pt.id} missed runs {span(missed, ', ')}, not one range: "
         "carrying the whole thread",
         pt.id,
         (1, last),
@@ -226,18 +208,19 @@ def _staleness(
     name = f"{target} provider thread {pt.id}"
     if facts.model_changed:
         return f"the {target} model or mode changed incompatibly since {name}"
-    off = sum(1 for run in graph.live_runs if run.ordinal > (pt.last_run or 0))
+    last = pt.last_run or 0
+    off = sum(1 for run in graph.live_runs if run.ordinal > last)
     if off > config.max_off_provider_runs:
         return (
             f"{off} runs elsewhere since {name} was last used "
             f"(more than max_off_provider_runs = {config.max_off_provider_runs})"
         )
-    chained = _chained(pt) + 1
+    chained = 1 + sum(1 for h in pt.handoffs if h.covers[0] > last)  # since its last own run
     if chained > config.max_chained_handoffs:
         return (
             f"{name} would get {chained} handoffs in a row "
             f"(more than max_chained_handoffs = {config.max_chained_handoffs})"
         )
     if facts.over_budget:
-        return f"the handoff of runs {_span(_ranges(missed))} would exceed {target}'s budget"
+        return f"the handoff of runs {span(missed, ', ')} would exceed {target}'s budget"
     return None

@@ -15,17 +15,26 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 
-import msgspec
+from msgspec.structs import asdict
 
 from segue.model.conversation import Conversation, Provider
 from segue.model.errors import SegueError, SessionError, StoreError
 from segue.providers.sessions import SessionReads, current_session, find_session, list_sessions
 from segue.store import Store
+from segue.store.ids import new_id
+from segue.support.text import short
 from segue.threads import queries
-from segue.threads.model import Run, ThreadGraph
+from segue.threads.model import (
+    AppThread,
+    ProviderThread,
+    ProviderThreadStatus,
+    Run,
+    ThreadGraph,
+    assemble,
+)
 from segue.threads.native import NativeTurn, split_native_turns
 from segue.threads.observe import Observation, observe, observe_former
-from segue.threads.reconcile import Changes, SyncOutcome, adopted_graph, reconcile
+from segue.threads.reconcile import Changes, SyncResult, reconcile, turns_to_layout
 from segue.threads.repository import ThreadStore, native_lock
 from segue.transforms.secrets import mask
 
@@ -44,25 +53,13 @@ TITLE_CHARS = 80
 _ATTEMPTS = 5  # how often a sync is worked out again when another process recorded meanwhile
 
 
-class SyncResult(msgspec.Struct):
-    graph: ThreadGraph
-    new_runs: list[Run] = msgspec.field(default_factory=list)
-    # what changed on disk that the user should know
-    notes: list[str] = msgspec.field(default_factory=list)
-
-
-def _env(env: Mapping[str, str] | None) -> Mapping[str, str]:
-    return os.environ if env is None else env
-
-
 def title_of(conversation: Conversation, turns: list[NativeTurn]) -> str | None:
     """The thread's label: the session's title, else its first prompt, on one line, with its
     secrets masked before it is cut (a cut secret is no longer found)."""
     title = conversation.meta.title or (turns[0].prompt if turns else None)
     if title is None:
         return None
-    line = " ".join(mask(title).split())
-    return line if len(line) <= TITLE_CHARS else line[: TITLE_CHARS - 1] + "…"
+    return short(mask(title), TITLE_CHARS)
 
 
 def observe_graph(
@@ -89,23 +86,33 @@ def adoption(
     thread_id: str | None = None,
 ) -> tuple[ThreadGraph, Changes]:
     """A new app thread for ``provider``'s native session in ``path`` (read through
-    ``reads``), not yet recorded: its graph and the changes that record it (``thread_id``: the
-    id it takes, else a new one)."""
+    ``reads``; its typed prompt turns are runs 1, 2, …), not yet recorded: its graph and the
+    changes that record it (``thread_id``: the id it takes, else a new one)."""
     current, native_id = current_session(provider, path, env)
     conversation = reads.read(current, provider)
     turns = split_native_turns(conversation)
-    return adopted_graph(
+    title, meta = title_of(conversation, turns), conversation.meta
+    thread = AppThread(thread_id or new_id(), now or datetime.now(UTC), title, meta.cwd)
+    pt_id = new_id()
+    # (a native turn's fields are its run's: prompt, status, times, note)
+    runs = [Run(thread.id, n, provider, pt_id, n, **asdict(t)) for n, t in enumerate(turns, 1)]
+    pt = ProviderThread(
+        id=pt_id,
+        thread_id=thread.id,
         provider=provider,
+        origin="adopted",
         native_id=native_id,
         path=str(current),
-        turns=turns,
-        model=conversation.meta.model,
-        title=title_of(conversation, turns),
-        cwd=conversation.meta.cwd,
+        native_turns=len(turns),
+        status=ProviderThreadStatus.ACTIVE,
+        model=meta.model,
+        version=1,
+        reason=f"adopted {current}",
         stamp=reads.stamp(current),
-        now=now or datetime.now(UTC),
-        thread_id=thread_id,
+        turns=tuple(turns_to_layout(turns, [r.ordinal for r in runs])),
     )
+    changes = Changes(thread=thread, provider_threads=[pt], runs=list(runs))
+    return assemble(thread, runs, [pt], []), changes
 
 
 class AdoptedMeanwhile(StoreError):
@@ -141,22 +148,19 @@ def adopt(
     """The app thread of a native session (an id, a unique id prefix, or a path): a new one with
     one provider thread whose runs are the session's typed prompt turns, or the thread that
     already holds it (then synced)."""
-    env = _env(env)
+    env = os.environ if env is None else env
     provider, path = find_session(session_ref, env)
     current, native_id = current_session(provider, path, env)
-    threads = ThreadStore(store)
     reads = SessionReads() if reads is None else reads
-    for _ in range(_ATTEMPTS):
-        known = threads.threads_of_native(provider.value, native_id)
-        if known:
-            return sync(store, known[0], env, reads=reads).graph
+    known = ThreadStore(store).threads_of_native(provider.value, native_id)
+    if not known:
         graph, changes = adoption(provider, current, reads, env)
         try:
             record_outcome(store, graph, changes, f"cannot adopt session {current}")
+            known = [graph.thread.id]
         except AdoptedMeanwhile as other:
-            return sync(store, other.thread_id, env, reads=reads).graph
-        return sync(store, graph.thread.id, env, reads=reads).graph
-    raise StoreError(f"{store.where}: cannot adopt {current}: the store kept changing")
+            known = [other.thread_id]
+    return sync(store, known[0], env, reads=reads).graph
 
 
 def sync(
@@ -168,7 +172,7 @@ def sync(
 ) -> SyncResult:
     """Record what changed in the files of the thread's provider threads since segue last
     looked (new turns as runs, rewinds, moves, files gone or changed)."""
-    env = _env(env)
+    env = os.environ if env is None else env
     reads = SessionReads() if reads is None else reads
     threads = ThreadStore(store)
     for _ in range(_ATTEMPTS):
@@ -178,12 +182,8 @@ def sync(
             record_outcome(store, graph, outcome.changes, f"cannot sync thread {thread_id}")
         except queries.Conflict:
             continue
-        return _result(outcome)
+        return outcome
     raise StoreError(f"{store.where}: cannot sync thread {thread_id}: the store kept changing")
-
-
-def _result(outcome: SyncOutcome) -> SyncResult:
-    return SyncResult(outcome.graph, outcome.new_runs, outcome.notes)
 
 
 def thread_for(
@@ -198,7 +198,7 @@ def thread_for(
     if need be), or without ``ref`` the thread of the newest session in ``cwd``. ``adopting``
     False adopts nothing (a rollback or a fork needs a thread with a past): the newest session
     of ``cwd`` that a thread holds."""
-    env = _env(env)
+    env = os.environ if env is None else env
     threads = ThreadStore(store)
     if ref:
         try:
