@@ -6,28 +6,21 @@ that take them), rollback of the files and the context together, and forks.
     taken = checkpoint_now("01a22910")          # the thread's folder, as its newest run's
     for c in list_thread_checkpoints("01a22910").checkpoints:
         print(c.run_ordinal, c.kind, c.commit_id, len(c.files))
-
-Each name is imported on first use.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from segue.support.lazy import lazy_names
-
-if TYPE_CHECKING:
-    from segue.rewind.checkpoints import (
-        Checkpoints,
-        HookOutcome,
-        Taken,
-        checkpoint_now,
-        handle_hook,
-        hook_command,
-        install_hooks,
-        list_thread_checkpoints,
-        uninstall_hooks,
-    )
+from segue.rewind.checkpoints import (
+    Checkpoints,
+    HookOutcome,
+    Taken,
+    checkpoint_now,
+    handle_hook,
+    hook_command,
+    install_hooks,
+    list_thread_checkpoints,
+    uninstall_hooks,
+)
 
 __all__ = [
     "Checkpoints",
@@ -40,7 +33,3 @@ __all__ = [
     "list_thread_checkpoints",
     "uninstall_hooks",
 ]
-
-_WHERE = dict.fromkeys(__all__, "segue.rewind.checkpoints")
-
-__getattr__, __dir__ = lazy_names(__name__, _WHERE, globals())

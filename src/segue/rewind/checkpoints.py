@@ -39,19 +39,6 @@ from segue.threads.checkpoints import (
 from segue.threads.repository import ThreadStore
 from segue.threads.syncing import sync, thread_for
 
-__all__ = [
-    "RUN_THREAD_VARIABLE",
-    "Checkpoints",
-    "HookOutcome",
-    "Taken",
-    "checkpoint_now",
-    "handle_hook",
-    "hook_command",
-    "install_hooks",
-    "list_thread_checkpoints",
-    "uninstall_hooks",
-]
-
 
 class Taken(msgspec.Struct, frozen=True):
     thread_id: str

@@ -32,6 +32,7 @@ from segue.model.conversation import Provider
 from segue.model.errors import CheckpointError, SegueError
 from segue.rewind.access import read_thread, synced_thread
 from segue.running.agents import list_agents
+from segue.store import Store
 from segue.support.text import quoted
 from segue.switch import switch_session
 from segue.threads.checkpoints import (
@@ -119,7 +120,6 @@ def _scope(files: bool, context: bool) -> str:
 
 def _working(graph: ThreadGraph, env: Mapping[str, str]) -> str | None:
     """Why the thread cannot be rolled back now: an agent in the middle of a turn of it."""
-
     if any(r.status is RunStatus.WORKING for r in graph.live_runs):
         mine = {pt.native_id for pt in graph.provider_threads}
         try:
@@ -145,7 +145,6 @@ def _plan(
     *,
     create: bool = True,
 ) -> RollbackPlan:
-
     live = [r.ordinal for r in graph.live_runs]
     if not live:
         raise SegueError(f"thread {graph.thread.id} has no run to roll back to")
@@ -175,25 +174,17 @@ def _plan(
                 "--context-only rolls back the conversation alone"
             )
         _check_there(ws, target, f"the checkpoint of run {to_run}")
-        shown, kept = preview(ws, target.commit_id, left_out=target.skipped)
-        actions, left = shown, kept
-        latest = next(
-            (
-                c
-                for c in reversed(found)
-                if c.kind is not CheckpointKind.SAFETY and c.folder == str(ws.folder)
-            ),
-            None,
-        )
-        if latest is not None and is_commit(ws, latest.commit_id):
-            uncovered, _ = preview(ws, latest.commit_id)
+        actions, left = preview(ws, target.commit_id, left_out=target.skipped)
+        here = str(ws.folder)
+        mine = [c for c in found if c.kind is not CheckpointKind.SAFETY and c.folder == here]
+        if mine and is_commit(ws, mine[-1].commit_id):  # the latest: what it does not cover
+            uncovered, _ = preview(ws, mine[-1].commit_id)
     rollback_record, _ = rollback_changes(graph, to_run, scope=_scope(files, context))
-    what: list[tuple[str, Provider, str]] = []
-    if context:
-        for pt_id, _before in rollback_record.provider_threads:
-            pt = graph.provider_thread(pt_id)
-            held = "run 1" if to_run == 1 else f"runs 1-{to_run}"
-            what.append((pt_id, pt.provider, f"divergent; a new session holds {held}"))
+    held = "run 1" if to_run == 1 else f"runs 1-{to_run}"
+    what = [
+        (pt_id, graph.provider_thread(pt_id).provider, f"divergent; a new session holds {held}")
+        for pt_id, _ in (rollback_record.provider_threads if context else ())
+    ]
     return RollbackPlan(
         graph.thread.id,
         to_run,
@@ -222,7 +213,6 @@ def plan_rollback(
 ) -> RollbackPlan:
     """What rolling the thread ``ref`` names (default: this folder's) back to run ``to_run``
     would change; nothing is written."""
-
     env = _env(env)
     graph, found = read_thread(ref, cwd, env, "nothing to roll back")
     return _plan(graph, found, to_run, files, context, env, create=False)
@@ -240,7 +230,6 @@ def rollback(
 ) -> RollbackDone:
     """Roll the thread back to run ``to_run``. ``confirmed``: the user saw the preview and said
     yes (changes no checkpoint covers are then kept by the safety snapshot)."""
-
     env = _env(env)
     if not confirmed:
         raise SegueError("a rollback changes files and the thread: confirm it (--yes)")
@@ -251,16 +240,8 @@ def rollback(
         thread_id = graph.thread.id
         found = list_checkpoints(store, thread_id)
         plan = _plan(graph, found, to_run, files, context, env)
-        if plan.refused is not None:
-            raise SegueError(plan.refused)
-        safety: Checkpoint | None = None
-        if files:
-            taken = take_checkpoint(store, graph, env, CheckpointKind.SAFETY)
-            if taken.checkpoint is None:
-                raise CheckpointError(
-                    f"no safety snapshot of {plan.folder}, so no rollback: {taken.note}"
-                )
-            safety = taken.checkpoint
+        none = f"no safety snapshot of {plan.folder}, so no rollback"
+        safety = _safety(store, graph, plan, env, none if files else None)
         source = _copy_source(graph, to_run) if context else None
         later = frozenset({source.id}) if source is not None else frozenset()
         record, changes = rollback_changes(
@@ -273,21 +254,13 @@ def rollback(
         )
         if not context:
             changes = Changes()
-            record = _files_only(record)
+            record = replace(record, runs=(), provider_threads=(), handoffs=())
         record_rollback(store, graph, record, changes)
         done: tuple[FileAction, ...] = ()
         failed: tuple[Skipped, ...] = ()
         if files:
             assert plan.target is not None and safety is not None and plan.folder is not None
-            ws = locate(plan.folder, env)
-            restored = restore(
-                ws,
-                plan.target.commit_id,
-                safety.commit_id,
-                keep=(*safety.skipped, *plan.target.skipped),
-            )
-            done, failed = restored.done, restored.failed
-            notes += [f"{quoted(s.path)}: left as it is ({s.reason})" for s in restored.left]
+            done, failed = _restore(plan.folder, plan.target, safety, env, notes)
     copies: list[Copy] = []
     if context and record.provider_threads:
         copies = _copies(graph, record.provider_threads, source, to_run, env)
@@ -296,15 +269,9 @@ def rollback(
     return RollbackDone(plan, record.id, safety, done, failed, tuple(copies), tuple(notes))
 
 
-def _files_only(record: Rollback) -> Rollback:
-
-    return replace(record, runs=(), provider_threads=(), handoffs=())
-
-
 def _copy_source(graph: ThreadGraph, to_run: int) -> ProviderThread | None:
     """The session copies at run N are made from: the one of run N (or, gone, the newest
     session of the thread still on disk that holds runs 1..N)."""
-
     runs = {r.ordinal: r for r in graph.runs}
     candidates = [graph.provider_thread(runs[to_run].provider_thread_id)]
     candidates += [
@@ -326,11 +293,7 @@ def _copies(
 ) -> list[Copy]:
     """A session at run N for each provider whose session held rolled-back runs."""
 
-    providers: list[Provider] = []
-    for pt_id, _before in marked:
-        provider = graph.provider_thread(pt_id).provider
-        if provider not in providers:
-            providers.append(provider)
+    providers = dict.fromkeys(graph.provider_thread(pt_id).provider for pt_id, _ in marked)
     out: list[Copy] = []
     for provider in providers:
         if source is None:
@@ -354,13 +317,39 @@ def _copies(
     return out
 
 
+def _safety(
+    store: Store, graph: ThreadGraph, plan: RollbackPlan, env: Mapping[str, str], none: str | None
+) -> Checkpoint | None:
+    """Refused while an agent is at work on the thread; then a safety snapshot of its folder as
+    it is now (``none``: what to say when none can be taken; None: no snapshot)."""
+    if plan.refused is not None:
+        raise SegueError(plan.refused)
+    if none is None:
+        return None
+    taken = take_checkpoint(store, graph, env, CheckpointKind.SAFETY)
+    if taken.checkpoint is None:
+        raise CheckpointError(f"{none}: {taken.note}")
+    return taken.checkpoint
+
+
+def _restore(
+    folder: str, target: Checkpoint, safety: Checkpoint, env: Mapping[str, str], notes: list[str]
+) -> tuple[tuple[FileAction, ...], tuple[Skipped, ...]]:
+    """``folder`` made ``target`` (what ``safety`` or ``target`` left out kept as it is): what
+    was done and what failed; what was left as it is goes to ``notes``."""
+    keep = (*safety.skipped, *target.skipped)
+    restored = restore(locate(folder, env), target.commit_id, safety.commit_id, keep=keep)
+    notes += [f"{quoted(s.path)}: left as it is ({s.reason})" for s in restored.left]
+    return restored.done, restored.failed
+
+
 def _last_in_force(graph: ThreadGraph) -> Rollback:
     """The newest rollback, undo or redo of the thread in force: what ``--undo`` undoes."""
     force = graph.in_force
-    for record in reversed(graph.rollbacks):
-        if record.id in force:
-            return record
-    raise SegueError(f"thread {graph.thread.id} has no rollback to undo")
+    last = next((record for record in reversed(graph.rollbacks) if record.id in force), None)
+    if last is None:
+        raise SegueError(f"thread {graph.thread.id} has no rollback to undo")
+    return last
 
 
 def _undo_preview(
@@ -409,7 +398,6 @@ def plan_undo(
 ) -> RollbackPlan:
     """What ``segue rollback --undo`` would do to the thread ``ref`` names (default: this
     folder's); nothing is written."""
-
     env = _env(env)
     graph, checkpoints = read_thread(ref, cwd, env, "nothing to undo")
     found = {c.id: c for c in checkpoints}
@@ -427,7 +415,6 @@ def undo_rollback(
     """Undo the thread's newest rollback, undo or redo in force: the folder back to the safety
     snapshot it took (a new safety snapshot of the folder first, so that this too can be
     undone), and the runs and provider threads it changed back to what they were."""
-
     env = _env(env)
     if not confirmed:
         raise SegueError("undoing a rollback changes files and the thread: confirm it (--yes)")
@@ -439,16 +426,10 @@ def undo_rollback(
         found = {c.id: c for c in list_checkpoints(store, thread_id)}
         before = found.get(last.safety_checkpoint_id or "")
         plan = _undo_preview(graph, last, before, env)  # (checks before anything is changed)
-        if plan.refused is not None:
-            raise SegueError(plan.refused)
-        safety: Checkpoint | None = None
+        none = None if before is None else f"no safety snapshot of {before.folder}"
+        safety = _safety(store, graph, plan, env, none)
         done: tuple[FileAction, ...] = ()
         failed: tuple[Skipped, ...] = ()
-        if before is not None:
-            taken = take_checkpoint(store, graph, env, CheckpointKind.SAFETY)
-            if taken.checkpoint is None:
-                raise CheckpointError(f"no safety snapshot of {before.folder}: {taken.note}")
-            safety = taken.checkpoint
         safety_id = None if safety is None else safety.id
         if plan.redo:  # an undo undone: the runs it put back are rolled back again
             record, changes = rollback_changes(
@@ -477,10 +458,5 @@ def undo_rollback(
                 )
         record_rollback(store, graph, record, changes)
         if before is not None and safety is not None:
-            ws = locate(before.folder, env)
-            restored = restore(
-                ws, before.commit_id, safety.commit_id, keep=(*safety.skipped, *before.skipped)
-            )
-            done, failed = restored.done, restored.failed
-            notes += [f"{quoted(s.path)}: left as it is ({s.reason})" for s in restored.left]
+            done, failed = _restore(before.folder, before, safety, env, notes)
     return RollbackDone(plan, record.id, safety, done, failed, (), tuple(notes))

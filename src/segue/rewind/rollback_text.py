@@ -19,15 +19,16 @@ SHOWN = 20  # files named before "… and N more"
 Line = tuple[str, str]
 
 
+def _capped(lines: list[Line], more: str = "") -> list[Line]:
+    """The first :data:`SHOWN` lines, then how many more there are."""
+    if len(lines) <= SHOWN:
+        return lines
+    return [*lines[:SHOWN], (f"  … and {len(lines) - SHOWN} more{more}", "")]
+
+
 def _files(title: str, actions: Iterable[FileAction]) -> list[Line]:
-    items = list(actions)
-    if not items:
-        return []
-    lines = [(title, "")]
-    lines += [(f"  {a.action:<9} {quoted(a.path)}", "") for a in items[:SHOWN]]
-    if len(items) > SHOWN:
-        lines.append((f"  … and {len(items) - SHOWN} more", ""))
-    return lines
+    lines = [(f"  {a.action:<9} {quoted(a.path)}", "") for a in actions]
+    return [(title, ""), *_capped(lines)] if lines else []
 
 
 def plan_lines(plan: RollbackPlan) -> list[Line]:
@@ -46,9 +47,8 @@ def plan_lines(plan: RollbackPlan) -> list[Line]:
         if not plan.actions and not plan.undo:
             lines.append(("  nothing changes on disk", ""))
         lines += _files("  on disk:", plan.actions)
-        lines += [(f"  left      {quoted(s.path)} ({s.reason})", "") for s in plan.left[:SHOWN]]
-        if len(plan.left) > SHOWN:
-            lines.append((f"  … and {len(plan.left) - SHOWN} more left as they are", ""))
+        left = [(f"  left      {quoted(s.path)} ({s.reason})", "") for s in plan.left]
+        lines += _capped(left, " left as they are")
         if plan.uncovered:
             n = len(plan.uncovered)
             lines.append(

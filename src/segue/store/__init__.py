@@ -18,28 +18,9 @@ Records are added, never changed. Every failure is a :class:`segue.model.errors.
 line naming the database.
 """
 
-from segue.store.location import data_dir, database_url
+from segue.store.location import database_url
 from segue.store.migrate import head_revision
-from segue.store.records import (
-    AgentResult,
-    Batch,
-    BatchAgent,
-    BatchHeader,
-    BatchSummary,
-    JsonObject,
-)
+from segue.store.records import AgentResult
 from segue.store.store import Store, open_store
 
-__all__ = [
-    "AgentResult",
-    "Batch",
-    "BatchAgent",
-    "BatchHeader",
-    "BatchSummary",
-    "JsonObject",
-    "Store",
-    "data_dir",
-    "database_url",
-    "head_revision",
-    "open_store",
-]
+__all__ = ["AgentResult", "Store", "database_url", "head_revision", "open_store"]

@@ -17,16 +17,17 @@ SQLite ``BEGIN`` (reads) or ``BEGIN IMMEDIATE`` (writes), committed when the blo
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import re
 import sqlite3
 import sys
 import threading
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from datetime import UTC, datetime
 from enum import Enum
-from functools import lru_cache, partial
+from functools import lru_cache
 from typing import Any, Protocol
 
 import orjson
@@ -85,7 +86,7 @@ class Database:
         self.wait = wait
         self._idle: list[Any] = []
         self._lock = threading.Lock()
-        if self.backend == "postgresql" and not _has_psycopg():
+        if self.backend == "postgresql" and importlib.util.find_spec("psycopg") is None:
             raise ConfigError(
                 f"{self.where}: a PostgreSQL store needs the psycopg driver: "
                 "install segue[postgres] (pip install 'segue[postgres]')"
@@ -186,6 +187,7 @@ class Transaction:
         self._connection = connection
         self.backend = backend
         self._postgres = backend == "postgresql"
+        self._decode = _decode_pg if self._postgres else _decode_sqlite
 
     def execute(self, sql: str, params: Mapping[str, Any] | None = None) -> _Cursor:
         if self._postgres:
@@ -204,8 +206,9 @@ class Transaction:
             f"INSERT INTO {table.name} ({', '.join(names)}) "
             f"VALUES ({', '.join(':' + n for n in names)})"
         )
-        encode = _encoder(self.backend)
-        values = [{n: encode(table.kinds[n], row.get(n)) for n in names} for row in many]
+        values = [
+            {n: _encode(table.kinds[n], row.get(n), self._postgres) for n in names} for row in many
+        ]
         if self._postgres:
             with self._connection.cursor() as cursor:
                 cursor.executemany(_pg(sql), values)
@@ -222,7 +225,7 @@ class Transaction:
         :class:`Table`'s), else the kind of the columns of that name in every table."""
         cursor = self.execute(sql, params)
         names = [d[0] for d in cursor.description]
-        decode = _decoder(self.backend)
+        decode = self._decode
         kinds = _COMMON if kinds is None else kinds
         # SQLite keeps whatever a hand edit wrote into a cell: every column is checked there
         typed = self._postgres  # (PostgreSQL's columns hold their own types)
@@ -251,7 +254,7 @@ class Transaction:
         found = self.execute(sql, params).fetchall()
         if kinds is None:
             return [tuple(r) for r in found]
-        decode = _decoder(self.backend)
+        decode = self._decode
         return [tuple(decode(k, v) for k, v in zip(kinds, r, strict=True)) for r in found]
 
     def first(
@@ -292,14 +295,6 @@ def _pg(sql: str) -> str:
 
 def _plain(params: Mapping[str, Any]) -> dict[str, Any]:
     return {k: v.value if isinstance(v, Enum) else v for k, v in params.items()}
-
-
-def _encoder(backend: str) -> Callable[[Kind, Any], Any]:
-    return partial(_encode, postgres=backend == "postgresql")
-
-
-def _decoder(backend: str) -> Any:
-    return _decode_pg if backend == "postgresql" else _decode_sqlite
 
 
 def _utc(value: datetime) -> datetime:
@@ -393,14 +388,6 @@ def _in_utc(value: datetime) -> datetime:
 
 class BadValue(StoreError):
     """A cell holds what its column's kind cannot be (a hand edit)."""
-
-
-def _has_psycopg() -> bool:
-    if "psycopg" in sys.modules:
-        return True
-    import importlib.util
-
-    return importlib.util.find_spec("psycopg") is not None
 
 
 def driver_errors() -> tuple[type[BaseException], ...]:

@@ -19,22 +19,17 @@ __all__ = ["create_statements", "version_table_statement"]
 
 # Each kind's type as SQLAlchemy writes it (``segue.store.schema``'s types, and those the
 # migrations spell): SQLite keeps the declared name (a time is SQLAlchemy's DATETIME text
-# form, which the queries read and write), PostgreSQL a type of its own.
-_TYPES: dict[str, dict[Kind, str]] = {
-    "sqlite": {
-        "text": "TEXT",
-        "int": "INTEGER",
-        "bool": "BOOLEAN",
-        "time": "DATETIME",
-        "json": "JSON",
-    },
-    "postgresql": {
-        "text": "TEXT",
-        "int": "INTEGER",
-        "bool": "BOOLEAN",
-        "time": "TIMESTAMP WITH TIME ZONE",
-        "json": "JSON",
-    },
+# form, which the queries read and write), PostgreSQL a type of its own for a time.
+_SQLITE_TYPES: dict[Kind, str] = {
+    "text": "TEXT",
+    "int": "INTEGER",
+    "bool": "BOOLEAN",
+    "time": "DATETIME",
+    "json": "JSON",
+}
+_TYPES = {
+    "sqlite": _SQLITE_TYPES,
+    "postgresql": {**_SQLITE_TYPES, "time": "TIMESTAMP WITH TIME ZONE"},
 }
 # The longest name each database keeps: SQLAlchemy shortens a longer constraint or index name
 # to fit, ending it in four hex digits of its MD5 (PostgreSQL: NAMEDATALEN - 1).
@@ -51,7 +46,9 @@ def create_statements(backend: str) -> list[str]:
             if column.references and column.references.split(".")[0] not in made | {table.name}:
                 raise ValueError(f"{table.name}.{column.name} refers to a later table")
         statements.append(_create_table(table, backend))
-        statements.extend(_create_index(table, columns, backend) for columns in table.indexes)
+        for columns in table.indexes:
+            name = _name(backend, "ix", table.name, columns[0])
+            statements.append(f"CREATE INDEX {name} ON {table.name} ({', '.join(columns)})")
         made.add(table.name)
     return statements
 
@@ -86,11 +83,6 @@ def _create_table(table: Table, backend: str) -> str:
             lines.append(f"CONSTRAINT {_name(backend, 'uq', table.name, c.name)} UNIQUE ({c.name})")
     body = ", \n\t".join(lines)
     return f"CREATE TABLE {table.name} (\n\t{body}\n)"
-
-
-def _create_index(table: Table, columns: tuple[str, ...], backend: str) -> str:
-    name = _name(backend, "ix", table.name, columns[0])
-    return f"CREATE INDEX {name} ON {table.name} ({', '.join(columns)})"
 
 
 def _name(backend: str, kind: str, table: str, column: str = "", referred: str = "") -> str:

@@ -64,7 +64,10 @@ def explain(error: BaseException) -> str:
         for needle, hint in _SQLITE_HINTS:
             if needle in lowered:
                 return hint
-    if _connection_error(original):
+    psycopg = sys.modules.get("psycopg")
+    if psycopg is not None and isinstance(
+        original, psycopg.OperationalError | psycopg.InterfaceError
+    ):
         connecting = _PG_CONNECT.match(text)
         if connecting:
             why = text[connecting.end() :]
@@ -75,18 +78,6 @@ def explain(error: BaseException) -> str:
             return f"cannot connect: {text}"
     if isinstance(original, OSError) and original.strerror:
         return original.strerror
-    return _first_clause(text)
-
-
-def _connection_error(error: BaseException) -> bool:
-    psycopg = sys.modules.get("psycopg")
-    return psycopg is not None and isinstance(
-        error, psycopg.OperationalError | psycopg.InterfaceError
-    )
-
-
-def _first_clause(text: str) -> str:
-    """The driver's message without its SQL echo and background links."""
-    for marker in (" [SQL:", " (Background on this error"):
+    for marker in (" [SQL:", " (Background on this error"):  # (SQLAlchemy's, when migrating)
         text = text.split(marker, 1)[0]
     return text.strip()

@@ -86,10 +86,18 @@ def current_revision(tx: Transaction) -> str | None:
 
 
 def _revision(tx: Transaction, where: str) -> str | None:
+    """:func:`current_revision`, refused in a line naming the database where it says nothing
+    usable or is newer than this segue knows."""
     try:
-        return current_revision(tx)
+        current = current_revision(tx)
     except StoreError as error:
         raise StoreError(f"{where}: {error}") from None
+    if current is not None and current not in revisions():
+        raise StoreError(
+            f"{where}: the database is at schema revision {current}, newer than this segue "
+            f"knows (its newest is {head_revision()}): upgrade segue"
+        )
+    return current
 
 
 def check_current(db: Database, where: str) -> None:
@@ -97,7 +105,6 @@ def check_current(db: Database, where: str) -> None:
     with db.transaction() as tx:
         current = _revision(tx, where)
     if current != head_revision():
-        _check_known(current, where)
         raise StoreError(
             f"{where}: the store is at schema revision {current or 'none'}; this segue "
             f"reads {head_revision()} (any command that records upgrades it)"
@@ -110,37 +117,30 @@ def upgrade(db: Database, where: str, *, create: bool = True) -> None:
     the tests compare)."""
     with db.transaction() as tx:
         current = _revision(tx, where)
-    if current == head_revision():
-        return
-    _check_known(current, where)
     if current is None and create:
         current = _create(db, where)
-        if current == head_revision():
-            return
-        _check_known(current, where)
+    if current == head_revision():
+        return
     from segue.store.engine import WRITE, make_engine
 
     engine = make_engine(db.connect, db.backend)
     try:
         with engine.execution_options(**{WRITE: True}).begin() as connection:
-            _upgrade(connection, where)
+            tx = Transaction(connection.connection.driver_connection, connection.dialect.name)
+            if _locked_revision(tx, where) != head_revision():  # (else another process did it)
+                from alembic import command
+
+                command.upgrade(alembic_config(connection), "head")
     finally:
         engine.dispose()
 
 
-def _upgrade(connection: Connection, where: str) -> None:
-    from sqlalchemy import text
-
-    if connection.dialect.name == "postgresql":
-        connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _ADVISORY_KEY})
-    dbapi = connection.connection.driver_connection
-    current = _revision(Transaction(dbapi, connection.dialect.name), where)
-    if current == head_revision():  # another process migrated it while this one waited
-        return
-    _check_known(current, where)
-    from alembic import command
-
-    command.upgrade(alembic_config(connection), "head")
+def _locked_revision(tx: Transaction, where: str) -> str | None:
+    """The revision, read under the lock that makes or migrates the schema (SQLite: the write
+    lock the transaction holds; PostgreSQL: an advisory one, until the transaction ends)."""
+    if tx.backend == "postgresql":
+        tx.execute("SELECT pg_advisory_xact_lock(:key)", {"key": _ADVISORY_KEY})
+    return _revision(tx, where)
 
 
 def _create(db: Database, where: str) -> str:
@@ -148,9 +148,7 @@ def _create(db: Database, where: str) -> str:
     the write lock; the revision it is at after (another process's may have made or migrated
     it meanwhile: then it is left as it is)."""
     with db.transaction(write=True) as tx:
-        if tx.backend == "postgresql":
-            tx.execute("SELECT pg_advisory_xact_lock(:key)", {"key": _ADVISORY_KEY})
-        current = _revision(tx, where)
+        current = _locked_revision(tx, where)
         if current is not None:
             return current
         if not tx.table_exists(VERSION_TABLE):
@@ -160,11 +158,3 @@ def _create(db: Database, where: str) -> str:
         head = head_revision()
         tx.execute(f"INSERT INTO {VERSION_TABLE} (version_num) VALUES (:head)", {"head": head})
         return head
-
-
-def _check_known(revision: str | None, where: str) -> None:
-    if revision is not None and revision not in revisions():
-        raise StoreError(
-            f"{where}: the database is at schema revision {revision}, newer than this segue "
-            f"knows (its newest is {head_revision()}): upgrade segue"
-        ) from None

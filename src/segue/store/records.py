@@ -15,17 +15,6 @@ import msgspec
 
 from segue.model.conversation import Provider
 
-__all__ = [
-    "AgentResult",
-    "Batch",
-    "BatchAgent",
-    "BatchHeader",
-    "BatchSummary",
-    "JsonObject",
-    "outcome",
-    "tally_line",
-]
-
 JsonObject = dict[str, Any]
 
 # How tallies are ordered: plan labels first (the order of segue's Label), then the rest.

@@ -1,11 +1,10 @@
 """Data classes to table rows and back, by name: a row's columns are the fields of the same
-name (an enum as its value), and a data class is built from the columns named like its fields.
-What differs (a pair split into two columns, a JSON form) is given beside."""
+name, and a data class is built from the columns named like its fields. What differs (a pair
+split into two columns, a JSON form) is given beside."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from enum import Enum
 from typing import Any, TypeVar
 
 import msgspec
@@ -19,17 +18,13 @@ _T = TypeVar("_T", bound=msgspec.Struct)
 
 
 def row_of(obj: Any, table: Table, **columns: Any) -> dict[str, Any]:
-    """The values of ``table``'s columns: ``columns`` as given, else ``obj``'s field of the same
-    name (an enum member as its value); a column ``obj`` has no field for is left out."""
-    out: dict[str, Any] = {}
-    for column in table.columns:
-        name = column.name
-        if name in columns:
-            out[name] = columns[name]
-        elif hasattr(obj, name):
-            value = getattr(obj, name)
-            out[name] = value.value if isinstance(value, Enum) else value
-    return out
+    """The values of ``table``'s columns, for :meth:`Transaction.insert`: ``columns`` as given,
+    else ``obj``'s field of the same name; a column ``obj`` has no field for is left out."""
+    return {
+        name: columns[name] if name in columns else getattr(obj, name)
+        for name in table.names
+        if name in columns or hasattr(obj, name)
+    }
 
 
 def from_row(cls: type[_T], row: Mapping[Any, Any], **fields: Any) -> _T:

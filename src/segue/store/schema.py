@@ -10,7 +10,6 @@ command runs go through ``segue.store.database``.
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import (
@@ -18,7 +17,6 @@ from sqlalchemy import (
     Boolean,
     Column,
     DateTime,
-    Dialect,
     ForeignKey,
     Index,
     Integer,
@@ -26,41 +24,22 @@ from sqlalchemy import (
     Table,
     Text,
 )
-from sqlalchemy.types import TypeDecorator, TypeEngine
+from sqlalchemy.types import TypeEngine
 
 from segue.store import tables
 from segue.store.tables import NAMING, Kind
 
-__all__ = ["NAMING", "UtcDateTime", "metadata", "table"]
+__all__ = ["NAMING", "metadata"]
 
 # Constraint names the migrations can refer to (SQLite's batch mode needs them).
 metadata = MetaData(naming_convention=NAMING)
-
-
-class UtcDateTime(TypeDecorator[datetime]):
-    """An aware datetime, stored in UTC and read back in UTC on every backend."""
-
-    impl = DateTime(timezone=True)
-    cache_ok = True
-
-    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
-        if value is None:
-            return None
-        if value.tzinfo is None:
-            raise ValueError("segue's store takes aware datetimes only")
-        return value.astimezone(UTC)
-
-    def process_result_value(self, value: datetime | None, dialect: Dialect) -> datetime | None:
-        if value is None:
-            return None
-        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
 
 
 _TYPES: dict[Kind, Callable[[], TypeEngine[Any]]] = {
     "text": Text,
     "int": Integer,
     "bool": Boolean,
-    "time": UtcDateTime,
+    "time": lambda: DateTime(timezone=True),  # (UTC: the queries write and read it so)
     "json": lambda: JSON(none_as_null=True),
 }
 
@@ -82,8 +61,3 @@ def _table(table: tables.Table) -> Table:
 
 for _spec in tables.TABLES:
     _table(_spec)
-
-
-def table(name: str) -> Table:
-    """The SQLAlchemy table of this name (tests and migrations insert through it)."""
-    return metadata.tables[name]

@@ -25,14 +25,7 @@ from urllib.parse import quote
 
 from segue.model.errors import StoreError
 
-__all__ = [
-    "BUSY_TIMEOUT_S",
-    "connect",
-    "create_file",
-    "read_only_target",
-    "set_up",
-    "set_up_read_only",
-]
+__all__ = ["BUSY_TIMEOUT_S", "connect"]
 
 BUSY_TIMEOUT_S = 60  # how long a SQLite writer waits for another one (default)
 
@@ -41,28 +34,31 @@ def connect(path: Path, wait: float, *, read_only: bool) -> sqlite3.Connection:
     """A connection to ``path`` (created first unless ``read_only``), set up, outside any
     transaction, usable from any thread (one at a time)."""
     if read_only:
-        target, uri = read_only_target(path), True
+        target, uri = _read_only_target(path), True
     else:
-        create_file(path)
+        _create_file(path)
         target, uri = str(path), False
-    connection = sqlite3.connect(
+    connection = sqlite3.connect(  # (no implicit transactions: segue begins them)
         target, timeout=wait, isolation_level=None, check_same_thread=False, uri=uri
     )
     try:
-        (set_up_read_only if read_only else set_up)(connection)
+        if read_only:
+            connection.execute("PRAGMA query_only = ON")
+        else:
+            _set_up(connection)
     except BaseException:
         connection.close()
         raise
     return connection
 
 
-def read_only_target(path: Path) -> str:
+def _read_only_target(path: Path) -> str:
     real = path.resolve()  # SQLite keeps the WAL beside the file a link points to
     live = Path(f"{real}-wal").exists() and Path(f"{real}-shm").exists()
     return f"file:{quote(str(real))}?" + ("mode=ro" if live else "immutable=1")
 
 
-def create_file(path: Path) -> None:
+def _create_file(path: Path) -> None:
     """The database file, 0600, in folders that are 0700 where segue creates them."""
     if path.is_file():
         return
@@ -76,13 +72,7 @@ def create_file(path: Path) -> None:
         raise StoreError(f"{path}: cannot create segue's database: {exc.strerror}") from None
 
 
-def set_up_read_only(connection: sqlite3.Connection) -> None:
-    connection.isolation_level = None
-    connection.execute("PRAGMA query_only = ON")
-
-
-def set_up(connection: sqlite3.Connection) -> None:
-    connection.isolation_level = None  # no implicit transactions: segue begins them
+def _set_up(connection: sqlite3.Connection) -> None:
     mode = _journal_mode_wal(connection)
     if mode is not None and str(mode[0]).lower() not in ("wal", "memory"):
         raise sqlite3.OperationalError(f"cannot use write-ahead logging (journal mode {mode[0]})")

@@ -1,23 +1,47 @@
-"""The store: segue's database, opened, migrated, and read and written through a small API."""
+"""The store: segue's database, opened, migrated, and read and written through a small API.
+
+Batch records are only ever inserted. An agent's result is one row keyed by (batch, ordinal);
+recording the same agent twice is refused, never merged.
+"""
 
 from __future__ import annotations
 
+import os
+import re
+from collections import Counter, defaultdict
 from collections.abc import Iterator, Mapping
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import contextmanager
+from datetime import UTC, datetime
 from types import TracebackType
+from typing import Any
+
+from msgspec.structs import replace
 
 from segue.model.conversation import Provider
 from segue.model.errors import StoreError
-from segue.store import batches, records
-from segue.store.database import Database, Transaction
+from segue.store.database import Database, Row, Transaction, integrity_error
 from segue.store.failures import guarded
+from segue.store.ids import new_id
 from segue.store.location import database_url
 from segue.store.migrate import check_current, current_revision, upgrade
+from segue.store.records import (
+    AgentResult,
+    Batch,
+    BatchAgent,
+    BatchHeader,
+    BatchSummary,
+    JsonObject,
+    ordered_tally,
+    outcome,
+)
+from segue.store.rows import from_row, optional_provider, row_of
 from segue.store.sqlite import BUSY_TIMEOUT_S
+from segue.store.tables import batch_agents, batches
 
 __all__ = ["Store", "StoreAbsent", "open_store"]
 
 _SHOWN_CANDIDATES = 5
+_ID_PREFIX = re.compile(r"[0-9a-f-]+")
 
 
 def open_store(
@@ -69,7 +93,6 @@ class Store:
 
     def __init__(self, db: Database) -> None:
         self._db = db
-        self.url = db.url
         self.where = db.where  # the database as messages name it (no password)
 
     @property
@@ -92,27 +115,21 @@ class Store:
         self.close()
 
     @contextmanager
-    def _read(self, doing: str) -> Iterator[Transaction]:
+    def reading(self, doing: str) -> Iterator[Transaction]:
+        """A read transaction; ``doing`` completes the one-line error (``cannot read thread
+        …``)."""
         with guarded(self.where, doing), self._db.transaction() as tx:
             yield tx
 
     @contextmanager
-    def _write(self, doing: str) -> Iterator[Transaction]:
+    def writing(self, doing: str) -> Iterator[Transaction]:
+        """A write transaction (SQLite: it holds the write lock from its start)."""
         with guarded(self.where, doing), self._db.transaction(write=True) as tx:
             yield tx
 
-    def reading(self, doing: str) -> AbstractContextManager[Transaction]:
-        """A read transaction for other record kinds' queries (``segue.threads``); ``doing``
-        completes the one-line error (``cannot read thread …``)."""
-        return self._read(doing)
-
-    def writing(self, doing: str) -> AbstractContextManager[Transaction]:
-        """A write transaction (SQLite: it holds the write lock from its start)."""
-        return self._write(doing)
-
     def schema_revision(self) -> str | None:
         """The migration the database is at."""
-        with self._read("cannot read the schema version") as connection:
+        with self.reading("cannot read the schema version") as connection:
             return current_revision(connection)
 
     def create_batch(
@@ -120,46 +137,99 @@ class Store:
         from_provider: Provider | None,
         to_provider: Provider | None,
         *,
-        selection: records.JsonObject | None = None,
-        options: records.JsonObject | None = None,
+        selection: JsonObject | None = None,
+        options: JsonObject | None = None,
         planned: int | None = None,
-    ) -> records.BatchHeader:
+    ) -> BatchHeader:
         """Record a new batch (its agents follow with :meth:`add_agent`)."""
-        with self._write("cannot record the batch") as connection:
-            return batches.create_batch(
-                connection,
-                from_provider,
-                to_provider,
+        import socket  # (a fleet's first record: no command else pays for importing it)
+
+        from segue.support.version import __version__
+
+        with self.writing("cannot record the batch") as connection:
+            header = BatchHeader(
+                id=new_id(),
+                created_at=datetime.now(UTC),
+                from_provider=from_provider,
+                to_provider=to_provider,
                 selection=selection,
                 options=options,
                 planned=planned,
+                host=socket.gethostname(),
+                pid=os.getpid(),
+                segue_version=__version__,
             )
+            connection.insert(batches, row_of(header, batches))
+        return header
 
-    def add_agent(self, batch_id: str, result: records.AgentResult) -> records.BatchAgent:
+    def add_agent(self, batch_id: str, result: AgentResult) -> BatchAgent:
         """Record how one agent of a batch fared. Each (batch, ordinal) is recorded once."""
-        with self._write(f"cannot record agent #{result.ordinal} of batch {batch_id}") as c:
-            return batches.add_agent(c, batch_id, result)
+        with self.writing(f"cannot record agent #{result.ordinal} of batch {batch_id}") as c:
+            if c.scalar("SELECT id FROM batches WHERE id = :id", {"id": batch_id}) is None:
+                raise StoreError(f"no batch {batch_id}")
+            if result.first_provider is None or result.first_session is None:
+                first = _origin(c, result.provider, result.session)
+                result = replace(
+                    result,
+                    first_provider=result.first_provider or Provider(first[0]),
+                    first_session=result.first_session or first[1],
+                )
+            agent = BatchAgent(batch_id=batch_id, result=result, recorded_at=datetime.now(UTC))
+            try:
+                c.insert(batch_agents, _agent_row(agent))
+            except Exception as error:  # the (batch, ordinal) key: the transaction is lost
+                if not integrity_error(error):
+                    raise
+                raise StoreError(f"batch {batch_id} already has agent #{result.ordinal}") from None
+        return agent
 
-    def list_batches(self, limit: int | None = None) -> list[records.BatchSummary]:
+    def list_batches(self, limit: int | None = None) -> list[BatchSummary]:
         """Batches, newest first, with their agents counted by outcome."""
-        with self._read("cannot list batches") as connection:
-            return batches.list_batches(connection, limit)
+        newest = "ORDER BY created_at DESC, id DESC" + ("" if limit is None else " LIMIT :limit")
+        params = {} if limit is None else {"limit": limit}
+        with self.reading("cannot list batches") as connection:
+            heads = connection.rows(
+                f"SELECT id, created_at, from_provider, to_provider, planned FROM batches {newest}",
+                params,
+            )
+            counts = _outcome_counts(connection, None if limit is None else newest, params)
+        return [
+            BatchSummary(
+                id=row["id"],
+                created_at=row["created_at"],
+                from_provider=optional_provider(row["from_provider"]),
+                to_provider=optional_provider(row["to_provider"]),
+                planned=row["planned"],
+                agents=sum(counts[row["id"]].values()),
+                tally=ordered_tally(counts[row["id"]]),
+            )
+            for row in heads
+        ]
 
-    def get_batch(self, batch_id: str) -> records.Batch:
+    def get_batch(self, batch_id: str) -> Batch:
         """The batch with exactly this id, with its agents."""
-        with self._read(f"cannot read batch {batch_id}") as connection:
-            batch = batches.get_batch(connection, batch_id)
+        with self.reading(f"cannot read batch {batch_id}") as connection:
+            batch = _batch(connection, batch_id)
         if batch is None:
             raise StoreError(f"{self.where}: no batch {batch_id}")
         return batch
 
-    def find_batch(self, ref: str) -> records.Batch:
-        """The batch whose id is ``ref`` or starts with it; an ambiguous prefix is an error."""
+    def find_batch(self, ref: str) -> Batch:
+        """The batch whose id is ``ref`` or starts with it (hex digits and dashes only); an
+        ambiguous prefix is an error."""
         ref = ref.strip().lower()
-        with self._read(f"cannot read batch {ref}") as connection:
-            ids = batches.batch_ids_like(connection, ref, _SHOWN_CANDIDATES + 1) if ref else []
+        ids: list[str] = []
+        with self.reading(f"cannot read batch {ref}") as connection:
+            if _ID_PREFIX.fullmatch(ref):
+                ids = [
+                    row[0]
+                    for row in connection.tuples(
+                        "SELECT id FROM batches WHERE id LIKE :prefix ORDER BY id LIMIT :limit",
+                        {"prefix": f"{ref}%", "limit": _SHOWN_CANDIDATES + 1},
+                    )
+                ]
             exact = ref in ids
-            batch = batches.get_batch(connection, ref if exact else ids[0]) if ids else None
+            batch = _batch(connection, ref if exact else ids[0]) if ids else None
         if batch is None:
             raise StoreError(f"{self.where}: no batch {ref or '(empty id)'}")
         if len(ids) > 1 and not exact:
@@ -170,8 +240,92 @@ class Store:
             )
         return batch
 
-    def latest_batch(self) -> records.Batch | None:
-        """The newest batch, or None when there is none."""
-        with self._read("cannot read the latest batch") as connection:
-            batch_id = batches.latest_batch_id(connection)
-            return None if batch_id is None else batches.get_batch(connection, batch_id)
+
+def _origin(connection: Transaction, provider: str, session: str) -> tuple[str, str]:
+    """The session an agent started as: follow an earlier recorded switch that produced it."""
+    rows = connection.tuples(
+        "SELECT first_provider, first_session FROM batch_agents "
+        "WHERE target_provider = :provider AND target_session = :session "
+        "ORDER BY recorded_at DESC LIMIT 1",
+        {"provider": provider, "session": session},
+    )
+    return (rows[0][0], rows[0][1]) if rows else (provider, session)
+
+
+def _agent_row(agent: BatchAgent) -> dict[str, Any]:
+    r = agent.result
+    return row_of(
+        r,
+        batch_agents,
+        batch_id=agent.batch_id,
+        source_provider=r.provider,
+        source_session=r.session,
+        source_path=r.path,
+        warnings=list(r.warnings) or None,
+        switch=None,  # no longer written: the typed fields say what the switch did
+        recorded_at=agent.recorded_at,
+    )
+
+
+def _agent(m: Row) -> BatchAgent:
+    old: dict[str, Any] = m["switch"] if isinstance(m["switch"], dict) else {}  # before 0004
+    moved = old.get("thread")
+    thread: dict[str, Any] = moved if isinstance(moved, dict) else {}
+    result = from_row(
+        AgentResult,
+        m,
+        strategy=m["strategy"] or _text(thread.get("strategy")),
+        summary=m["summary"] or _text(old.get("summary")),
+        resume_command=m["resume_command"] or _text(old.get("resume_command")),
+        provider=Provider(m["source_provider"]),
+        target_provider=optional_provider(m["target_provider"]),
+        first_provider=optional_provider(m["first_provider"]),
+        session=m["source_session"],
+        path=m["source_path"],
+        warnings=tuple(str(w) for w in m["warnings"] or old.get("warnings") or ()),
+    )
+    return BatchAgent(batch_id=m["batch_id"], result=result, recorded_at=m["recorded_at"])
+
+
+def _text(value: object) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _header(m: Row) -> BatchHeader:
+    return from_row(
+        BatchHeader,
+        m,
+        from_provider=optional_provider(m["from_provider"]),
+        to_provider=optional_provider(m["to_provider"]),
+    )
+
+
+def _batch(connection: Transaction, batch_id: str) -> Batch | None:
+    row = connection.first("SELECT * FROM batches WHERE id = :id", {"id": batch_id}, batches.kinds)
+    if row is None:
+        return None
+    agents = connection.rows(
+        "SELECT * FROM batch_agents WHERE batch_id = :id ORDER BY ordinal",
+        {"id": batch_id},
+        batch_agents.kinds,
+    )
+    return Batch(header=_header(row), agents=[_agent(a) for a in agents])
+
+
+def _outcome_counts(
+    connection: Transaction, newest: str | None, params: dict[str, Any]
+) -> dict[str, Counter[str]]:
+    """Agents by batch and outcome; of the batches ``newest`` orders and limits, or of all."""
+    where = ""
+    if newest is not None:
+        where = f"WHERE batch_id IN (SELECT id FROM batches {newest}) "
+    rows = connection.tuples(
+        "SELECT batch_id, label, skipped IS NOT NULL, error IS NOT NULL, count(*) "
+        f"FROM batch_agents {where}"
+        "GROUP BY batch_id, label, skipped IS NOT NULL, error IS NOT NULL",
+        params,
+    )
+    counts: dict[str, Counter[str]] = defaultdict(Counter)
+    for batch_id, label, was_skipped, was_failed, n in rows:
+        counts[batch_id][outcome(bool(was_skipped), bool(was_failed), label)] += n
+    return counts

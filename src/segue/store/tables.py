@@ -85,6 +85,12 @@ def _required(name: str, kind: Kind = "text", references: str | None = None) -> 
     return Column(name, kind, nullable=False, references=references)
 
 
+def _of_thread(name: str, *columns: Column) -> Table:
+    """A table of records about one app thread, found by it: ``id`` and ``thread_id`` first."""
+    thread_id = _required("thread_id", references="app_threads.id")
+    return Table(name, (_key("id"), thread_id, *columns), indexes=(("thread_id",),))
+
+
 batches = Table(
     "batches",
     (
@@ -151,16 +157,11 @@ app_threads = Table(
     ),
 )
 
-provider_threads = Table(
-    "provider_threads",
-    (
-        _key("id"),  # UUIDv7
-        _required("thread_id", references="app_threads.id"),
-        _required("provider"),
-        _required("created_at", "time"),
-        _required("origin"),  # adopted / switch / fork
-    ),
-    indexes=(("thread_id",),),
+provider_threads = _of_thread(
+    "provider_threads",  # (its id: UUIDv7)
+    _required("provider"),
+    _required("created_at", "time"),
+    _required("origin"),  # adopted / switch / fork
 )
 
 provider_thread_revisions = Table(
@@ -201,21 +202,16 @@ runs = Table(
     ),
 )
 
-context_transfers = Table(
+context_transfers = _of_thread(
     "context_transfers",
-    (
-        _key("id"),
-        _required("thread_id", references="app_threads.id"),
-        _required("type"),  # switch / fork / return
-        Column("source_provider_thread_id", references="provider_threads.id"),
-        Column("target_provider_thread_id", references="provider_threads.id"),
-        Column("source_run_ordinal", "int"),  # the source point
-        _required("resolution"),  # the strategy it was resolved with
-        _required("status"),  # pending / done / failed
-        Column("supersedes", references="context_transfers.id", unique=True),
-        _required("created_at", "time"),
-    ),
-    indexes=(("thread_id",),),
+    _required("type"),  # switch / fork / return
+    Column("source_provider_thread_id", references="provider_threads.id"),
+    Column("target_provider_thread_id", references="provider_threads.id"),
+    Column("source_run_ordinal", "int"),  # the source point
+    _required("resolution"),  # the strategy it was resolved with
+    _required("status"),  # pending / done / failed
+    Column("supersedes", references="context_transfers.id", unique=True),
+    _required("created_at", "time"),
 )
 
 context_handoffs = Table(
@@ -242,63 +238,48 @@ context_handoffs = Table(
     indexes=(("thread_id",),),
 )
 
-decisions = Table(
+decisions = _of_thread(
     "decisions",
-    (
-        _key("id"),
-        _required("thread_id", references="app_threads.id"),
-        _required("target_provider"),
-        _required("strategy"),
-        Column("form"),
-        _required("reason"),
-        Column("provider_thread_id", references="provider_threads.id"),
-        Column("covers_from", "int"),
-        Column("covers_to", "int"),
-        Column("inputs", "json"),  # the options and facts it was decided on
-        _required("created_at", "time"),
-    ),
-    indexes=(("thread_id",),),
+    _required("target_provider"),
+    _required("strategy"),
+    Column("form"),
+    _required("reason"),
+    Column("provider_thread_id", references="provider_threads.id"),
+    Column("covers_from", "int"),
+    Column("covers_to", "int"),
+    Column("inputs", "json"),  # the options and facts it was decided on
+    _required("created_at", "time"),
 )
 
-checkpoints = Table(
-    "checkpoints",
-    (
-        _key("id"),  # UUIDv7
-        _required("thread_id", references="app_threads.id"),
-        _required("run_ordinal", "int"),  # the run whose end it is
-        _required("kind"),  # exact / approximate / safety
-        Column("provider"),  # the provider of that run
-        _required("folder"),  # the workspace snapshotted
-        _required("repository"),  # the git dir that holds the commit
-        _required("private", "bool"),  # a private repository in segue's data folder
-        _required("ref"),  # refs/segue/…
-        _required("commit_id"),
-        _required("tree_id"),
-        _required("base"),  # what its files are counted against
-        Column("files", "json"),  # [[path, status, added, removed], …]
-        Column("skipped", "json"),  # [[path, reason], …]: left out of the snapshot
-        _required("created_at", "time"),
-    ),
-    indexes=(("thread_id",),),
+checkpoints = _of_thread(
+    "checkpoints",  # (its id: UUIDv7)
+    _required("run_ordinal", "int"),  # the run whose end it is
+    _required("kind"),  # exact / approximate / safety
+    Column("provider"),  # the provider of that run
+    _required("folder"),  # the workspace snapshotted
+    _required("repository"),  # the git dir that holds the commit
+    _required("private", "bool"),  # a private repository in segue's data folder
+    _required("ref"),  # refs/segue/…
+    _required("commit_id"),
+    _required("tree_id"),
+    _required("base"),  # what its files are counted against
+    Column("files", "json"),  # [[path, status, added, removed], …]
+    Column("skipped", "json"),  # [[path, reason], …]: left out of the snapshot
+    _required("created_at", "time"),
 )
 
-rollbacks = Table(
-    "rollbacks",
-    (
-        _key("id"),  # UUIDv7
-        _required("thread_id", references="app_threads.id"),
-        _required("to_run", "int"),  # the runs after it were rolled back
-        _required("scope"),  # files+context / files / context
-        Column("safety_checkpoint_id", references="checkpoints.id"),  # the folder before
-        Column("target_checkpoint_id", references="checkpoints.id"),  # the one restored
-        Column("runs", "json"),  # [[ordinal, status before], …]: rolled back by it
-        Column("provider_threads", "json"),  # [[id, status before], …]: made divergent by it
-        Column("handoffs", "json"),  # [id, …]: superseded by it
-        Column("undoes", references="rollbacks.id", unique=True),  # an undo names its rollback
-        Column("note"),
-        _required("created_at", "time"),
-    ),
-    indexes=(("thread_id",),),
+rollbacks = _of_thread(
+    "rollbacks",  # (its id: UUIDv7)
+    _required("to_run", "int"),  # the runs after it were rolled back
+    _required("scope"),  # files+context / files / context
+    Column("safety_checkpoint_id", references="checkpoints.id"),  # the folder before
+    Column("target_checkpoint_id", references="checkpoints.id"),  # the one restored
+    Column("runs", "json"),  # [[ordinal, status before], …]: rolled back by it
+    Column("provider_threads", "json"),  # [[id, status before], …]: made divergent by it
+    Column("handoffs", "json"),  # [id, …]: superseded by it
+    Column("undoes", references="rollbacks.id", unique=True),  # an undo names its rollback
+    Column("note"),
+    _required("created_at", "time"),
 )
 
 watch_events = Table(

@@ -8,14 +8,14 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
+from segue.store.migrations.shapes import create_table
+
 revision = "0001"
-down_revision: str | None = None
-branch_labels: str | None = None
-depends_on: str | None = None
+down_revision = None
 
 
 def upgrade() -> None:
-    op.create_table(
+    create_table(
         "batches",
         sa.Column("id", sa.Text(), nullable=False),
         sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
@@ -27,10 +27,9 @@ def upgrade() -> None:
         sa.Column("host", sa.Text(), nullable=False),
         sa.Column("pid", sa.Integer(), nullable=False),
         sa.Column("segue_version", sa.Text(), nullable=False),
-        sa.PrimaryKeyConstraint("id", name="pk_batches"),
+        indexes=[["created_at"]],
     )
-    op.create_index("ix_batches_created_at", "batches", ["created_at"])
-    op.create_table(
+    create_table(
         "batch_agents",
         sa.Column("batch_id", sa.Text(), nullable=False),
         sa.Column("ordinal", sa.Integer(), nullable=False),
@@ -51,20 +50,12 @@ def upgrade() -> None:
         sa.Column("first_provider", sa.Text(), nullable=False),
         sa.Column("first_session", sa.Text(), nullable=False),
         sa.Column("recorded_at", sa.DateTime(timezone=True), nullable=False),
-        sa.ForeignKeyConstraint(
-            ["batch_id"], ["batches.id"], name="fk_batch_agents_batch_id_batches"
-        ),
-        sa.PrimaryKeyConstraint("batch_id", "ordinal", name="pk_batch_agents"),
-    )
-    op.create_index(
-        "ix_batch_agents_target_provider",
-        "batch_agents",
-        ["target_provider", "target_session"],
+        key=("batch_id", "ordinal"),
+        refers={"batch_id": "batches"},
+        indexes=[["target_provider", "target_session"]],
     )
 
 
 def downgrade() -> None:
-    op.drop_index("ix_batch_agents_target_provider", table_name="batch_agents")
-    op.drop_table("batch_agents")
-    op.drop_index("ix_batches_created_at", table_name="batches")
-    op.drop_table("batches")
+    for table in ("batch_agents", "batches"):  # (its indexes go with it)
+        op.drop_table(table)

@@ -10,14 +10,14 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
+from segue.store.migrations.shapes import create_table
+
 revision = "0002"
-down_revision: str | None = "0001"
-branch_labels: str | None = None
-depends_on: str | None = None
+down_revision = "0001"
 
 
 def upgrade() -> None:
-    op.create_table(
+    create_table(
         "app_threads",
         sa.Column("id", sa.Text(), nullable=False),
         sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
@@ -25,33 +25,19 @@ def upgrade() -> None:
         sa.Column("cwd", sa.Text(), nullable=True),
         sa.Column("parent_thread_id", sa.Text(), nullable=True),
         sa.Column("parent_run_ordinal", sa.Integer(), nullable=True),
-        sa.ForeignKeyConstraint(
-            ["parent_thread_id"],
-            ["app_threads.id"],
-            name=op.f("fk_app_threads_parent_thread_id_app_threads"),
-        ),
-        sa.PrimaryKeyConstraint("id", name=op.f("pk_app_threads")),
+        refers={"parent_thread_id": "app_threads"},
     )
-    op.create_table(
+    create_table(
         "provider_threads",
         sa.Column("id", sa.Text(), nullable=False),
         sa.Column("thread_id", sa.Text(), nullable=False),
         sa.Column("provider", sa.Text(), nullable=False),
         sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
         sa.Column("origin", sa.Text(), nullable=False),
-        sa.ForeignKeyConstraint(
-            ["thread_id"],
-            ["app_threads.id"],
-            name=op.f("fk_provider_threads_thread_id_app_threads"),
-        ),
-        sa.PrimaryKeyConstraint("id", name=op.f("pk_provider_threads")),
+        refers={"thread_id": "app_threads"},
+        indexes=[["thread_id"]],
     )
-    with op.batch_alter_table("provider_threads", schema=None) as batch_op:
-        batch_op.create_index(
-            batch_op.f("ix_provider_threads_thread_id"), ["thread_id"], unique=False
-        )
-
-    op.create_table(
+    create_table(
         "context_transfers",
         sa.Column("id", sa.Text(), nullable=False),
         sa.Column("thread_id", sa.Text(), nullable=False),
@@ -63,35 +49,16 @@ def upgrade() -> None:
         sa.Column("status", sa.Text(), nullable=False),
         sa.Column("supersedes", sa.Text(), nullable=True),
         sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
-        sa.ForeignKeyConstraint(
-            ["source_provider_thread_id"],
-            ["provider_threads.id"],
-            name=op.f("fk_context_transfers_source_provider_thread_id_provider_threads"),
-        ),
-        sa.ForeignKeyConstraint(
-            ["supersedes"],
-            ["context_transfers.id"],
-            name=op.f("fk_context_transfers_supersedes_context_transfers"),
-        ),
-        sa.ForeignKeyConstraint(
-            ["target_provider_thread_id"],
-            ["provider_threads.id"],
-            name=op.f("fk_context_transfers_target_provider_thread_id_provider_threads"),
-        ),
-        sa.ForeignKeyConstraint(
-            ["thread_id"],
-            ["app_threads.id"],
-            name=op.f("fk_context_transfers_thread_id_app_threads"),
-        ),
-        sa.PrimaryKeyConstraint("id", name=op.f("pk_context_transfers")),
-        sa.UniqueConstraint("supersedes", name=op.f("uq_context_transfers_supersedes")),
+        refers={
+            "source_provider_thread_id": "provider_threads",
+            "supersedes": "context_transfers",
+            "target_provider_thread_id": "provider_threads",
+            "thread_id": "app_threads",
+        },
+        unique="supersedes",
+        indexes=[["thread_id"]],
     )
-    with op.batch_alter_table("context_transfers", schema=None) as batch_op:
-        batch_op.create_index(
-            batch_op.f("ix_context_transfers_thread_id"), ["thread_id"], unique=False
-        )
-
-    op.create_table(
+    create_table(
         "decisions",
         sa.Column("id", sa.Text(), nullable=False),
         sa.Column("thread_id", sa.Text(), nullable=False),
@@ -104,20 +71,10 @@ def upgrade() -> None:
         sa.Column("covers_to", sa.Integer(), nullable=True),
         sa.Column("inputs", sa.JSON(none_as_null=True), nullable=True),
         sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
-        sa.ForeignKeyConstraint(
-            ["provider_thread_id"],
-            ["provider_threads.id"],
-            name=op.f("fk_decisions_provider_thread_id_provider_threads"),
-        ),
-        sa.ForeignKeyConstraint(
-            ["thread_id"], ["app_threads.id"], name=op.f("fk_decisions_thread_id_app_threads")
-        ),
-        sa.PrimaryKeyConstraint("id", name=op.f("pk_decisions")),
+        refers={"provider_thread_id": "provider_threads", "thread_id": "app_threads"},
+        indexes=[["thread_id"]],
     )
-    with op.batch_alter_table("decisions", schema=None) as batch_op:
-        batch_op.create_index(batch_op.f("ix_decisions_thread_id"), ["thread_id"], unique=False)
-
-    op.create_table(
+    create_table(
         "provider_thread_revisions",
         sa.Column("provider_thread_id", sa.Text(), nullable=False),
         sa.Column("version", sa.Integer(), nullable=False),
@@ -128,21 +85,11 @@ def upgrade() -> None:
         sa.Column("reason", sa.Text(), nullable=True),
         sa.Column("model", sa.Text(), nullable=True),
         sa.Column("recorded_at", sa.DateTime(timezone=True), nullable=False),
-        sa.ForeignKeyConstraint(
-            ["provider_thread_id"],
-            ["provider_threads.id"],
-            name=op.f("fk_provider_thread_revisions_provider_thread_id_provider_threads"),
-        ),
-        sa.PrimaryKeyConstraint(
-            "provider_thread_id", "version", name=op.f("pk_provider_thread_revisions")
-        ),
+        key=("provider_thread_id", "version"),
+        refers={"provider_thread_id": "provider_threads"},
+        indexes=[["native_id"]],
     )
-    with op.batch_alter_table("provider_thread_revisions", schema=None) as batch_op:
-        batch_op.create_index(
-            batch_op.f("ix_provider_thread_revisions_native_id"), ["native_id"], unique=False
-        )
-
-    op.create_table(
+    create_table(
         "runs",
         sa.Column("thread_id", sa.Text(), nullable=False),
         sa.Column("ordinal", sa.Integer(), nullable=False),
@@ -156,17 +103,10 @@ def upgrade() -> None:
         sa.Column("started_at", sa.DateTime(timezone=True), nullable=True),
         sa.Column("ended_at", sa.DateTime(timezone=True), nullable=True),
         sa.Column("recorded_at", sa.DateTime(timezone=True), nullable=False),
-        sa.ForeignKeyConstraint(
-            ["provider_thread_id"],
-            ["provider_threads.id"],
-            name=op.f("fk_runs_provider_thread_id_provider_threads"),
-        ),
-        sa.ForeignKeyConstraint(
-            ["thread_id"], ["app_threads.id"], name=op.f("fk_runs_thread_id_app_threads")
-        ),
-        sa.PrimaryKeyConstraint("thread_id", "ordinal", "version", name=op.f("pk_runs")),
+        key=("thread_id", "ordinal", "version"),
+        refers={"provider_thread_id": "provider_threads", "thread_id": "app_threads"},
     )
-    op.create_table(
+    create_table(
         "context_handoffs",
         sa.Column("id", sa.Text(), nullable=False),
         sa.Column("transfer_id", sa.Text(), nullable=True),
@@ -184,55 +124,25 @@ def upgrade() -> None:
         sa.Column("created_by_provider", sa.Text(), nullable=True),
         sa.Column("supersedes", sa.Text(), nullable=True),
         sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
-        sa.ForeignKeyConstraint(
-            ["supersedes"],
-            ["context_handoffs.id"],
-            name=op.f("fk_context_handoffs_supersedes_context_handoffs"),
-        ),
-        sa.ForeignKeyConstraint(
-            ["thread_id"],
-            ["app_threads.id"],
-            name=op.f("fk_context_handoffs_thread_id_app_threads"),
-        ),
-        sa.ForeignKeyConstraint(
-            ["to_provider_thread_id"],
-            ["provider_threads.id"],
-            name=op.f("fk_context_handoffs_to_provider_thread_id_provider_threads"),
-        ),
-        sa.ForeignKeyConstraint(
-            ["transfer_id"],
-            ["context_transfers.id"],
-            name=op.f("fk_context_handoffs_transfer_id_context_transfers"),
-        ),
-        sa.PrimaryKeyConstraint("id", name=op.f("pk_context_handoffs")),
-        sa.UniqueConstraint("supersedes", name=op.f("uq_context_handoffs_supersedes")),
+        refers={
+            "supersedes": "context_handoffs",
+            "thread_id": "app_threads",
+            "to_provider_thread_id": "provider_threads",
+            "transfer_id": "context_transfers",
+        },
+        unique="supersedes",
+        indexes=[["thread_id"]],
     )
-    with op.batch_alter_table("context_handoffs", schema=None) as batch_op:
-        batch_op.create_index(
-            batch_op.f("ix_context_handoffs_thread_id"), ["thread_id"], unique=False
-        )
 
 
 def downgrade() -> None:
-    with op.batch_alter_table("context_handoffs", schema=None) as batch_op:
-        batch_op.drop_index(batch_op.f("ix_context_handoffs_thread_id"))
-
-    op.drop_table("context_handoffs")
-    op.drop_table("runs")
-    with op.batch_alter_table("provider_thread_revisions", schema=None) as batch_op:
-        batch_op.drop_index(batch_op.f("ix_provider_thread_revisions_native_id"))
-
-    op.drop_table("provider_thread_revisions")
-    with op.batch_alter_table("decisions", schema=None) as batch_op:
-        batch_op.drop_index(batch_op.f("ix_decisions_thread_id"))
-
-    op.drop_table("decisions")
-    with op.batch_alter_table("context_transfers", schema=None) as batch_op:
-        batch_op.drop_index(batch_op.f("ix_context_transfers_thread_id"))
-
-    op.drop_table("context_transfers")
-    with op.batch_alter_table("provider_threads", schema=None) as batch_op:
-        batch_op.drop_index(batch_op.f("ix_provider_threads_thread_id"))
-
-    op.drop_table("provider_threads")
-    op.drop_table("app_threads")
+    for table in (  # (their indexes go with them)
+        "context_handoffs",
+        "runs",
+        "provider_thread_revisions",
+        "decisions",
+        "context_transfers",
+        "provider_threads",
+        "app_threads",
+    ):
+        op.drop_table(table)

@@ -12,24 +12,20 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0003"
-down_revision: str | None = "0002"
-branch_labels: str | None = None
-depends_on: str | None = None
+down_revision = "0002"
 
 
 def upgrade() -> None:
-    with op.batch_alter_table("provider_thread_revisions", schema=None) as batch_op:
-        batch_op.add_column(sa.Column("stamp", sa.JSON(none_as_null=True), nullable=True))
-        batch_op.add_column(sa.Column("turns", sa.JSON(none_as_null=True), nullable=True))
-        batch_op.add_column(sa.Column("former", sa.JSON(none_as_null=True), nullable=True))
-    with op.batch_alter_table("runs", schema=None) as batch_op:
-        batch_op.add_column(sa.Column("note", sa.Text(), nullable=True))
+    for name in ("stamp", "turns", "former"):
+        op.add_column(
+            "provider_thread_revisions", sa.Column(name, sa.JSON(none_as_null=True), nullable=True)
+        )
+    op.add_column("runs", sa.Column("note", sa.Text(), nullable=True))
 
 
 def downgrade() -> None:
     with op.batch_alter_table("runs", schema=None) as batch_op:
         batch_op.drop_column("note")
     with op.batch_alter_table("provider_thread_revisions", schema=None) as batch_op:
-        batch_op.drop_column("former")
-        batch_op.drop_column("turns")
-        batch_op.drop_column("stamp")
+        for name in ("former", "turns", "stamp"):
+            batch_op.drop_column(name)

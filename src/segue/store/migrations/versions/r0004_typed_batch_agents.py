@@ -12,22 +12,16 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0004"
-down_revision: str | None = "0003"
-branch_labels: str | None = None
-depends_on: str | None = None
+down_revision = "0003"
 
 
 def upgrade() -> None:
-    with op.batch_alter_table("batch_agents", schema=None) as batch_op:
-        batch_op.add_column(sa.Column("strategy", sa.Text(), nullable=True))
-        batch_op.add_column(sa.Column("summary", sa.Text(), nullable=True))
-        batch_op.add_column(sa.Column("resume_command", sa.Text(), nullable=True))
-        batch_op.add_column(sa.Column("warnings", sa.JSON(none_as_null=True), nullable=True))
+    for name in ("strategy", "summary", "resume_command"):
+        op.add_column("batch_agents", sa.Column(name, sa.Text(), nullable=True))
+    op.add_column("batch_agents", sa.Column("warnings", sa.JSON(none_as_null=True), nullable=True))
 
 
 def downgrade() -> None:
     with op.batch_alter_table("batch_agents", schema=None) as batch_op:
-        batch_op.drop_column("warnings")
-        batch_op.drop_column("resume_command")
-        batch_op.drop_column("summary")
-        batch_op.drop_column("strategy")
+        for name in ("warnings", "resume_command", "summary", "strategy"):
+            batch_op.drop_column(name)

@@ -17,14 +17,14 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
+from segue.store.migrations.shapes import create_table
+
 revision = "0005"
-down_revision: str | None = "0004"
-branch_labels: str | None = None
-depends_on: str | None = None
+down_revision = "0004"
 
 
 def upgrade() -> None:
-    op.create_table(
+    create_table(
         "checkpoints",
         sa.Column("id", sa.Text(), nullable=False),
         sa.Column("thread_id", sa.Text(), nullable=False),
@@ -41,19 +41,12 @@ def upgrade() -> None:
         sa.Column("files", sa.JSON(none_as_null=True), nullable=True),
         sa.Column("skipped", sa.JSON(none_as_null=True), nullable=True),
         sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
-        sa.ForeignKeyConstraint(
-            ["thread_id"], ["app_threads.id"], name=op.f("fk_checkpoints_thread_id_app_threads")
-        ),
-        sa.PrimaryKeyConstraint("id", name=op.f("pk_checkpoints")),
+        refers={"thread_id": "app_threads"},
+        indexes=[["thread_id"]],
     )
-    with op.batch_alter_table("checkpoints", schema=None) as batch_op:
-        batch_op.create_index(batch_op.f("ix_checkpoints_thread_id"), ["thread_id"], unique=False)
-
-    with op.batch_alter_table("app_threads", schema=None) as batch_op:
-        batch_op.add_column(sa.Column("parent_checkpoint_id", sa.Text(), nullable=True))
-    with op.batch_alter_table("context_handoffs", schema=None) as batch_op:
-        batch_op.add_column(sa.Column("checkpoint_id", sa.Text(), nullable=True))
-    op.create_table(
+    op.add_column("app_threads", sa.Column("parent_checkpoint_id", sa.Text(), nullable=True))
+    op.add_column("context_handoffs", sa.Column("checkpoint_id", sa.Text(), nullable=True))
+    create_table(
         "rollbacks",
         sa.Column("id", sa.Text(), nullable=False),
         sa.Column("thread_id", sa.Text(), nullable=False),
@@ -67,27 +60,15 @@ def upgrade() -> None:
         sa.Column("undoes", sa.Text(), nullable=True),
         sa.Column("note", sa.Text(), nullable=True),
         sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
-        sa.ForeignKeyConstraint(
-            ["thread_id"], ["app_threads.id"], name=op.f("fk_rollbacks_thread_id_app_threads")
-        ),
-        sa.ForeignKeyConstraint(
-            ["safety_checkpoint_id"],
-            ["checkpoints.id"],
-            name=op.f("fk_rollbacks_safety_checkpoint_id_checkpoints"),
-        ),
-        sa.ForeignKeyConstraint(
-            ["target_checkpoint_id"],
-            ["checkpoints.id"],
-            name=op.f("fk_rollbacks_target_checkpoint_id_checkpoints"),
-        ),
-        sa.ForeignKeyConstraint(
-            ["undoes"], ["rollbacks.id"], name=op.f("fk_rollbacks_undoes_rollbacks")
-        ),
-        sa.PrimaryKeyConstraint("id", name=op.f("pk_rollbacks")),
-        sa.UniqueConstraint("undoes", name=op.f("uq_rollbacks_undoes")),
+        refers={
+            "thread_id": "app_threads",
+            "safety_checkpoint_id": "checkpoints",
+            "target_checkpoint_id": "checkpoints",
+            "undoes": "rollbacks",
+        },
+        unique="undoes",
+        indexes=[["thread_id"]],
     )
-    with op.batch_alter_table("rollbacks", schema=None) as batch_op:
-        batch_op.create_index(batch_op.f("ix_rollbacks_thread_id"), ["thread_id"], unique=False)
 
 
 def downgrade() -> None:
@@ -95,9 +76,5 @@ def downgrade() -> None:
         batch_op.drop_column("checkpoint_id")
     with op.batch_alter_table("app_threads", schema=None) as batch_op:
         batch_op.drop_column("parent_checkpoint_id")
-    with op.batch_alter_table("rollbacks", schema=None) as batch_op:
-        batch_op.drop_index(batch_op.f("ix_rollbacks_thread_id"))
-    op.drop_table("rollbacks")
-    with op.batch_alter_table("checkpoints", schema=None) as batch_op:
-        batch_op.drop_index(batch_op.f("ix_checkpoints_thread_id"))
+    op.drop_table("rollbacks")  # (their indexes go with them)
     op.drop_table("checkpoints")

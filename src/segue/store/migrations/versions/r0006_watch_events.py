@@ -9,14 +9,14 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
+from segue.store.migrations.shapes import create_table
+
 revision = "0006"
-down_revision: str | None = "0005"
-branch_labels: str | None = None
-depends_on: str | None = None
+down_revision = "0005"
 
 
 def upgrade() -> None:
-    op.create_table(
+    create_table(
         "watch_events",
         sa.Column("id", sa.Text(), nullable=False),
         sa.Column("at", sa.DateTime(timezone=True), nullable=False),
@@ -28,16 +28,10 @@ def upgrade() -> None:
         sa.Column("detail", sa.Text(), nullable=True),
         sa.Column("host", sa.Text(), nullable=False),
         sa.Column("pid", sa.Integer(), nullable=False),
-        sa.ForeignKeyConstraint(
-            ["batch_id"], ["batches.id"], name=op.f("fk_watch_events_batch_id_batches")
-        ),
-        sa.PrimaryKeyConstraint("id", name=op.f("pk_watch_events")),
+        refers={"batch_id": "batches"},
+        indexes=[["at"]],
     )
-    with op.batch_alter_table("watch_events", schema=None) as batch_op:
-        batch_op.create_index(batch_op.f("ix_watch_events_at"), ["at"], unique=False)
 
 
 def downgrade() -> None:
-    with op.batch_alter_table("watch_events", schema=None) as batch_op:
-        batch_op.drop_index(batch_op.f("ix_watch_events_at"))
-    op.drop_table("watch_events")
+    op.drop_table("watch_events")  # (its index goes with it)
