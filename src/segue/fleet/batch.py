@@ -111,7 +111,6 @@ class FleetPlan(msgspec.Struct):
     candidates: list[Candidate]
     reason: str  # why this direction
     redact_secrets: bool = False
-    returning: bool = False  # taking a batch back: each move decided in its app thread
     under: str | None = None  # only sessions working in this directory or below it
     # a return to a provider segue's usage readings say is still exhausted: that, in one line
     # (with its reset time); :func:`run_fleet` refuses such a plan unless forced
@@ -198,11 +197,8 @@ def _tally_line(
     labels = ", ".join(f"{v} {k}" for k, v in tally.items() if k in set(Label))
     line = f"{done} {n} agent{'s' if n != 1 else ''} to {entry(target).label}"
     line += f": {labels}" if labels else ""
-    extra: list[str] = []
-    if skipped:
-        extra.append(f"{len(skipped)} skipped: {', '.join(sorted(set(skipped)))}")
-    if failed:
-        extra.append(failed)
+    extra = [f"{len(skipped)} skipped: {', '.join(sorted(set(skipped)))}"] if skipped else []
+    extra += [failed] if failed else []
     return line + (f" ({'; '.join(extra)})" if extra else "")
 
 
@@ -257,9 +253,19 @@ def plan_fleet(
     for candidate in candidates:
         if candidate.skip is None and exclude and candidate.session_id in exclude:
             candidate.skip = exclude[candidate.session_id]
-    for candidate in candidates:
-        if candidate.skip is None and candidate.error is None:
-            _preview(candidate, target, env, redact_secrets, running, clean)
+        if candidate.skip is not None or candidate.error is not None:
+            continue
+        try:
+            candidate.preview = preview_switch(
+                str(candidate.path),
+                target,
+                clean=clean,
+                env=switch_env(env, candidate.agent, target),
+                redact_secrets=redact_secrets,
+                agents=running,
+            )
+        except SegueError as exc:
+            candidate.error = str(exc)
     return FleetPlan(
         source,
         target,
@@ -398,27 +404,6 @@ def _candidate(row: SessionInfo, agent: Agent | None) -> Candidate:
     )
 
 
-def _preview(
-    candidate: Candidate,
-    target: Provider,
-    env: Mapping[str, str],
-    redact_secrets: bool,
-    agents: Sequence[Agent],
-    clean: bool = False,
-) -> None:
-    try:
-        candidate.preview = preview_switch(
-            str(candidate.path),
-            target,
-            clean=clean,
-            env=switch_env(env, candidate.agent, target),
-            redact_secrets=redact_secrets,
-            agents=agents,
-        )
-    except SegueError as exc:
-        candidate.error = str(exc)
-
-
 def switch_env(env: Mapping[str, str], agent: Agent | None, target: Provider) -> dict[str, str]:
     """The environment an agent's switch runs with: segue's own, except for an agent of
     another home, whose session is in its home: there each CLI's home is the one its process
@@ -467,13 +452,16 @@ Progress = Callable[[Outcome], None]
 def check_source_compact(plan: FleetPlan, exhausted: Sequence[Provider] | None = None) -> None:
     """``--source-compact`` asks the source CLI for a turn: refused when the source is
     exhausted (that turn cannot happen, and its limit text must never become a summary)."""
-    if exhausted is None:
-        exhausted = _exhausted_providers(os.environ)
+    exhausted = _exhausted_providers(os.environ) if exhausted is None else exhausted
     if plan.source in exhausted:
-        raise SegueError(
-            f"--source-compact asks {entry(plan.source).label} for a turn, but {plan.source.value} "
-            "is exhausted; switch without it (segue carries the history itself)"
-        )
+        raise _exhausted_source(plan.source)
+
+
+def _exhausted_source(provider: Provider) -> SegueError:
+    return SegueError(
+        f"--source-compact asks {entry(provider).label} for a turn, but {provider.value} "
+        "is exhausted; switch without it (segue carries the history itself)"
+    )
 
 
 def run_fleet(
@@ -499,21 +487,15 @@ def run_fleet(
     outcomes = [Outcome(c, error=c.error) for c in plan.candidates]
     todo = [o for o in outcomes if o.candidate.skip is None and o.error is None]
 
-    def one(outcome: Outcome) -> Outcome:
+    def one(outcome: Outcome) -> None:
         candidate = outcome.candidate
         try:
             mine = switch_env(env, candidate.agent, plan.target)
-        except SegueError as exc:
-            outcome.error = str(exc)
-            if progress is not None:
-                progress(outcome)
-            return outcome
-        if source_compact and candidate.cwd:
-            _, note = entry(plan.source).compact(
-                candidate.path, candidate.session_id, candidate.cwd, mine
-            )
-            outcome.notes.append(f"source compaction: {note}")
-        try:
+            if source_compact and candidate.cwd:  # (a compaction never raises)
+                _, note = entry(plan.source).compact(
+                    candidate.path, candidate.session_id, candidate.cwd, mine
+                )
+                outcome.notes.append(f"source compaction: {note}")
             if candidate.preview is not None and not source_compact:
                 outcome.switch = carry_out(candidate.preview, mine)
             else:
@@ -528,10 +510,10 @@ def run_fleet(
         except SegueError as exc:
             outcome.error = str(exc)
         else:
-            _arrive(outcome, plan.target, arrival_compact, mine)
+            arrived = arrival_compaction(outcome.switch, arrival_compact, mine)
+            outcome.notes += [arrived] if arrived else []
         if progress is not None:
             progress(outcome)
-        return outcome
 
     count = workers or min(8, max(1, len(todo)))
     with ThreadPoolExecutor(max_workers=count) as pool:
@@ -544,16 +526,6 @@ def run_fleet(
     if record:
         _record(result, env)
     return result
-
-
-def _arrive(
-    outcome: Outcome, target: Provider, mode: ArrivalCompact, env: Mapping[str, str]
-) -> None:
-    switch = outcome.switch
-    assert switch is not None
-    note = arrival_compaction(switch, mode, env)
-    if note:
-        outcome.notes.append(note)
 
 
 def arrival_compaction(
@@ -583,10 +555,7 @@ def compact_source(ref: str, env: Mapping[str, str] | None = None) -> str:
     env = os.environ if env is None else env
     provider, path = find_session(ref, env)
     if provider in _exhausted_providers(env):
-        raise SegueError(
-            f"--source-compact asks {entry(provider).label} for a turn, but {provider.value} "
-            "is exhausted; switch without it (segue carries the history itself)"
-        )
+        raise _exhausted_source(provider)
     info = entry(provider).peek(path)
     if not info.cwd:
         return "source compaction: skipped (the session records no working directory)"
@@ -658,7 +627,6 @@ def return_plan(
         exclude=exclude,
     )
     back.reason = f"back from batch {record.id}"
-    back.returning = True
     if check_usage or usage is not None:
         back.blocked = still_exhausted(back.target, env, usage=usage, remote=remote, now=now)
     return back

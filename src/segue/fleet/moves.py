@@ -35,23 +35,18 @@ BATCHES_LOOKED_AT = 200
 class BatchMoves(msgspec.Struct):
     """What the store's batches say about where sessions went."""
 
-    avoid: dict[str, str] = msgspec.field(
-        default_factory=dict
-    )  # session → why it must not move now
-    targets: dict[str, set[str]] = msgspec.field(
-        default_factory=dict
-    )  # batch → the sessions it made
-    back: dict[str, set[str]] = msgspec.field(
-        default_factory=dict
-    )  # batch → its sessions brought back
-    moved_on: dict[str, set[str]] = msgspec.field(
-        default_factory=dict
-    )  # … or moved on by a later one
+    # session → why it must not move now
+    avoid: dict[str, str] = msgspec.field(default_factory=dict)
+    # batch → the sessions it made
+    targets: dict[str, set[str]] = msgspec.field(default_factory=dict)
+    # batch → its sessions brought back
+    back: dict[str, set[str]] = msgspec.field(default_factory=dict)
+    # batch → its sessions moved on by a later one
+    moved_on: dict[str, set[str]] = msgspec.field(default_factory=dict)
     returns: set[str] = msgspec.field(default_factory=set)  # the batches that brought others back
     away: dict[str, str] = msgspec.field(default_factory=dict)  # session moved off, not back: where
-    headers: list[BatchHeader] = msgspec.field(
-        default_factory=list
-    )  # the batches read, oldest first
+    # the batches read, oldest first
+    headers: list[BatchHeader] = msgspec.field(default_factory=list)
 
 
 def batch_moves(store: Store, now: datetime, quiet: timedelta) -> BatchMoves:
@@ -78,6 +73,7 @@ def batch_moves(store: Store, now: datetime, quiet: timedelta) -> BatchMoves:
         view.targets[batch.id] = set(moved.values())
         if batch.id in returns:
             view.back.setdefault(returns[batch.id], set()).update(moved)
+            view.returns.add(batch.id)
         later = {
             a.result.session
             for b in found[n + 1 :]
@@ -86,13 +82,9 @@ def batch_moves(store: Store, now: datetime, quiet: timedelta) -> BatchMoves:
             if a.result.target_session
         }
         view.moved_on[batch.id] = set(moved.values()) & later
-        if batch.id in returns:
-            view.returns.add(batch.id)
-        recent = now - batch.header.created_at <= quiet
-        for source, target in moved.items():
-            if recent:
-                for session in (source, target):
-                    view.avoid.setdefault(session, f"moved less than {minutes} min ago")
+        if now - batch.header.created_at <= quiet:
+            for session in [*moved, *moved.values()]:
+                view.avoid.setdefault(session, f"moved less than {minutes} min ago")
     for batch in found:
         if batch.id in returns:
             continue

@@ -37,6 +37,9 @@ class RowState:
     ERROR = "error"  # a session file segue cannot read
 
 
+_AGENT_STATES = {AgentState.WORKING: RowState.WORKING, AgentState.PARKED: RowState.PARKED}
+
+
 class FleetRow(msgspec.Struct):
     """One agent or parked session, and what switching it to the other provider would do."""
 
@@ -97,10 +100,7 @@ def _session_row(info: SessionInfo, agent: Agent | None) -> FleetRow:
     if agent is not None:
         row.agent, row.pid = agent, agent.pid
         row.pane = agent.pane.target if agent.pane is not None else None
-        row.state = {
-            AgentState.WORKING: RowState.WORKING,
-            AgentState.PARKED: RowState.PARKED,
-        }.get(agent.state, RowState.IDLE)
+        row.state = _AGENT_STATES.get(agent.state, RowState.IDLE)
         row.reset_at = agent.reset_at or row.reset_at
         row.cwd = row.cwd or agent.cwd
     return row
@@ -108,7 +108,6 @@ def _session_row(info: SessionInfo, agent: Agent | None) -> FleetRow:
 
 def _agent_row(agent: Agent) -> FleetRow:
     """A live agent whose session file is not written yet (or not listed)."""
-    state = {AgentState.WORKING: RowState.WORKING, AgentState.PARKED: RowState.PARKED}
     return FleetRow(
         agent.provider,
         agent.session_id or f"pid {agent.pid}",
@@ -116,7 +115,7 @@ def _agent_row(agent: Agent) -> FleetRow:
         agent.cwd,
         "",
         0,
-        state.get(agent.state, RowState.IDLE),
+        _AGENT_STATES.get(agent.state, RowState.IDLE),
         agent.reset_at,
         agent.pane.target if agent.pane is not None else None,
         agent.pid,
@@ -169,17 +168,14 @@ def load_fleet(
     order = [RowState.PARKED, RowState.WORKING, RowState.WAITING, RowState.IDLE, RowState.ERROR]
     kept = [r for r in rows.values() if _under(r, root) or r.state == RowState.ERROR]
     kept.sort(key=lambda r: (order.index(r.state), r.provider.value, r.cwd or "", r.session_id))
+    problems: list[str] = []
     try:
         away = sessions_away(env)
     except SegueError as exc:  # a store that cannot be read: said, and the fleet still shown
-        away, problems_first = {}, [f"the batches: {exc}"]
-    else:
-        problems_first = []
+        away, problems = {}, [f"the batches: {exc}"]
     for row in kept:
         row.away = away.get(row.session_id)
-    problems = problems_first + [
-        p for p in listing.problems if all(p != why for _, _, why in listing.broken)
-    ]
+    problems += [p for p in listing.problems if all(p != why for _, _, why in listing.broken)]
     return FleetView(read, kept, found, problems, now)
 
 
@@ -198,30 +194,26 @@ def plan_rows(
     for row in view.rows:
         if stop is not None and stop():
             return
-        if row.label is not None:  # planned already (a caller that kept the last plan)
-            pass
-        elif row.away is not None:  # its work goes on over there: the return brings it back
-            row.plan_note = row.away
-        elif row.path is None:
+        # (a label: planned already, by a caller that kept the last plan)
+        if row.label is None and row.away is not None:  # its work goes on over there
+            row.plan_note = row.away  # (the return brings it back)
+        elif row.label is None and row.path is None:
             row.plan_note = "no session file yet"
-        if row.label is not None or row.plan_note is not None or row.state == RowState.ERROR:
-            if done is not None:
-                done(row)
-            continue
-        try:
-            plan = plan_fleet(
-                row.provider,
-                default_target(row.provider),
-                sessions=[str(row.path)],
-                env=env,
-                agents=view.agents,
-                redact_secrets=redact_secrets,
-            )
-        except SegueError as exc:
-            row.plan_note = str(exc)
-        else:
-            for c in plan.candidates:
-                row.label, row.loss_line = c.label, c.loss_line
-                row.plan_note = c.skip or c.error
+        if row.label is None and row.plan_note is None and row.state != RowState.ERROR:
+            try:
+                plan = plan_fleet(
+                    row.provider,
+                    default_target(row.provider),
+                    sessions=[str(row.path)],
+                    env=env,
+                    agents=view.agents,
+                    redact_secrets=redact_secrets,
+                )
+            except SegueError as exc:
+                row.plan_note = str(exc)
+            else:
+                for c in plan.candidates:
+                    row.label, row.loss_line = c.label, c.loss_line
+                    row.plan_note = c.skip or c.error
         if done is not None:
             done(row)

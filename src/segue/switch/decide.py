@@ -48,8 +48,8 @@ __all__ = [
     "Delta",
     "SwitchOptions",
     "decide_move",
-    "in_covers",
     "names_workspace",
+    "read_delta",
     "run_items",
 ]
 
@@ -85,12 +85,6 @@ class Decided(msgspec.Struct, frozen=True):
     facts: Facts
     delta: Delta | None = None  # the missed runs, when the decision asked whether they fit
 
-    def delta_for(self, decision: Decision) -> Delta | None:
-        """The missed runs read to decide, when ``decision`` carries the same runs."""
-        if self.delta is None or self.delta.covers != decision.covers:
-            return None
-        return self.delta
-
 
 def _model_changed(graph: ThreadGraph, to: Provider, env: Mapping[str, str], cwd: str) -> bool:
     """Whether the model the user's CLI for ``to`` would run now differs from the one its
@@ -125,16 +119,10 @@ def run_items(
     items: list[Item] = []
     for run in runs:
         if run.provider_thread_id not in turns:
-            pt = graph.provider_thread(run.provider_thread_id)
-            e = provider_entry(pt.provider)  # None: a provider this segue does not know
-            try:
-                if e is None:
-                    raise SwitchError(f"unknown provider {pt.provider.value!r}")
-                conversation = reads.read(e.current_file(Path(pt.path), env), e.provider)
-            except SegueError:
-                turns[pt.id] = None
-            else:
-                turns[pt.id] = turn_items(conversation)
+            conversation = read_session(graph.provider_thread(run.provider_thread_id), reads, env)
+            turns[run.provider_thread_id] = (
+                None if conversation is None else turn_items(conversation)
+            )
         mine = turns[run.provider_thread_id]
         if mine is None or not 1 <= run.native_turn <= len(mine):
             if lost is None:
@@ -145,61 +133,70 @@ def run_items(
     return items
 
 
-def in_covers(run: Run, covers: tuple[int, int]) -> bool:
-    return covers[0] <= run.ordinal <= covers[1]
+def read_session(
+    pt: ProviderThread, reads: SessionReads, env: Mapping[str, str]
+) -> Conversation | None:
+    """The session a provider thread continues in now; None when it cannot be read."""
+    e = provider_entry(pt.provider)
+    try:
+        return None if e is None else reads.read(e.current_file(Path(pt.path), env), e.provider)
+    except SegueError:
+        return None
 
 
-class _Probe:
+def read_delta(
+    graph: ThreadGraph, covers: tuple[int, int], reads: SessionReads, env: Mapping[str, str]
+) -> Delta:
+    """The runs of the line in ``covers``, read from the sessions that ran them (not planned)."""
+    missed = [r for r in graph.live_runs if covers[0] <= r.ordinal <= covers[1]]
+    lost: list[str] = []
+    items = run_items(graph, missed, reads, env, lost)
+    read = tuple(r for r in missed if str(r.ordinal) not in lost)
+    return Delta(covers, read, items, lost, None)
+
+
+class _Probe(msgspec.Struct):
     """What the decision asks for once it knows the provider thread it would go into: read
     from that session and the ones that ran what it missed, and kept for the move."""
 
-    def __init__(
-        self,
-        state: LoadedThread,
-        source: Source,
-        to: Provider,
-        options: SwitchOptions,
-        reads: SessionReads,
-        env: Mapping[str, str],
-        cwd: str,
-    ) -> None:
-        self._state, self._source, self._to, self._options = state, source, to, options
-        self._reads, self._env, self._cwd = reads, env, cwd
-        self.conflicting: str | None = None
-        self.delta: Delta | None = None
+    state: LoadedThread
+    source: Source
+    to: Provider
+    options: SwitchOptions
+    reads: SessionReads
+    env: Mapping[str, str]
+    cwd: str
+    conflicting: str | None = None
+    delta: Delta | None = None
 
     def conflict(self, pt: ProviderThread) -> str | None:
         """Resuming or forking a session that holds secrets would carry them on: with
         ``--redact-secrets``, a new, redacted session instead."""
-        if not self._options.redact_secrets:
+        if not self.options.redact_secrets:
             return None
-        held = _secrets_held(pt, self._reads, self._env)
+        held = _secrets_held(pt, self.reads, self.env)
         if held:
             self.conflicting = f"it holds {held}, and --redact-secrets asks for none to be carried"
         return self.conflicting
 
     def delta_fits(self, pt: ProviderThread, covers: tuple[int, int]) -> bool:
         """Whether the runs it missed fit the target's budget as native items, unshrunk."""
-        graph = self._state.graph
-        missed = [r for r in graph.live_runs if in_covers(r, covers)]
-        lost: list[str] = []
-        items = run_items(graph, missed, self._reads, self._env, lost)
-        conversation = Conversation(meta=self._source.conversation.meta, items=items)
+        delta = read_delta(self.state.graph, covers, self.reads, self.env)
+        conversation = Conversation(meta=self.source.conversation.meta, items=delta.items)
         plan: Plan | None
         try:
             plan = plan_switch(
                 conversation,
-                self._to,
-                env=self._env,
-                cwd=self._cwd,
-                profile=self._options.profile,
-                redact_secrets=self._options.redact_secrets,
+                self.to,
+                env=self.env,
+                cwd=self.cwd,
+                profile=self.options.profile,
+                redact_secrets=self.options.redact_secrets,
             )
             fits = plan.label is not Label.SHRUNK and plan.fits
         except Unfittable:  # not even the last run fits as native items
             plan, fits = None, False
-        read = tuple(r for r in missed if str(r.ordinal) not in lost)
-        self.delta = Delta(covers, read, items, lost, plan if fits else None)
+        self.delta = replace(delta, plan=plan if fits else None)
         return fits
 
 
@@ -227,14 +224,8 @@ def decide_move(
 
 def _secrets_held(pt: ProviderThread, reads: SessionReads, env: Mapping[str, str]) -> str | None:
     """The secrets a provider thread's session holds, as "N secrets (kinds)", or None."""
-    e = provider_entry(pt.provider)
-    if e is None:
-        return None
-    try:
-        conversation = reads.read(e.current_file(Path(pt.path), env), e.provider)
-    except SegueError:
-        return None
-    counts = scan_items(conversation.items).counts
+    conversation = read_session(pt, reads, env)
+    counts = {} if conversation is None else scan_items(conversation.items).counts
     if not counts:
         return None
     total = sum(counts.values())

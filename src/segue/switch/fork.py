@@ -31,6 +31,7 @@ from segue.providers.sessions import SessionReads
 from segue.store import Store
 from segue.switch.decide import run_items
 from segue.switch.plan import plan_switch
+from segue.switch.prepare import off_the_line
 from segue.threads.checkpoints import diff_line, list_checkpoints
 from segue.threads.model import ProviderThread, ProviderThreadStatus, ThreadGraph
 from segue.threads.native import without_turns
@@ -68,19 +69,13 @@ def resolve_fork(
     cwd = thread.cwd or ""
     reads = SessionReads()
     notes: list[str] = []
-    items = []
     meta: SessionMeta | None = None
     resolution = "portable"
+    e = entry(provider)
     native = _native_source(parent, provider, line)
     if native is not None:
-        e = entry(provider)
         conversation = reads.read(e.current_file(Path(native.path), env), provider)
-        off = {
-            n
-            for n, slot in enumerate(native.turns or ())
-            if slot.run is not None and slot.run > 0 and slot.run not in line
-        }
-        items = without_turns(conversation.items, off)
+        items = without_turns(conversation.items, off_the_line(native, line))
         meta, resolution = conversation.meta, "native_fork"
     else:
         lost: list[str] = []
@@ -109,7 +104,6 @@ def resolve_fork(
     plan = plan_switch(conversation, provider, env=env, cwd=cwd)
     if not plan.items:
         raise SwitchError(f"nothing of thread {parent_id} up to run {at} can be carried")
-    e = entry(provider)
     session = e.prepare(plan.items, cwd=cwd, env=env, now=datetime.now(UTC))
     notes += e.publish(session, env)
     _, changes = adoption(provider, session.path, reads, env, thread_id=thread.id)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -42,6 +42,7 @@ from segue.threads.model import (
     ProviderThreadStatus,
     ThreadGraph,
     Transfer,
+    TurnSlot,
     assemble,
     prompt_hash,
 )
@@ -56,69 +57,81 @@ from segue.threads.reconcile import (
 from segue.threads.repository import ThreadStore
 from segue.threads.syncing import adopt, adoption, observe_graph, sync
 
-__all__ = ["JournalEntry", "entry_for", "open_recording", "replay", "save", "with_journaled"]
+__all__ = [
+    "JournalEntry",
+    "entry_for",
+    "moved_into",
+    "open_recording",
+    "replay_entries",
+    "save",
+    "with_journaled",
+]
 
 VERSION = 1
 
 
+class JournalSession(msgspec.Struct, frozen=True):
+    provider: str
+    native_id: str
+    path: str
+
+
+class JournalTarget(JournalSession, frozen=True):
+    prompts: list[str | None]  # a fork's parent's turns' prompts, then the written turns' hashes
+    model: str | None = None
+    origin: str = "switch"
+    stamp: Any = None
+    replaces: str | None = None  # the native id of the session a fork forked
+
+
+class JournalHandoff(msgspec.Struct, frozen=True):
+    strategy: str
+    form: str
+    text: str | None = None
+    created_by: str | None = None
+    covers: list[str] = []  # the prompt hashes of the runs it covers
+
+
+class JournalDecision(msgspec.Struct, frozen=True):
+    strategy: str = "full_into_new"
+    reason: str = ""
+
+
+class JournalThread(msgspec.Struct, frozen=True):
+    """The thread a journaled switch belongs to."""
+
+    id: str
+    parent: str | None = None
+    parent_run: int | None = None
+    title: str | None = None
+    cwd: str | None = None
+
+
 class JournalEntry(msgspec.Struct, frozen=True):
-    """One switch segue wrote and could not record."""
+    """One switch segue wrote and could not record (its JSON file, as :func:`save` keeps it)."""
 
     id: str
     created_at: str
     why: str | None
-    source: dict[str, str]  # provider, native_id, path
-    target: dict[str, Any]  # provider, native_id, path, model, origin, prompts, stamp
-    handoff: dict[str, Any] | None  # strategy, form, text, created_by, covers (prompt hashes)
-    decision: dict[str, Any]  # strategy, reason
-    thread: dict[str, Any] | None = None  # id, parent, parent_run: the thread it belongs to
+    source: JournalSession
+    target: JournalTarget
+    handoff: JournalHandoff | None
+    decision: JournalDecision
+    thread: JournalThread | None = None
+    version: int = VERSION
 
     def concerns(self, session: Any) -> bool:
         """Whether this entry is about ``session`` (its source, or the session it wrote)."""
-        ids = {self.source.get("native_id"), self.target.get("native_id")}
+        ids = {self.source.native_id, self.target.native_id}
         return bool(getattr(session, "native_id", None) in ids)
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "version": VERSION,
-            "id": self.id,
-            "created_at": self.created_at,
-            "why": self.why,
-            "source": self.source,
-            "target": self.target,
-            "handoff": self.handoff,
-            "decision": self.decision,
-            "thread": self.thread,
-        }
 
     @staticmethod
     def from_json(value: object) -> JournalEntry | None:
         if not isinstance(value, dict) or value.get("version") != VERSION:
             return None
         try:
-            source, target = value["source"], value["target"]
-            if not all(isinstance(source.get(k), str) for k in ("provider", "native_id", "path")):
-                return None
-            if not all(isinstance(target.get(k), str) for k in ("provider", "native_id", "path")):
-                return None
-            if not isinstance(target.get("prompts"), list):
-                return None
-            handoff = value.get("handoff")
-            decision = value.get("decision")
-            thread = value.get("thread")
-            if isinstance(thread, dict) and not isinstance(thread.get("id"), str):
-                thread = None
-            return JournalEntry(
-                str(value["id"]),
-                str(value.get("created_at")),
-                value.get("why") if isinstance(value.get("why"), str) else None,
-                source,
-                target,
-                handoff if isinstance(handoff, dict) else None,
-                decision if isinstance(decision, dict) else {},
-                thread if isinstance(thread, dict) else None,
-            )
-        except (KeyError, TypeError, AttributeError):
+            return msgspec.convert(value, JournalEntry)
+        except msgspec.ValidationError:
             return None
 
 
@@ -131,67 +144,53 @@ def entry_for(
 ) -> JournalEntry:
     """The journal entry of a switch that wrote ``written``."""
     graph: ThreadGraph = state.graph
-    covered = {r.ordinal for r in graph.runs if prepared.covers and _in(r.ordinal, prepared.covers)}
-    covers_prompts = [prompt_hash(r.prompt) for r in graph.runs if r.ordinal in covered]
-    target: dict[str, Any] = {
-        "provider": prepared.plan.target.provider.value,
-        "native_id": written.session_id,
-        "path": str(written.path),
-        "model": prepared.plan.target.model,
-        "origin": "fork" if prepared.target_pt is not None else "switch",
-        "prompts": [],
-        "stamp": None if written.stamp is None else written.stamp.to_json(),
-        "replaces": None if prepared.target_pt is None else prepared.target_pt.native_id,
-    }
-    if prepared.target_pt is not None:  # a fork: its parent's turns first
-        target["prompts"] = [s.prompt for s in (prepared.target_pt.turns or ())]
-    target["prompts"] += [prompt_hash(t.prompt) for t in written.turns]
-    form = prepared.decision.form
+    forked: ProviderThread | None = prepared.target_pt
+    prompts: list[str | None] = [s.prompt for s in (forked.turns or ())] if forked else []
+    target = JournalTarget(
+        prepared.plan.target.provider.value,
+        written.session_id,
+        str(written.path),
+        [*prompts, *(prompt_hash(t.prompt) for t in written.turns)],
+        prepared.plan.target.model,
+        "fork" if forked is not None else "switch",
+        None if written.stamp is None else written.stamp.to_json(),
+        None if forked is None else forked.native_id,
+    )
     handoff = None
     if prepared.covers is not None:
-        handoff = {
-            "strategy": HandoffStrategy.DELTA_SINCE_TARGET_LAST_SEEN.value
-            if prepared.target_pt is not None
-            else HandoffStrategy.FULL_THREAD_SUMMARY.value,
-            "form": (
-                (form or HandoffForm.NATIVE_ITEMS)
-                if prepared.target_pt is not None
-                else HandoffForm.NATIVE_ITEMS
-            ).value,
-            "text": prepared.text,
-            "created_by": prepared.created_by,
-            "covers": covers_prompts,
-        }
+        first, last = prepared.covers
+        form = (prepared.decision.form if forked else None) or HandoffForm.NATIVE_ITEMS
+        strategy = (
+            HandoffStrategy.DELTA_SINCE_TARGET_LAST_SEEN
+            if forked
+            else HandoffStrategy.FULL_THREAD_SUMMARY
+        )
+        handoff = JournalHandoff(
+            strategy.value,
+            form.value,
+            prepared.text,
+            None if prepared.created_by is None else prepared.created_by.value,
+            [prompt_hash(r.prompt) for r in graph.runs if first <= r.ordinal <= last],
+        )
+    thread = graph.thread
     return JournalEntry(
         new_id(),
         datetime.now(UTC).isoformat(),
         why,
-        {
-            "provider": source.provider.value,
-            "native_id": source.native_id,
-            "path": str(source.path),
-        },
+        JournalSession(source.provider.value, source.native_id, str(source.path)),
         target,
         handoff,
-        {"strategy": prepared.decision.strategy.value, "reason": prepared.decision.reason},
-        {
-            "id": graph.thread.id,
-            "parent": graph.thread.parent_thread_id,
-            "parent_run": graph.thread.parent_run_ordinal,
-            "title": graph.thread.title,
-            "cwd": graph.thread.cwd,
-        },
+        JournalDecision(prepared.decision.strategy.value, prepared.decision.reason),
+        JournalThread(
+            thread.id, thread.parent_thread_id, thread.parent_run_ordinal, thread.title, thread.cwd
+        ),
     )
-
-
-def _in(n: int, covers: tuple[int, int]) -> bool:
-    return covers[0] <= n <= covers[1]
 
 
 def save(entry_: JournalEntry, env: Mapping[str, str]) -> str | None:
     """Keep an entry; the reason it could not be kept, or None."""
     path = _folder(env) / f"{entry_.id}.json"
-    if write_private_json(path, entry_.to_json()):
+    if write_private_json(path, msgspec.to_builtins(entry_)):
         return None
     return f"cannot write {path}"
 
@@ -207,21 +206,67 @@ def entries(env: Mapping[str, str]) -> list[tuple[Path, JournalEntry]]:
         listed = list(folder.iterdir())
     except OSError:
         return []
-    for claimed in listed:
-        head, sep, pid = claimed.name.partition(CLAIMED)
+    out: list[tuple[Path, JournalEntry]] = []
+    for path in listed:
+        head, sep, pid = path.name.partition(CLAIMED)
         if sep and pid.isdigit() and not process_alive(int(pid)):
             with contextlib.suppress(OSError):
-                os.rename(claimed, claimed.with_name(head))
-    try:
-        names = sorted(p for p in folder.iterdir() if p.suffix == ".json")
-    except OSError:
-        return []
-    out: list[tuple[Path, JournalEntry]] = []
-    for path in names:
-        found = JournalEntry.from_json(read_private_json(path))
+                path = path.rename(path.with_name(head))
+        found = JournalEntry.from_json(read_private_json(path)) if path.suffix == ".json" else None
         if found is not None:
             out.append((path, found))
-    return out
+    return sorted(out, key=lambda kept: kept[0])
+
+
+def moved_into(
+    graph: ThreadGraph,
+    forked: ProviderThread | None,
+    changes: Changes,
+    *,
+    provider: str,
+    native_id: str,
+    path: str,
+    model: str | None,
+    stamp: Stamp | None,
+    turns: Sequence[TurnSlot],
+    reason: str,
+    origin: str = "switch",
+) -> ProviderThread:
+    """The provider thread a switch wrote, added to ``changes``: the next revision of the one
+    it ``forked`` (its former file kept), else a new one."""
+    if forked is not None:
+        former = FormerFile(forked.path, forked.stamp, tuple(layout_of(forked, graph.runs)))
+        pt = replace(
+            forked,
+            native_id=native_id,
+            path=path,
+            native_turns=len(turns),
+            status=ProviderThreadStatus.ACTIVE,
+            version=forked.version + 1,
+            reason=reason,
+            stamp=stamp,
+            turns=tuple(turns),
+            former=(*forked.former, former),
+        )
+        changes.revisions[forked.id] = pt
+        return pt
+    pt = ProviderThread(
+        id=new_id(),
+        thread_id=graph.thread.id,
+        provider=provider,  # type: ignore[arg-type]  # a Provider, as the thread model makes it
+        origin=origin,
+        native_id=native_id,
+        path=path,
+        native_turns=len(turns),
+        status=ProviderThreadStatus.ACTIVE,
+        model=model,
+        version=1,
+        reason=reason,
+        stamp=stamp,
+        turns=tuple(turns),
+    )
+    changes.provider_threads.append(pt)
+    return pt
 
 
 def _attach(
@@ -235,109 +280,67 @@ def _attach(
         base_ordinal=max((r.ordinal for r in graph.runs), default=0),
         base_versions={pt.id: pt.version for pt in graph.provider_threads},
     )
-    if any(pt.native_id == target["native_id"] for pt in graph.provider_threads):
+    if any(pt.native_id == target.native_id for pt in graph.provider_threads):
         return graph, changes
     line = list(graph.live_runs)
-    slots = match_prompts([h if isinstance(h, str) else None for h in target["prompts"]], line)
+    slots = match_prompts(target.prompts, line)
     thread_id = graph.thread.id
     source = next(
-        (pt for pt in graph.provider_threads if pt.native_id == journaled.source["native_id"]),
-        None,
+        (pt for pt in graph.provider_threads if pt.native_id == journaled.source.native_id), None
     )
     why = f"recorded from segue's journal ({journaled.why or 'the store could not record'})"
+    pts = graph.provider_threads
     replaced = next(
-        (
-            p
-            for p in graph.provider_threads
-            if target.get("replaces") is not None
-            and p.native_id == target.get("replaces")
-            and p.provider == target["provider"]
-        ),
-        None,
+        (p for p in pts if (p.native_id, p.provider) == (target.replaces, target.provider)), None
     )
-    if replaced is not None:  # a native fork: the next revision of the thread it forked
-        pt = replace(
-            replaced,
-            native_id=target["native_id"],
-            path=target["path"],
-            native_turns=len(slots),
-            status=ProviderThreadStatus.ACTIVE,
-            version=replaced.version + 1,
-            reason=f"fork {target['native_id']} of {replaced.native_id}, {why}",
-            stamp=Stamp.from_json(target.get("stamp")),
-            turns=tuple(slots),
-            former=(
-                *replaced.former,
-                FormerFile(replaced.path, replaced.stamp, tuple(layout_of(replaced, graph.runs))),
-            ),
-        )
-        changes.revisions[replaced.id] = pt
-        kept = [p for p in graph.provider_threads if p.id != replaced.id]
-    else:
-        pt = ProviderThread(
-            id=new_id(),
-            thread_id=thread_id,
-            provider=target["provider"],  # a Provider, as the thread model makes it
-            origin=target.get("origin") or "switch",
-            native_id=target["native_id"],
-            path=target["path"],
-            native_turns=len(slots),
-            status=ProviderThreadStatus.ACTIVE,
-            model=target.get("model") if isinstance(target.get("model"), str) else None,
-            version=1,
-            reason=why,
-            stamp=Stamp.from_json(target.get("stamp")),
-            turns=tuple(slots),
-        )
-        changes.provider_threads.append(pt)
-        kept = list(graph.provider_threads)
-    strategy = str(journaled.decision.get("strategy") or "full_into_new")
+    pt = moved_into(
+        graph, replaced, changes, provider=target.provider, native_id=target.native_id,
+        path=target.path, model=target.model, stamp=Stamp.from_json(target.stamp), turns=slots,
+        reason=why if replaced is None else
+        f"fork {target.native_id} of {replaced.native_id}, {why}", origin=target.origin,
+    )  # fmt: skip
+    kept = [p for p in graph.provider_threads if replaced is None or p.id != replaced.id]
+    strategy = journaled.decision.strategy
     transfer = Transfer(
-        new_id(), thread_id, "switch" if replaced is None and pt.origin == "switch" else "return",
+        new_id(), thread_id, "return" if replaced or target.origin != "switch" else "switch",
         None if source is None else source.id, pt.id,
         line[-1].ordinal if line else None, strategy, "done", now,
     )  # fmt: skip
     changes.transfers.append(transfer)
-    handoffs: list[Handoff] = []
     h = journaled.handoff
-    if h is not None:
-        wanted = set(h.get("covers") or [])
-        covered = [r.ordinal for r in line if prompt_hash(r.prompt) in wanted]
-        if covered:
-            handoff = Handoff(
+    wanted = set(() if h is None else h.covers)
+    covered = [r.ordinal for r in line if prompt_hash(r.prompt) in wanted]
+    if h is not None and covered:
+        changes.handoffs.append(
+            Handoff(
                 id=new_id(),
                 thread_id=thread_id,
                 to_provider_thread_id=pt.id,
                 from_provider_threads=() if source is None else (source.id,),
                 covers=(min(covered), max(covered)),
-                strategy=HandoffStrategy(str(h.get("strategy"))),
-                form=HandoffForm(str(h.get("form"))),
+                strategy=HandoffStrategy(h.strategy),
+                form=HandoffForm(h.form),
                 status=HandoffStatus.READY,
                 created_at=now,
-                text=h.get("text") if isinstance(h.get("text"), str) else None,
-                created_by_provider=h.get("created_by")
-                if isinstance(h.get("created_by"), str) and h["created_by"]
-                else None,
+                text=h.text,
+                created_by_provider=h.created_by or None,  # type: ignore[arg-type]
                 transfer_id=transfer.id,
                 target_run_ordinal=max(covered) + 1,
             )
-            handoffs.append(handoff)
-            changes.handoffs.append(handoff)
+        )
     changes.decisions.append(
         DecisionRecord(
             target_provider=pt.provider,
             strategy=strategy,
-            form=None if h is None else str(h.get("form")),
-            reason=f"{journaled.decision.get('reason', '')} (recorded from segue's journal)",
+            form=None if h is None else h.form,
+            reason=f"{journaled.decision.reason} (recorded from segue's journal)",
             provider_thread_id=pt.id,
             covers=None,
             inputs={"journal": journaled.id},
         )
     )
-    new_graph = assemble(
-        graph.thread, graph.runs, [*kept, pt], [*graph.handoffs, *handoffs], graph.rollbacks
-    )
-    return new_graph, changes
+    handoffs = [*graph.handoffs, *changes.handoffs]
+    return assemble(graph.thread, graph.runs, [*kept, pt], handoffs, graph.rollbacks), changes
 
 
 def with_journaled(
@@ -348,19 +351,18 @@ def with_journaled(
     mine = [
         e
         for _, e in entries(env)
-        if e.source.get("native_id") == source.native_id
-        and e.source.get("provider") == source.provider.value
+        if e.source.native_id == source.native_id and e.source.provider == source.provider.value
     ]
     changes = Changes()
     notes: list[str] = []
     now = datetime.now(UTC)
     for journaled in mine:
-        if not is_regular(Path(journaled.target["path"])):
+        if not is_regular(Path(journaled.target.path)):
             continue
         graph, more = _attach(graph, journaled, now)
         changes.absorb(more)
         notes.append(
-            f"{journaled.target['provider']} session {journaled.target['native_id']}, written "
+            f"{journaled.target.provider} session {journaled.target.native_id}, written "
             "earlier from this session and not yet recorded, is part of the thread"
         )
     if mine:
@@ -371,54 +373,33 @@ def with_journaled(
     return graph, changes, notes
 
 
-def replay(store: Store, reads: SessionReads, env: Mapping[str, str]) -> list[str]:
-    """Record every journaled switch into ``store`` (adopting its source's thread) and remove
-    its entry; returns notes for the user. A store that still cannot record raises
-    :class:`StoreError` and leaves the journal as it was."""
-    return [note for _, note in replay_entries(store, reads, env)]
-
-
 def replay_entries(
     store: Store, reads: SessionReads, env: Mapping[str, str]
 ) -> list[tuple[JournalEntry, str]]:
-    """:func:`replay`, each note with the entry it is about."""
+    """Record every journaled switch into ``store`` (adopting its source's thread) and remove
+    its entry; returns notes for the user, each with the entry it is about. A store that still
+    cannot record raises :class:`StoreError` and leaves the journal as it was."""
     notes: list[tuple[JournalEntry, str]] = []
-    found = entries(env)
-    if not found:
-        return notes
     threads = ThreadStore(store)
     now = datetime.now(UTC)
-    for path, journaled in found:
-        claimed = _claim(path)
-        if claimed is None:  # another command is recording it
+    for path, journaled in entries(env):
+        claimed = path.with_name(f"{path.name}{CLAIMED}{os.getpid()}")
+        try:  # an atomic rename: two commands never record one entry twice
+            path.rename(claimed)
+        except OSError:  # another command is recording it
             continue
+        note: str | None = None
         try:
             note = _replay_one(store, threads, journaled, reads, env, now)
-        except BaseException:
-            _release(claimed, path)
-            raise
-        if note is None:  # not now (its source is being switched): left for later
-            _release(claimed, path)
-            continue
-        _remove(claimed)
+        finally:
+            with contextlib.suppress(OSError):
+                if note is None:  # failed, or not now (its source is being switched): for later
+                    claimed.rename(path)
+                else:
+                    claimed.unlink()
         if note:
             notes.append((journaled, note))
     return notes
-
-
-def _claim(path: Path) -> Path | None:
-    """Take an entry for this command (an atomic rename: two commands never record it twice)."""
-    claimed = path.with_name(f"{path.name}{CLAIMED}{os.getpid()}")
-    try:
-        os.rename(path, claimed)
-    except OSError:
-        return None
-    return claimed
-
-
-def _release(claimed: Path, path: Path) -> None:
-    with contextlib.suppress(OSError):
-        os.rename(claimed, path)
 
 
 def _replay_one(
@@ -431,23 +412,21 @@ def _replay_one(
 ) -> str | None:
     """Record one entry; its note ("" for nothing to say), or None to leave it for later."""
     target = journaled.target
-    if threads.threads_of_native(target["provider"], target["native_id"]):
+    if threads.threads_of_native(target.provider, target.native_id):
         return ""
-    if not is_regular(Path(target["path"])):
-        return (
-            f"a switch segue could not record wrote {target['path']}, which is gone: not recorded"
-        )
+    if not is_regular(Path(target.path)):
+        return f"a switch segue could not record wrote {target.path}, which is gone: not recorded"
     try:
-        provider = known(journaled.source["provider"])
+        provider = known(journaled.source.provider)
     except ValueError:
         return ""
     try:  # its source is not being switched meanwhile (a switch of it would write again)
-        with session_lock(provider, journaled.source["native_id"], env, wait=0):
+        with session_lock(provider, journaled.source.native_id, env, wait=0):
             for attempt in range(3):
                 graph, first = _thread_of(store, journaled, reads, env)
                 if graph is None:
                     return ""
-                if threads.threads_of_native(target["provider"], target["native_id"]):
+                if threads.threads_of_native(target.provider, target.native_id):
                     return ""
                 _, changes = _attach(graph, journaled, now)
                 if first is not None:  # the thread itself was never recorded: with it
@@ -464,7 +443,7 @@ def _replay_one(
     except SwitchLocked:
         return None
     return (
-        f"recorded the switch to {target['provider']} session {target['native_id']} "
+        f"recorded the switch to {target.provider} session {target.native_id} "
         "that segue could not record before"
     )
 
@@ -475,23 +454,19 @@ def _thread_of(
     """The synced thread a journaled switch belongs to: the one it names, when the store has
     it; a thread forked from another, recorded now (with the changes that record it); else the
     thread of its source (or, with the source gone, of the session it wrote)."""
-    named = journaled.thread or {}
-    if named.get("id") and ThreadStore(store).thread_ids(str(named["id"])):
-        return sync(store, str(named["id"]), env, reads=reads).graph, None
-    source = Path(journaled.source["path"])
-    if named.get("parent") and is_regular(source):
-        provider = known(journaled.source["provider"])
-        graph, changes = adoption(provider, source, reads, env, thread_id=str(named["id"]))
+    named = journaled.thread
+    if named is not None and named.id and ThreadStore(store).thread_ids(named.id):
+        return sync(store, named.id, env, reads=reads).graph, None
+    source = Path(journaled.source.path)
+    if named is not None and named.parent and is_regular(source):
+        provider = known(journaled.source.provider)
+        graph, changes = adoption(provider, source, reads, env, thread_id=named.id)
         thread = replace(
-            graph.thread,
-            parent_thread_id=str(named["parent"]),
-            parent_run_ordinal=named.get("parent_run")
-            if isinstance(named.get("parent_run"), int)
-            else None,
+            graph.thread, parent_thread_id=named.parent, parent_run_ordinal=named.parent_run
         )
         changes.thread = thread
         return replace(graph, thread=thread), changes
-    for ref in (journaled.source["path"], journaled.target["path"]):
+    for ref in (journaled.source.path, journaled.target.path):
         if not is_regular(Path(ref)):
             continue
         try:
@@ -500,15 +475,10 @@ def _thread_of(
             raise
         except SegueError:
             continue
-        if ref == journaled.target["path"]:
+        if ref == journaled.target.path:
             return None, None  # adopting the written session itself recorded it
         return adopted, None
     return None, None
-
-
-def _remove(path: Path) -> None:
-    with contextlib.suppress(OSError):
-        os.unlink(path)
 
 
 def open_recording(env: Mapping[str, str] | None = None) -> tuple[Store, list[str]]:
@@ -517,7 +487,7 @@ def open_recording(env: Mapping[str, str] | None = None) -> tuple[Store, list[st
     env = os.environ if env is None else env
     store = open_store(env=env)
     try:
-        notes = replay(store, SessionReads(), env)
+        notes = [note for _, note in replay_entries(store, SessionReads(), env)]
     except StoreError:
         notes = []
     return store, notes

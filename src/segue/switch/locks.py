@@ -102,37 +102,22 @@ def _mark(fd: int) -> None:
 
 
 # Locks this process holds, per Python thread: a command that holds a thread's lock (``segue
-# run``) and then switches it takes it again without waiting for itself.
-_HELD: dict[tuple[int, str], int] = {}
-_HELD_LOCK = threading.Lock()
+# run``) and then switches it takes it again without waiting for itself (only the Python thread
+# of a key adds or removes it).
+_HELD: set[tuple[int, str]] = set()
 
 
 @contextmanager
-def _flock(folder: Path, name: str, what: str, wait: float) -> Iterator[None]:
+def _flock(
+    env: Mapping[str, str] | None, where: str, name: str, what: str, wait: float | None
+) -> Iterator[None]:
+    env = os.environ if env is None else env
+    wait = lock_wait(env) if wait is None else wait
+    folder = state_dir(env) / where
     key = (threading.get_ident(), str(folder / name))
-    with _HELD_LOCK:
-        again = key in _HELD
-        if again:
-            _HELD[key] += 1
-    if again:
-        try:
-            yield
-        finally:
-            with _HELD_LOCK:
-                _HELD[key] -= 1
+    if key in _HELD:
+        yield
         return
-    with _held_flock(folder, name, what, wait):
-        with _HELD_LOCK:
-            _HELD[key] = 1
-        try:
-            yield
-        finally:
-            with _HELD_LOCK:
-                _HELD.pop(key, None)
-
-
-@contextmanager
-def _held_flock(folder: Path, name: str, what: str, wait: float) -> Iterator[None]:
     dir_fd = _private_folder(folder)
     try:
         fd = os.open(
@@ -159,8 +144,10 @@ def _held_flock(folder: Path, name: str, what: str, wait: float) -> Iterator[Non
                     ) from None
                 time.sleep(_POLL_S)
         _mark(fd)
+        _HELD.add(key)
         yield
     finally:
+        _HELD.discard(key)
         os.close(fd)  # closing releases the lock; the file stays, harmless and reusable
 
 
@@ -173,45 +160,28 @@ def session_lock(
 ) -> AbstractContextManager[None]:
     """Hold the switch lock of one source session, or raise :class:`SwitchLocked` after
     waiting ``wait`` seconds (default: :func:`lock_wait`)."""
-    env = os.environ if env is None else env
-    folder = state_dir(env) / "locks"
     name = f"{provider.value}-{_safe(session_id)}.lock"
-    what = f"{provider.value} session {session_id}"
-    return _flock(folder, name, what, lock_wait(env) if wait is None else wait)
+    return _flock(env, "locks", name, f"{provider.value} session {session_id}", wait)
 
 
 def thread_lock(
     thread_id: str, env: Mapping[str, str] | None = None, *, wait: float | None = None
 ) -> AbstractContextManager[None]:
     """Hold the lock of one app thread (every switch, run and sync that records into it)."""
-    env = os.environ if env is None else env
-    folder = state_dir(env) / "locks" / "threads"
-    what = f"thread {thread_id}"
-    return _flock(
-        folder, f"{_safe(thread_id)}.lock", what, lock_wait(env) if wait is None else wait
-    )
+    return _flock(env, "locks/threads", f"{_safe(thread_id)}.lock", f"thread {thread_id}", wait)
 
 
-class SwitchLocks:
-    """The locks one switch holds; nothing at all for a dry run."""
+class SwitchLocks(ExitStack):
+    """The locks one switch holds, released on leaving it; nothing at all for a dry run."""
 
     def __init__(self, env: Mapping[str, str], *, dry_run: bool) -> None:
-        self._env = env
-        self._dry_run = dry_run
-        self._stack = ExitStack()
-        self.threads: set[str] = set()
-
-    def __enter__(self) -> SwitchLocks:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stack.close()
+        super().__init__()
+        self._env, self._dry_run = env, dry_run
 
     def session(self, provider: Provider, session_id: str) -> None:
         if not self._dry_run:
-            self._stack.enter_context(session_lock(provider, session_id, self._env))
+            self.enter_context(session_lock(provider, session_id, self._env))
 
     def thread(self, thread_id: str) -> None:
-        if not self._dry_run and thread_id not in self.threads:
-            self._stack.enter_context(thread_lock(thread_id, self._env))
-            self.threads.add(thread_id)
+        if not self._dry_run:  # (a thread's lock this Python thread holds is taken again)
+            self.enter_context(thread_lock(thread_id, self._env))

@@ -26,11 +26,9 @@ shown is published as it was prepared when nothing it was worked out from change
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import NamedTuple
 
 import msgspec
 from msgspec.structs import replace
@@ -91,16 +89,13 @@ def preview_switch(
     """A dry run of :func:`switch_session` (the same arguments): what it would do, to show, and
     to :func:`carry_out` once confirmed. It takes no lock and writes nothing."""
     env = dict(os.environ) if env is None else dict(env)
+    provider, path, to = find_source(ref, to, env, within)
     options = SwitchOptions(
         to, True, clean, need_cwd, redact_secrets, summary_by, profile, now, agents
     )
-    with _ready(ref, options, env, within) as ready:
-        state, source, prepared = ready.state, ready.source, ready.prepared
-    if state.store is not None:
-        state.store.close()
-    shown = _result(state, source, prepared, preview_move(state, prepared), [], env)
-    shown.dry_run = True
-    return Preview(shown, prepared, source.stamp, ready.options)
+    preview = _move(provider, path, options, env)
+    assert isinstance(preview, Preview)
+    return preview
 
 
 def switch_session(
@@ -130,48 +125,13 @@ def switch_session(
     cannot be resumed). ``checkpoint`` False takes no checkpoint of the newest run (a rollback's
     copies: the folder is not that run's). ``dry_run`` returns what :func:`preview_switch`
     shows."""
-    if dry_run:
-        return preview_switch(
-            ref, to, clean=clean, env=env, profile=profile, now=now, need_cwd=need_cwd,
-            redact_secrets=redact_secrets, summary_by=summary_by, agents=agents, within=within,
-        ).shown  # fmt: skip
     env = dict(os.environ) if env is None else dict(env)
+    provider, path, to = find_source(ref, to, env, within)
     options = SwitchOptions(
-        to, False, clean, need_cwd, redact_secrets, summary_by, profile, now, agents
+        to, dry_run, clean, need_cwd, redact_secrets, summary_by, profile, now, agents
     )
-    with _ready(ref, options, env, within, checkpoint) as ready:
-        return write_and_record(
-            ready.state, ready.source, ready.prepared, ready.reads, env, ready.mark
-        )
-
-
-class _Ready(NamedTuple):
-    options: SwitchOptions  # its target the one found
-    reads: SessionReads
-    state: LoadedThread
-    source: Source
-    prepared: Prepared
-    mark: Checkpointing
-
-
-@contextmanager
-def _ready(
-    ref: str, options: SwitchOptions, env: Mapping[str, str], within: bool, checkpoint: bool = True
-) -> Iterator[_Ready]:
-    """Steps 1 to 5, and what they found, while the locks are held (a dry run takes none) and
-    the checkpoint is taken beside (a dry run only looks it up, on entering)."""
-    provider, path, target = find_source(ref, options.to, env, within)
-    options = replace(options, to=target)
-    reads = SessionReads()
-    with SwitchLocks(env, dry_run=options.dry_run) as locks:
-        locks.session(provider, entry(provider).session_id(path))
-        source = read_source(provider, path, reads, env)
-        state = load_thread(source, reads, env, locks, dry_run=options.dry_run)
-        with Checkpointing(state, env, dry_run=options.dry_run or not checkpoint) as mark:
-            decided = decide_move(state, source, target, options, reads, env)
-            mark.before_prepare(decided.decision)
-            prepared = prepare_move(state, source, decided, options, reads, env)
-            yield _Ready(options, reads, state, source, prepared, mark)
+    switch = _move(provider, path, options, env, checkpoint=checkpoint)
+    return switch.shown if isinstance(switch, Preview) else switch
 
 
 def carry_out(preview: Preview, env: Mapping[str, str] | None = None) -> Switch:
@@ -181,38 +141,66 @@ def carry_out(preview: Preview, env: Mapping[str, str] | None = None) -> Switch:
     shown = preview.shown
     assert shown.source_path is not None  # (a preview is of a session file)
     options = replace(preview.options, dry_run=False)
-    provider = shown.source.meta.provider
-    path = shown.source_path
+    switch = _move(shown.source.meta.provider, shown.source_path, options, env, preview=preview)
+    assert isinstance(switch, Switch)
+    return switch
+
+
+def _move(
+    provider: Provider,
+    path: Path,
+    options: SwitchOptions,
+    env: Mapping[str, str],
+    *,
+    checkpoint: bool = True,
+    preview: Preview | None = None,
+) -> Switch | Preview:
+    """The seven steps (a dry run: its :class:`Preview`, after step 5); a ``preview`` carried
+    out publishes the session it prepared when nothing it was worked out from changed."""
+    assert options.to is not None
+    dry_run = options.dry_run
     reads = SessionReads()
-    with SwitchLocks(env, dry_run=False) as locks:
+    with SwitchLocks(env, dry_run=dry_run) as locks:
         locks.session(provider, entry(provider).session_id(path))
-        if preview.source_stamp is not None:
-            reads.prime(path, preview.source_stamp, shown.source)
+        if preview is not None and preview.source_stamp is not None:
+            reads.prime(path, preview.source_stamp, preview.shown.source)
         source = read_source(provider, path, reads, env)
-        state = load_thread(source, reads, env, locks, dry_run=False)
-        with Checkpointing(state, env, dry_run=False) as mark:
-            decided = decide_move(state, source, shown.target, options, reads, env)
+        state = load_thread(source, reads, env, locks, dry_run=dry_run)
+        with Checkpointing(state, env, dry_run=dry_run or not checkpoint) as mark:
+            decided = decide_move(state, source, options.to, options, reads, env)
             mark.before_prepare(decided.decision)
-            if _still_shown(preview, decided, source, state):
+            if preview is not None and _still_shown(preview, decided, source, state):
                 prepared = _rebased(preview.prepared, state)
             else:
                 prepared = prepare_move(state, source, decided, options, reads, env)
-                prepared.plan.notes.append(
-                    "the thread changed since the preview was shown: the switch was worked out "
-                    "again"
-                )
-            return write_and_record(state, source, prepared, reads, env, mark)
+                if preview is not None:
+                    prepared.plan.notes.append(
+                        "the thread changed since the preview was shown: the switch was worked "
+                        "out again"
+                    )
+            if not dry_run:
+                return write_and_record(state, source, prepared, reads, env, mark)
+    if state.store is not None:
+        state.store.close()
+    shown = _result(state, source, prepared, preview_move(state, prepared), [], env)
+    shown.dry_run = True
+    return Preview(shown, prepared, source.stamp, options)
 
 
 def _still_shown(preview: Preview, decided: Decided, source: Source, state: LoadedThread) -> bool:
     """Whether the move the preview showed is still the one to make: the same decision, on the
-    same source file, in a thread with no new runs and the same provider thread to go into."""
+    same source file, in a thread with no new runs and the same provider thread (its file as it
+    was) to go into."""
+    shown = preview.prepared.target_pt
+    if shown is not None:
+        now = next((pt for pt in state.graph.provider_threads if pt.id == shown.id), None)
+        if now is None or (now.stamp, now.path) != (shown.stamp, shown.path):
+            return False
     synced_new_runs = state.changes.thread is None and bool(state.changes.runs)
     return (
         decided.decision == preview.prepared.decision
         and source.stamp == preview.source_stamp
         and not synced_new_runs
-        and _unchanged(state, preview.prepared)
     )
 
 
@@ -220,26 +208,14 @@ def _rebased(shown: Prepared, state: LoadedThread) -> Prepared:
     """A preview's prepared move on the thread as this command loaded it (a thread adopted in
     memory again has new ids; its runs are the same)."""
     runs = {r.ordinal: r for r in state.graph.runs}
-    target = None
-    if shown.target_pt is not None:
-        target = state.graph.provider_thread(shown.target_pt.id)
+    pt = shown.target_pt
+    target = None if pt is None else state.graph.provider_thread(pt.id)
     return replace(
         shown,
         thread_id=state.graph.thread.id,
         carried=tuple(runs.get(r.ordinal, r) for r in shown.carried),
         target_pt=target,
     )
-
-
-def _unchanged(state: LoadedThread, shown: Prepared) -> bool:
-    """Whether the provider thread a preview forks or resumes is still what it was."""
-    if shown.target_pt is None:
-        return True
-    try:
-        now = state.graph.provider_thread(shown.target_pt.id)
-    except KeyError:
-        return False
-    return now.stamp == shown.target_pt.stamp and now.path == shown.target_pt.path
 
 
 def _result(

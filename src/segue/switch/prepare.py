@@ -32,9 +32,9 @@ from segue.model.errors import SwitchError
 from segue.model.session_info import SessionState
 from segue.providers import entry
 from segue.providers.sessions import SessionReads
-from segue.switch.decide import FORKS, Decided, SwitchOptions, in_covers, run_items
+from segue.switch.decide import FORKS, Decided, SwitchOptions, read_delta, run_items
 from segue.switch.plan import checked_cwd, plan_switch
-from segue.switch.source import Source, working_on_source
+from segue.switch.source import Source, refuse_mid_turn
 from segue.switch.summaries import write_summary
 from segue.switch.sync import LoadedThread, source_cwd
 from segue.threads.checkpoints import diff_line
@@ -52,7 +52,7 @@ from segue.transforms.plan import Plan
 from segue.transforms.redact import redact_items, scan_items
 from segue.transforms.state import session_state
 
-__all__ = ["MoveKind", "Prepared", "prepare_move"]
+__all__ = ["MoveKind", "Prepared", "off_the_line", "prepare_move"]
 
 
 class MoveKind(StrEnum):
@@ -82,7 +82,7 @@ class Prepared(msgspec.Struct):
     checkpoint_id: str | None = None  # the workspace's latest checkpoint, named by the handoff
 
 
-def _off_the_line(pt: ProviderThread, line: set[int]) -> set[int]:
+def off_the_line(pt: ProviderThread, line: set[int]) -> set[int]:
     """The places (0-based) of the turns of ``pt``'s file whose run is off the thread's line."""
     return {
         n
@@ -124,7 +124,7 @@ def _mid_turn(
     session, _ = session_state(source.conversation.items)
     if session is not SessionState.WORKING:
         return None
-    working_on_source(source, env, options.agents)
+    refuse_mid_turn(source, env, options.agents)
     return (
         f"run {last.ordinal} had not finished (no CLI is running it): what is on disk so far "
         "is carried, and the run is not counted as carried"
@@ -190,7 +190,7 @@ def _new(move: _Move) -> Prepared:
     line = graph.live_runs
     covered = pt.coverage()
     conversation = source.conversation
-    off = _off_the_line(pt, {r.ordinal for r in line})
+    off = off_the_line(pt, {r.ordinal for r in line})
     if off:  # turns of the source that are no longer the thread's (a segue rollback): left out
         conversation = replace(conversation, items=without_turns(conversation.items, off))
         covered -= {slot.run for n, slot in enumerate(pt.turns or ()) if n in off}
@@ -252,14 +252,10 @@ def _fork(move: _Move) -> Prepared:
     assert decision.covers is not None and decision.provider_thread is not None
     target = graph.provider_thread(decision.provider_thread)
     first, last = decision.covers
-    delta = move.decided.delta_for(decision)
-    if delta is not None:  # read when it was decided
-        wanted, items, lost = list(delta.runs), delta.items, delta.lost
-    else:
-        wanted = [r for r in graph.live_runs if in_covers(r, decision.covers)]
-        lost = []
-        items = run_items(graph, wanted, reads, env, lost)
-        wanted = [r for r in wanted if str(r.ordinal) not in lost]
+    delta = move.decided.delta  # the runs it missed, as read (and maybe planned) to decide
+    if delta is None or delta.covers != decision.covers:
+        delta = read_delta(graph, decision.covers, reads, env)
+    wanted, items, lost = list(delta.runs), delta.items, delta.lost
     losses = [_lost_note(lost)] if lost else []
     e = entry(to)
     text: str | None = None
@@ -297,7 +293,7 @@ def _fork(move: _Move) -> Prepared:
         by = created_by or "segue"
         notes.append(f"runs {first}-{last} carried as a summary ({len(text):,} chars, by {by})")
     else:
-        if delta is not None and delta.plan is not None:  # planned when it was decided
+        if delta.plan is not None:  # planned when it was decided
             plan = delta.plan
         else:
             missed = Conversation(meta=source.conversation.meta, items=items)
@@ -306,7 +302,8 @@ def _fork(move: _Move) -> Prepared:
         selected = e.select(items)
         found = scan_items(selected)
         carried = redact_items(selected, found) if options.redact_secrets else selected
-        stored = _stored(carried if options.redact_secrets else redact_items(selected, found))
+        kept = carried if options.redact_secrets else redact_items(selected, found)
+        stored = [item_to_json(item) for item in kept]
         notes.append(f"runs {first}-{last} carried as native items after the target's own history")
         if options.summary_by is not None:
             notes.append("--summary-by is not used: the runs fit as native items")
@@ -331,10 +328,6 @@ def _fork(move: _Move) -> Prepared:
         warnings=losses,
         checkpoint_id=None if state.checkpoint is None else state.checkpoint.id,
     )
-
-
-def _stored(items: Sequence[Item]) -> list[dict[str, Any]]:
-    return [item_to_json(item) for item in items]
 
 
 def _regenerated(target: ProviderThread, covers: tuple[int, int]) -> str | None:

@@ -18,20 +18,17 @@ import segue.threads.syncing as syncing  # (a module: tests make its recording f
 from segue.model.errors import StoreError
 from segue.providers.sessions import SessionReads
 from segue.store.ids import new_id
-from segue.switch.journal import entry_for, replay, save
+from segue.switch.journal import entry_for, moved_into, replay_entries, save
 from segue.switch.prepare import MoveKind, Prepared
 from segue.switch.result import ThreadMove
 from segue.switch.source import Source
 from segue.switch.sync import LoadedThread
 from segue.switch.write import Written, layout_for
 from segue.threads.model import (
-    FormerFile,
     Handoff,
     HandoffForm,
     HandoffStatus,
     HandoffStrategy,
-    ProviderThread,
-    ProviderThreadStatus,
     Transfer,
     TurnSlot,
     prompt_hash,
@@ -53,23 +50,13 @@ def _move_changes(
     pt_id: str | None = decision.provider_thread
     handoff_id: str | None = None
     if prepared.kind is MoveKind.NEW and written is not None:
-        layout = layout_for(written.turns, prepared.carried)
-        target = ProviderThread(
-            id=new_id(),
-            thread_id=thread_id,
-            provider=prepared.plan.target.provider,
-            origin="switch",
-            native_id=written.session_id,
-            path=str(written.path),
-            native_turns=len(written.turns),
-            status=ProviderThreadStatus.ACTIVE,
-            model=prepared.plan.target.model,
-            version=1,
+        target = moved_into(
+            graph, None, changes, provider=prepared.plan.target.provider,
+            native_id=written.session_id, path=str(written.path),
+            model=prepared.plan.target.model, stamp=written.stamp,
+            turns=layout_for(written.turns, prepared.carried),
             reason=f"switched from {source.provider.value} {source.native_id}",
-            stamp=written.stamp,
-            turns=tuple(layout),
-        )
-        changes.provider_threads.append(target)
+        )  # fmt: skip
         pt_id = target.id
         sources = sorted({r.provider_thread_id for r in prepared.carried}) or [state.source_pt.id]
         transfer = Transfer(
@@ -87,7 +74,6 @@ def _move_changes(
             handoff_id = handoff.id
     elif prepared.kind is MoveKind.FORK and written is not None and prepared.target_pt is not None:
         old = prepared.target_pt
-        parent_layout = layout_of(old, graph.runs)
         if prepared.text is not None and prepared.covers is not None:
             # a summary's own message is the first run it carries: rewound away, it takes the
             # summarized runs with it
@@ -95,23 +81,15 @@ def _move_changes(
             added = [TurnSlot(prompt_hash(t.prompt), first) for t in written.turns]
         else:
             added = layout_for(written.turns, prepared.carried)
-        layout = [*parent_layout, *added]
         covers = prepared.covers or (0, 0)
         how = "as a summary" if prepared.text is not None else "as native items"
-        revised = replace(
-            old,
-            native_id=written.session_id,
-            path=str(written.path),
-            native_turns=len(layout),
-            status=ProviderThreadStatus.ACTIVE,
-            version=old.version + 1,
+        moved_into(
+            graph, old, changes, provider=old.provider, native_id=written.session_id,
+            path=str(written.path), model=old.model, stamp=written.stamp,
+            turns=[*layout_of(old, graph.runs), *added],
             reason=f"runs {covers[0]}-{covers[1]} carried {how} into fork "
             f"{written.session_id} of {old.native_id}",
-            stamp=written.stamp,
-            turns=tuple(layout),
-            former=(*old.former, FormerFile(old.path, old.stamp, tuple(parent_layout))),
-        )
-        changes.revisions[old.id] = revised
+        )  # fmt: skip
         sources = sorted({r.provider_thread_id for r in prepared.carried})
         transfer = Transfer(
             new_id(), thread_id, "return", sources[-1] if sources else None, old.id,
@@ -185,7 +163,6 @@ def record_move(
     more, pt_id, handoff_id = _move_changes(state, source, prepared, written, now)
     changes = state.changes
     changes.absorb(more)
-    decision = prepared.decision
     warnings: list[str] = []
     recorded = False
     store = state.store
@@ -207,7 +184,7 @@ def record_move(
         trouble = save(entry_for(state, source, prepared, written, why), env)
         if trouble is None and store is not None:
             try:
-                replay(store, reads, env)
+                replay_entries(store, reads, env)
             except StoreError as exc:
                 why = str(exc)
             else:
@@ -225,16 +202,13 @@ def record_move(
         warnings.append(f"not recorded in the app-thread graph: {why}")
     if store is not None:
         store.close()
-    move = ThreadMove(
-        state.graph.thread.id,
-        decision.strategy.value,
-        decision.reason,
-        pt_id,
-        handoff_id if recorded else None,
-        prepared.covers if handoff_id else None,
-        _form(prepared),
-        prepared.created_by,
-        recorded,
+    move = replace(
+        preview_move(state, prepared),
+        provider_thread=pt_id,
+        handoff_id=handoff_id if recorded else None,
+        covers=prepared.covers if handoff_id else None,
+        created_by_provider=prepared.created_by,
+        recorded=recorded,
     )
     return move, warnings
 

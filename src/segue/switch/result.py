@@ -40,9 +40,8 @@ class Switch(msgspec.Struct):
     cwd: str
     session_id: str | None = None  # the session to continue (None for a dry run)
     path: Path | None = None
-    warnings: list[str] = msgspec.field(
-        default_factory=list
-    )  # what the user must know: never fatal
+    # what the user must know: never fatal
+    warnings: list[str] = msgspec.field(default_factory=list)
     thread: ThreadMove | None = None
     written: bool = False  # whether it wrote a new session (no_handoff resumes one as it is)
     dry_run: bool = False

@@ -20,7 +20,7 @@ from segue.providers import default_target, entry
 from segue.providers.sessions import SessionReads, current_session, find_session
 from segue.running.agents import Agent, working_on
 
-__all__ = ["Source", "find_source", "read_source", "refuse_mid_turn", "working_on_source"]
+__all__ = ["Source", "find_source", "read_source", "refuse_mid_turn"]
 
 
 class Source(msgspec.Struct, frozen=True):
@@ -59,11 +59,14 @@ def read_source(
     return Source(provider, current, native_id, conversation, reads.stamp(current))
 
 
-def working_on_source(
+def refuse_mid_turn(
     source: Source, env: Mapping[str, str], agents: Sequence[Agent] | None = None
 ) -> None:
-    """Refuse the source when its CLI is working on it, as ``agents`` (default: a scan now)
-    say."""
+    """Refuse the switch of a session its CLI is in the middle of a turn of, as ``agents`` say
+    or, by default, as the machine is now: the processes looked at afresh, each one's state
+    read from its own word (Claude Code's ``busy``) and from the session file as it is now,
+    whatever an earlier scan or an earlier read of the file said (a switch that writes calls it
+    under its locks, right before it writes)."""
     agent = working_on(source.provider, source.native_id, source.path, agents=agents, env=env)
     if agent is not None:
         raise SwitchError(
@@ -71,11 +74,3 @@ def working_on_source(
             f"{entry(source.provider).label} (pid {agent.pid}) is still working on it; "
             "switch it when the turn has ended"
         )
-
-
-def refuse_mid_turn(source: Source, env: Mapping[str, str]) -> None:
-    """Refuse the switch of a session its CLI is in the middle of a turn of, as the machine is
-    now: the processes looked at afresh, each one's state read from its own word (Claude Code's
-    ``busy``) and from the session file as it is now, whatever an earlier scan or an earlier
-    read of the file said. Called under the switch's locks, right before it writes."""
-    working_on_source(source, env)

@@ -11,7 +11,7 @@ it (``created_by_provider``: None for segue's own).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from datetime import UTC, datetime
+from datetime import datetime
 
 import msgspec
 
@@ -79,7 +79,8 @@ def write_summary(
         return WrittenSummary(digest, None)
     provider = summary_provider(by, left, entered)
     fallback = f"segue's own summary is carried: {provider.value} "
-    if provider is left and _exhausted(provider, env, now or datetime.now(UTC)):
+    usage = [] if provider is not left else read_usage(env, now=now, remote=False, providers=[left])
+    if provider in exhausted_providers(usage):
         return WrittenSummary(digest, None, [fallback + "is exhausted (it is being left)"])
     answer, what = entry(provider).summarize(
         INSTRUCTION + "\n<digest>\n" + digest + "</digest>\n", env
@@ -95,8 +96,3 @@ def write_summary(
     if len(text) > max_chars:
         text = text[: max_chars - 1] + CUT
     return WrittenSummary(text + "\n", provider, [f"handoff summary {what}"])
-
-
-def _exhausted(provider: Provider, env: Mapping[str, str], now: datetime) -> bool:
-    usages = read_usage(env, now=now, remote=False, providers=[provider])
-    return provider in exhausted_providers(usages)

@@ -34,7 +34,7 @@ from segue.threads.reconcile import Changes, held_runs, reconcile
 from segue.threads.repository import ThreadStore
 from segue.threads.syncing import adoption, observe_graph
 
-__all__ = ["LoadedThread", "holding_thread", "load_thread", "open_for_switch", "source_cwd"]
+__all__ = ["LoadedThread", "holding_thread", "load_thread", "source_cwd"]
 
 
 class LoadedThread(msgspec.Struct):
@@ -48,18 +48,6 @@ class LoadedThread(msgspec.Struct):
     notes: list[str] = msgspec.field(default_factory=list)  # what the sync found
     earlier: tuple[ThreadGraph, Changes] | None = None  # the thread a divergent source left
     checkpoint: Checkpoint | None = None  # the workspace's latest checkpoint
-
-
-def open_for_switch(env: Mapping[str, str], *, dry_run: bool) -> tuple[Store | None, str | None]:
-    """segue's store for a switch, or None and why not. A dry run opens it read-only (and only
-    if it exists); a real switch waits for another writer a few seconds at most."""
-    try:
-        store = open_store(env=env, read_only=dry_run, busy_timeout=store_wait(env))
-    except StoreAbsent:
-        return None, None
-    except SegueError as exc:
-        return None, str(exc)
-    return store, None
 
 
 class _Session(msgspec.Struct, frozen=True):
@@ -114,31 +102,27 @@ def load_thread(
     dry_run: bool,
 ) -> LoadedThread:
     """The source's thread, synced with the disk (nothing recorded yet)."""
-    store, why = open_for_switch(env, dry_run=dry_run)
+    store: Store | None = None
+    why: str | None = None
+    try:  # read-only for a dry run (none when it does not exist); a writer waited for a bit
+        store = open_store(env=env, read_only=dry_run, busy_timeout=store_wait(env))
+    except StoreAbsent:
+        pass
+    except SegueError as exc:
+        why = str(exc)
     notes: list[str] = []
     if store is None and why is not None and dry_run:
         notes.append(f"the store could not be read ({why}); the plan assumes it holds nothing")
-    if store is not None and not dry_run:
-        try:
-            replayed = replay_entries(store, reads, env)
-        except StoreError as exc:
-            store.close()
-            store, why = None, str(exc)
-        else:  # what concerns this session (a fleet's other agents get their own)
-            notes += [note for entry, note in replayed if entry.concerns(source)]
-    thread_id = None
+    graph: ThreadGraph | None = None
     if store is not None:
         try:
+            if not dry_run:  # what concerns this session (a fleet's other agents get their own)
+                replayed = replay_entries(store, reads, env)
+                notes += [note for entry, note in replayed if entry.concerns(source)]
             thread_id = _holding_thread(store, source)
-        except StoreError as exc:
-            store.close()
-            store, why = None, str(exc)
-    graph: ThreadGraph | None = None
-    changes = Changes()
-    if store is not None and thread_id is not None:
-        locks.thread(thread_id)
-        try:
-            graph = ThreadStore(store).graph(thread_id)
+            if thread_id is not None:
+                locks.thread(thread_id)
+                graph = ThreadStore(store).graph(thread_id)
         except StoreError as exc:
             store.close()
             store, why = None, str(exc)
