@@ -24,13 +24,13 @@ from segue.model.conversation import (
     UserMessage,
 )
 from segue.model.units import format_count
+from segue.support.text import short
 from segue.transforms.budget import IMAGE_CHARS, history_chars
 from segue.transforms.shrink import (
     IMAGE_MARKER,
     ShrinkReport,
     Unfittable,
     cleared_placeholder,
-    index_line,
     shrink,
 )
 from segue.transforms.trim import was_cut
@@ -340,8 +340,8 @@ def test_drops_oldest_turns_with_index_and_keeps_portable_head() -> None:
     marker = out[1]
     assert isinstance(marker, Compaction) and marker.trigger == "segue"
     assert marker.state is CompactionState.PORTABLE
-    dropped = [i.text for i in items if is_prompt(i) and i not in out]  # type: ignore[union-attr]
-    assert index_lines(marker) == [index_line(t, 200) for t in dropped]
+    dropped = [i.text for i in items if is_prompt(i) and i not in out]
+    assert index_lines(marker) == [short(t, 200) for t in dropped]
     assert report.indexed_prompts == len(dropped) == report.dropped_turns
     assert f"{report.dropped_items} earlier items" in marker.summary
     assert "oldest turns dropped" in report.describe()
@@ -450,7 +450,7 @@ def test_properties(items: list[Item], fraction: float, keep: int) -> None:
     if markers:
         kept = {i.prov for i in out if i not in markers}
         dropped = [i for i in items if is_prompt(i) and i.prov not in kept]
-        expected = [index_line(i.text, 200) for i in dropped if isinstance(i, UserMessage)]
+        expected = [short(i.text, 200) for i in dropped if isinstance(i, UserMessage)]
         lines = index_lines(markers[0])
         assert len(lines) == report.indexed_prompts
         assert lines == expected[len(expected) - len(lines) :]

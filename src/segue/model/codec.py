@@ -14,7 +14,7 @@ from typing import Any
 
 import msgspec
 
-from segue.model.conversation import Compaction, Conversation, Item, Opaque, Provenance
+from segue.model.conversation import Compaction, Conversation, Item, Opaque, Provider
 from segue.model.times import iso_z
 
 __all__ = ["SCHEMA_VERSION", "conversation_to_json", "item_to_json", "to_json_value"]
@@ -27,7 +27,7 @@ _JSON_NAMES = {("reasoning", "text"): "summary", ("error", "error_kind"): "error
 def to_json_value(value: Any) -> Any:
     """``value`` as plain JSON values: enums as their strings, datetimes as ISO 8601 with Z,
     data classes as objects of their fields."""
-    if isinstance(value, Enum):
+    if isinstance(value, Enum | Provider):
         return value.value
     if isinstance(value, datetime):
         return iso_z(value)
@@ -50,32 +50,16 @@ def item_to_json(item: Item, *, opaque_data: bool = False) -> dict[str, Any]:
             out[name] = None if value is None else [item_to_json(i) for i in value]
             continue
         out[_JSON_NAMES.get((item.kind, name), name)] = to_json_value(value)
-    prov: Provenance = item.prov
-    out["file"] = prov.file
-    out["line"] = prov.line
+    out["file"], out["line"] = item.prov.file, item.prov.line
     return out
 
 
 def conversation_to_json(
     conversation: Conversation, *, opaque_data: bool = False, extra: dict[str, Any] | None = None
 ) -> dict[str, Any]:
-    meta = conversation.meta
     out: dict[str, Any] = {
         "schema": SCHEMA_VERSION,
-        "meta": {
-            "provider": meta.provider.value,
-            "id": meta.id,
-            "path": meta.path,
-            "cwd": meta.cwd,
-            "model": meta.model,
-            "cli_version": meta.cli_version,
-            "git_branch": meta.git_branch,
-            "title": meta.title,
-            "created": meta.created,
-            "updated": meta.updated,
-            "limits": [to_json_value(window) for window in meta.limits],
-            "extra": meta.extra,
-        },
+        "meta": to_json_value(conversation.meta),
         "items": [item_to_json(i, opaque_data=opaque_data) for i in conversation.items],
         "skipped": [to_json_value(s) for s in conversation.skipped],
         "notes": list(conversation.notes),

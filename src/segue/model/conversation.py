@@ -44,12 +44,6 @@ class Provider(str):
     def __reduce__(self) -> tuple[type[Provider], tuple[str]]:
         return Provider, (self.value,)
 
-    def __copy__(self) -> Provider:
-        return self
-
-    def __deepcopy__(self, memo: object) -> Provider:
-        return self
-
     @property
     def value(self) -> str:
         """The name as a plain string."""
@@ -314,9 +308,7 @@ class SessionMeta(msgspec.Struct):
     updated: str | None = None
     # the newest usage windows the file reports (e.g. Codex's rate-limit snapshots)
     limits: list[LimitWindow] = msgspec.field(default_factory=list)
-    extra: dict[str, JSON] = msgspec.field(
-        default_factory=dict
-    )  # other provider facts, for display
+    extra: dict[str, JSON] = msgspec.field(default_factory=dict)  # other facts, for display
 
 
 class Conversation(msgspec.Struct):

@@ -61,25 +61,21 @@ def parse_reset_time(text: str, now: datetime) -> datetime | None:
         hour = 0
     if hour > 23 or minute > 59:
         return None
-    tz = _zone(m.group("tz"))
-    local_now = now.astimezone(tz)
-    if m.group("mon"):
-        month = _MONTHS.get(m.group("mon").lower()[:3])
-        if month is None:
-            return None
-        day = int(m.group("day"))
-        try:
-            candidate = local_now.replace(
-                month=month, day=day, hour=hour, minute=minute, second=0, microsecond=0
-            )
-        except ValueError:
-            return None
-        if candidate < local_now - timedelta(days=1):
-            candidate = candidate.replace(year=candidate.year + 1)
-        return candidate.astimezone(UTC)
+    local_now = now.astimezone(_zone(m.group("tz")))
     candidate = local_now.replace(hour=hour, minute=minute, second=0, microsecond=0)
-    if candidate <= local_now:
-        candidate += timedelta(days=1)
+    if not m.group("mon"):
+        if candidate <= local_now:  # the next such time
+            candidate += timedelta(days=1)
+        return candidate.astimezone(UTC)
+    month = _MONTHS.get(m.group("mon").lower()[:3])
+    if month is None:
+        return None
+    try:
+        candidate = candidate.replace(month=month, day=int(m.group("day")))
+    except ValueError:
+        return None
+    if candidate < local_now - timedelta(days=1):
+        candidate = candidate.replace(year=candidate.year + 1)
     return candidate.astimezone(UTC)
 
 

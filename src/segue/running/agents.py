@@ -11,6 +11,7 @@ first prompt, when there is no file yet).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import time
@@ -24,7 +25,7 @@ import psutil
 
 from segue.model.conversation import Provider
 from segue.model.errors import SegueError
-from segue.model.session_info import SessionState
+from segue.model.session_info import SessionInfo, SessionState
 from segue.providers import ProviderEntry, all_entries
 from segue.providers import entry as provider_entry
 from segue.providers.base import RunningSession
@@ -80,17 +81,15 @@ def list_agents(
     for e in entries:
         e.new_scan()
     parents: dict[int, int] = {}
-    mine = (
-        {}
-        if every_home
-        else {e.provider: _home(e, os.environ if env is None else env) for e in entries}
-    )
+    mine = {e.provider: _home(e, os.environ if env is None else env) for e in entries}
     found: list[tuple[ProviderEntry, psutil.Process, RunningSession]] = []
     for process in psutil.process_iter():
         try:
             with process.oneshot():
                 parents[process.pid] = process.ppid()
-                match = _running(entries, process)
+                match = next(
+                    ((e, r) for e in entries if (r := e.running_session(process)) is not None), None
+                )
         except (psutil.Error, OSError):
             continue
         if match is not None and (
@@ -99,15 +98,14 @@ def list_agents(
             found.append((match[0], process, match[1]))
     if not found:
         return []
-    by_pid: dict[int, PaneProcess] = {}
+    made = [one for e, p, r in found if (one := _agent(e, p, r)) is not None]
+    agents = [agent for agent, _ in made]
     if panes:
-        sockets = [*default_sockets(env), *(tmux_sockets or ()), *sorted(_own_servers(found))]
+        servers = sorted({server for _, server in made if server})
+        sockets = [*default_sockets(env), *(tmux_sockets or ()), *servers]
         by_pid = {p.pid: p for p in list_panes(sockets) if not p.dead}
-    agents = []
-    for entry, process, running in found:
-        agent = _agent(entry, process, running, _pane_of(process.pid, parents, by_pid))
-        if agent is not None:
-            agents.append(agent)
+        for agent in agents:
+            agent.pane = _pane_of(agent.pid, parents, by_pid)
     agents.sort(key=lambda a: (a.pane.target if a.pane else "~", a.pid))
     return agents
 
@@ -167,33 +165,11 @@ def _home(entry: ProviderEntry, env: Mapping[str, str]) -> str | None:
         return None
 
 
-def _own_servers(found: Sequence[tuple[ProviderEntry, psutil.Process, RunningSession]]) -> set[str]:
-    """The tmux servers the agents were started under (``$TMUX``: socket,pid,session), which
-    may live outside the default folder (``tmux -S <path>``)."""
-    sockets: set[str] = set()
-    for _, process, _ in found:
-        try:
-            socket = process.environ().get("TMUX", "").split(",", 1)[0]
-        except psutil.Error:
-            continue
-        if socket:
-            sockets.add(socket)
-    return sockets
-
-
-def _running(
-    entries: Sequence[ProviderEntry], process: psutil.Process
-) -> tuple[ProviderEntry, RunningSession] | None:
-    for entry in entries:
-        running = entry.running_session(process)
-        if running is not None:
-            return entry, running
-    return None
-
-
 def _agent(
-    entry: ProviderEntry, process: psutil.Process, running: RunningSession, pane: Pane | None
-) -> Agent | None:
+    entry: ProviderEntry, process: psutil.Process, running: RunningSession
+) -> tuple[Agent, str] | None:
+    """The agent (its pane not yet looked for), and the tmux server it was started under
+    (``$TMUX``: socket,pid,session), which may live outside the default folder (``tmux -S``)."""
     try:
         with process.oneshot():
             command = process.cmdline()
@@ -210,13 +186,13 @@ def _agent(
         if name in environ and name not in running.env_home
     }
     state, reset_at = _state(entry, running)
-    return Agent(
+    agent = Agent(
         provider=entry.provider,
         pid=process.pid,
         session_id=running.session_id,
         session_path=running.path,
         cwd=cwd,
-        pane=pane,
+        pane=None,
         state=state,
         reset_at=reset_at,
         command=command,
@@ -224,20 +200,18 @@ def _agent(
         launcher_pid=running.launcher_pid,
         started=started,
     )
+    return agent, environ.get("TMUX", "").split(",", 1)[0]
 
 
 def _state(entry: ProviderEntry, running: RunningSession) -> tuple[AgentState, datetime | None]:
-    if running.path is None:
-        return (AgentState.WORKING if running.busy else AgentState.IDLE), None
-    try:
-        info = entry.peek(running.path)
-    except (OSError, ValueError):
-        return (AgentState.WORKING if running.busy else AgentState.IDLE), None
-    if info.state is SessionState.LIMIT:
+    info: SessionInfo | None = None  # (no file yet, or one that cannot be read)
+    if running.path is not None:
+        with contextlib.suppress(OSError, ValueError):
+            info = entry.peek(running.path)
+    if info is not None and info.state is SessionState.LIMIT:
         return AgentState.PARKED, info.reset_at
-    if info.state is SessionState.WORKING or running.busy:
-        return AgentState.WORKING, None
-    return AgentState.IDLE, None
+    working = running.busy or (info is not None and info.state is SessionState.WORKING)
+    return (AgentState.WORKING if working else AgentState.IDLE), None
 
 
 def _pane_of(pid: int, parents: Mapping[int, int], panes: Mapping[int, PaneProcess]) -> Pane | None:
@@ -261,21 +235,23 @@ def end_agent(agent: Agent, timeout: float = 5.0) -> bool:
     processes = [p for p in (_same(agent.pid, agent.started), _same(agent.launcher_pid)) if p]
     if not processes:
         return True
+    if not _signal(processes[0], signal.SIGTERM):
+        return False
+    alive = _wait_gone(processes, timeout)
+    if not all(_signal(process, signal.SIGKILL) for process in alive):
+        return False
+    return not _wait_gone(alive, max(1.0, timeout / 5))
+
+
+def _signal(process: psutil.Process, number: int) -> bool:
+    """Send ``number`` to ``process``; False when that is not allowed."""
     try:
-        processes[0].send_signal(signal.SIGTERM)
+        process.send_signal(number)
     except psutil.NoSuchProcess:
         pass
     except psutil.AccessDenied:
         return False
-    alive = _wait_gone(processes, timeout)
-    for process in alive:
-        try:
-            process.kill()
-        except psutil.NoSuchProcess:
-            pass
-        except psutil.AccessDenied:
-            return False
-    return not _wait_gone(alive, max(1.0, timeout / 5))
+    return True
 
 
 def _wait_gone(processes: list[psutil.Process], timeout: float) -> list[psutil.Process]:

@@ -59,10 +59,8 @@ def default_sockets(env: Mapping[str, str] | None = None) -> list[str]:
     the server of ``$TMUX`` when segue runs inside tmux."""
     env = os.environ if env is None else env
     folder = Path(env.get("TMUX_TMPDIR") or "/tmp") / f"tmux-{os.getuid()}"
-    found: list[str] = []
     inside = env.get("TMUX", "").split(",", 1)[0]
-    if inside:
-        found.append(inside)
+    found = [inside] if inside else []
     try:
         entries = sorted(folder.iterdir())
     except OSError:
@@ -92,15 +90,10 @@ def list_panes(sockets: Sequence[str]) -> list[PaneProcess]:
     that does not answer."""
     if shutil.which("tmux") is None:
         return []
-    panes: list[PaneProcess] = []
-    seen: set[str] = set()
+    servers: dict[str, str] = {}
     for path in sockets:
-        key = os.path.realpath(path)
-        if key in seen:
-            continue
-        seen.add(key)
-        panes.extend(_panes_of(path))
-    return panes
+        servers.setdefault(os.path.realpath(path), path)
+    return [pane for path in servers.values() for pane in _panes_of(path)]
 
 
 def _panes_of(server: str) -> Iterator[PaneProcess]:
@@ -139,9 +132,7 @@ def respawn(
     if not argv:
         raise TmuxError("respawn: no command to run")
     keep_on_exit(pane)
-    extra: list[str] = []
-    for name, value in (env or {}).items():
-        extra += ["-e", f"{name}={value}"]
+    extra = [arg for name, value in (env or {}).items() for arg in ("-e", f"{name}={value}")]
     _run(pane.server, "respawn-pane", "-k", "-t", pane.id, "-c", cwd, *extra, shlex.join(argv))
 
 

@@ -110,12 +110,6 @@ def _reset_key(window: LimitWindow) -> datetime:
     return window.resets_at or datetime.max.replace(tzinfo=UTC)
 
 
-def _window_key(window: LimitWindow) -> tuple[object, ...]:
-    if window.minutes is not None:
-        return (window.minutes, window.scope)
-    return (window.name, window.scope)
-
-
 def _current(windows: Iterable[LimitWindow], now: datetime) -> list[LimitWindow]:
     """The newest observation of each window (by length and scope), leaving out windows whose
     reset time has passed (they have started over), longest windows last."""
@@ -124,7 +118,7 @@ def _current(windows: Iterable[LimitWindow], now: datetime) -> list[LimitWindow]
     for window in windows:
         if window.resets_at is not None and window.resets_at <= now:
             continue
-        key = _window_key(window)
+        key = (window.minutes if window.minutes is not None else window.name, window.scope)
         seen = newest.get(key)
         if seen is None or (window.observed_at or oldest) > (seen.observed_at or oldest):
             newest[key] = window
@@ -148,12 +142,5 @@ def _live_signal(
     elif now - signal.at > UNKNOWN_RESET_HOLD:
         return None
     return LimitWindow(
-        provider,
-        None,
-        100.0,
-        signal.resets_at,
-        ALL_MODELS,
-        "usage_limit",
-        signal.at,
-        signal.source,
+        provider, None, 100.0, signal.resets_at, ALL_MODELS, "usage_limit", signal.at, signal.source
     )

@@ -7,30 +7,22 @@ import importlib
 from collections.abc import Callable, Mapping
 from typing import Any
 
-__all__ = ["lazy_attribute", "lazy_names"]
-
-
-def lazy_attribute(
-    package: str, where: Mapping[str, str], namespace: dict[str, Any], name: str
-) -> Any:
-    """The value of ``name`` (from the module ``where`` names for it), kept in the package's
-    ``namespace`` so the next use is a plain lookup."""
-    module = where.get(name)
-    if module is None:
-        raise AttributeError(f"module {package!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    namespace[name] = value
-    return value
+__all__ = ["lazy_names"]
 
 
 def lazy_names(
     package: str, where: Mapping[str, str], namespace: dict[str, Any]
 ) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
     """A package's ``__getattr__`` and ``__dir__``: each name of ``where`` imported on first use
-    (:func:`lazy_attribute`), and ``dir()`` listing the package's ``__all__``."""
+    from the module it names, and kept in the package's ``namespace`` so the next use is a plain
+    lookup; ``dir()`` lists the package's ``__all__``."""
 
     def getattr_(name: str) -> Any:
-        return lazy_attribute(package, where, namespace, name)
+        module = where.get(name)
+        if module is None:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        value = namespace[name] = getattr(importlib.import_module(module), name)
+        return value
 
     def dir_() -> list[str]:
         return sorted(namespace.get("__all__", where))

@@ -44,12 +44,7 @@ def user_folder(kind: Kind, env: Mapping[str, str] | None = None) -> Path:
     # only here: it costs every command a few milliseconds to load)
     import platformdirs
 
-    folder = {
-        "data": platformdirs.user_data_dir,
-        "state": platformdirs.user_state_dir,
-        "config": platformdirs.user_config_dir,
-    }[kind]
-    return Path(folder("segue"))
+    return Path(getattr(platformdirs, f"user_{kind}_dir")("segue"))
 
 
 def data_dir(env: Mapping[str, str] | None = None) -> Path:

@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import re
 
+from segue.support.text import C_ESCAPES
+
 __all__ = ["environment_setting", "exec_line", "path_setting"]
 
 _PLAIN = re.compile(r"[\w@+=:,./-]+", re.ASCII)  # a word systemd reads as it is
-_ESCAPES = {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\t": "\\t", "\r": "\\r"}
 
 
 def _literal(text: str) -> str:
@@ -33,7 +34,8 @@ def _word(text: str) -> str:
     if text == ";":  # (a lone one, even quoted, would end the command)
         return "\\;"
     escaped = "".join(
-        _ESCAPES.get(c) or (f"\\x{ord(c):02x}" if ord(c) < 32 or ord(c) == 127 else c) for c in text
+        C_ESCAPES.get(c) or (f"\\x{ord(c):02x}" if ord(c) < 32 or ord(c) == 127 else c)
+        for c in text
     )
     return f'"{escaped}"'
 

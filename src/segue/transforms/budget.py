@@ -132,34 +132,14 @@ def _tool_call_chars(item: ToolCall) -> int:
     return len(item.name) + len(body)
 
 
-def _user_chars(item: UserMessage) -> int:
-    return len(item.text) + IMAGE_CHARS * len(item.images)
-
-
-def _assistant_chars(item: AssistantMessage) -> int:
-    return len(item.text)
-
-
-def _result_chars(item: ToolResult) -> int:
-    return len(item.output) + IMAGE_CHARS * len(item.images)
-
-
-def _compaction_chars(item: Compaction) -> int:
-    return len(item.summary)
-
-
-def _reasoning_chars(item: Reasoning) -> int:
-    return len(item.text)
-
-
-# A lookup by exact type (the hot path of planning); each sizer is typed for its own item.
+# A lookup by exact type (the hot path of planning).
 _SIZERS: dict[type, Callable[[Any], int]] = {
-    UserMessage: _user_chars,
-    AssistantMessage: _assistant_chars,
+    UserMessage: lambda item: len(item.text) + IMAGE_CHARS * len(item.images),
+    AssistantMessage: lambda item: len(item.text),
     ToolCall: _tool_call_chars,
-    ToolResult: _result_chars,
-    Compaction: _compaction_chars,
-    Reasoning: _reasoning_chars,
+    ToolResult: lambda item: len(item.output) + IMAGE_CHARS * len(item.images),
+    Compaction: lambda item: len(item.summary),
+    Reasoning: lambda item: len(item.text),
 }
 
 

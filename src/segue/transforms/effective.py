@@ -33,18 +33,14 @@ def apply_rollbacks(items: Sequence[Item]) -> list[Item]:
     out: list[Item] = []
     for item in items:
         if isinstance(item, Rollback):
-            remaining = item.turns
-            cut = len(out)
+            remaining, cut = item.turns, len(out)
             while remaining > 0 and cut > 0:
                 cut -= 1
                 if is_prompt(out[cut]):
                     remaining -= 1
-            if remaining == 0:
-                del out[cut:]
-            else:  # rolled back past the first prompt: keep only what came before any prompt
-                del out[_first_prompt_index(out) :]
-            out.append(item)
-            continue
+            if remaining != 0:  # rolled back past the first prompt: keep what came before any
+                cut = next((i for i, kept in enumerate(out) if is_prompt(kept)), len(out))
+            del out[cut:]
         out.append(item)
     return out
 
@@ -55,11 +51,8 @@ def active_prompts(items: Sequence[Item]) -> list[UserMessage]:
     return prompts(apply_rollbacks(items))
 
 
-def _first_prompt_index(items: Sequence[Item]) -> int:
-    for i, item in enumerate(items):
-        if is_prompt(item):
-            return i
-    return len(items)
+def _portable(item: Item) -> bool:
+    return isinstance(item, Compaction) and item.state is CompactionState.PORTABLE
 
 
 def _is_history(item: Item) -> bool:
@@ -70,11 +63,7 @@ def _is_history(item: Item) -> bool:
 def effective_history(conversation: Conversation) -> list[Item]:
     """The model-visible history the source provider would send next, in order."""
     items = apply_rollbacks(conversation.items)
-    cut = None
-    for i in range(len(items) - 1, -1, -1):
-        if isinstance(items[i], Compaction):
-            cut = i
-            break
+    cut = next((i for i in range(len(items) - 1, -1, -1) if isinstance(items[i], Compaction)), None)
     if cut is None:
         return [item for item in items if _is_history(item)]
     compaction = items[cut]
@@ -87,16 +76,11 @@ def portable_history(conversation: Conversation) -> tuple[list[Item], list[Compa
     """History another provider can take: cut at the latest *portable* compaction, with every
     compaction that is not portable removed. Returns the items and the compactions dropped."""
     items = apply_rollbacks(conversation.items)
-    start = 0
-    for i in range(len(items) - 1, -1, -1):
-        item = items[i]
-        if isinstance(item, Compaction) and item.state is CompactionState.PORTABLE:
-            start = i
-            break
+    start = next((i for i in range(len(items) - 1, -1, -1) if _portable(items[i])), 0)
     kept: list[Item] = []
     dropped: list[Compaction] = []
     for n, item in enumerate(items[start:]):
-        if isinstance(item, Compaction) and item.state is not CompactionState.PORTABLE:
+        if isinstance(item, Compaction) and not _portable(item):
             dropped.append(item)
         elif _is_history(item):
             kept.append(item)
@@ -105,7 +89,7 @@ def portable_history(conversation: Conversation) -> tuple[list[Item], list[Compa
                 # reply) follows the summary, less what only the provider can read
                 for kept_item in item.replacement:
                     if isinstance(kept_item, Compaction):
-                        if kept_item.state is not CompactionState.PORTABLE:
+                        if not _portable(kept_item):
                             dropped.append(kept_item)
                     elif _is_history(kept_item):
                         kept.append(kept_item)

@@ -121,7 +121,7 @@ def summarize_runs(
         text = mask(_render(facts, detail))
         if len(text) <= max_chars:
             return text
-    return _clip(text, max_chars)
+    return _cut(text, max_chars)  # the last resort
 
 
 # -- gathering ---------------------------------------------------------------------------------
@@ -227,15 +227,11 @@ def _first_string(value: Any, keys: Iterable[str]) -> str | None:
 def _file_changes(call: ToolCall) -> list[tuple[str, int, int]]:
     """``(path, lines added, lines removed)`` of an edit, write or patch call."""
     value = call.input
-    if isinstance(value, str):
-        return _patch_changes(value)
-    if not isinstance(value, dict):
-        return []
-    patch = _first_string(value, ("patch", "input", "diff"))
+    patch = value if isinstance(value, str) else _first_string(value, ("patch", "input", "diff"))
     if patch is not None:
         return _patch_changes(patch)
     path = _first_string(value, ("file_path", "path", "notebook_path", "filename"))
-    if path is None:
+    if path is None:  # (also for an input that is not an object)
         return []
     added = removed = 0
     edits = value.get("edits")
@@ -326,29 +322,24 @@ def _section(title: str, lines: list[str]) -> list[str]:
 def _goals(facts: _Facts, d: _Detail) -> list[str]:
     out: list[str] = []
     if facts.earlier:
-        out.append(f"- earlier (compacted): {_cut(_one_line(facts.earlier), d.line * 2)}")
+        out.append(f"- earlier (compacted): {_line(facts.earlier, d.line * 2)}")
     runs = facts.runs[-d.entries :]
     skipped = len(facts.runs) - len(runs)
     if skipped:
         out.append(f"- ({skipped} earlier prompts left out)")
-    for i, run in enumerate(runs):
-        if i >= len(runs) - 2:  # the last two in full
-            out.append(f"- run {run.number}: {_quote(_cut(run.prompt, d.full))}")
-        else:
-            out.append(f"- run {run.number}: {_cut(_one_line(run.prompt), d.line)}")
-    return out
+    last_two = len(runs) - 2  # in full
+    return out + [_entry(r.number, r.prompt, i >= last_two, d) for i, r in enumerate(runs)]
 
 
 def _decisions(facts: _Facts, d: _Detail) -> list[str]:
-    replied = [run for run in facts.runs if run.reply][-d.entries :]
-    out = []
-    for i, run in enumerate(replied):
-        assert run.reply is not None
-        if i == len(replied) - 1:
-            out.append(f"- run {run.number}: {_quote(_cut(run.reply, d.full))}")
-        else:
-            out.append(f"- run {run.number}: {_cut(_one_line(run.reply), d.line)}")
-    return out
+    replied = [(run.number, run.reply) for run in facts.runs if run.reply][-d.entries :]
+    last = len(replied) - 1  # in full
+    return [_entry(number, reply, i == last, d) for i, (number, reply) in enumerate(replied)]
+
+
+def _entry(number: int, text: str, full: bool, d: _Detail) -> str:
+    shown = _quote(_cut(text, d.full)) if full else _line(text, d.line)
+    return f"- run {number}: {shown}"
 
 
 def _questions(facts: _Facts, d: _Detail) -> list[str]:
@@ -357,11 +348,9 @@ def _questions(facts: _Facts, d: _Detail) -> list[str]:
     last = facts.runs[-1]
     if last.reply is None:
         why = f" ({last.failed})" if last.failed else ""
-        return [
-            f"- run {last.number} was not answered{why}: {_cut(_one_line(last.prompt), d.line)}"
-        ]
+        return [f"- run {last.number} was not answered{why}: {_line(last.prompt, d.line)}"]
     if last.reply.rstrip().endswith("?"):
-        return [f"- run {last.number} ended with a question: {_cut(_one_line(last.reply), d.line)}"]
+        return [f"- run {last.number} ended with a question: {_line(last.reply, d.line)}"]
     return []
 
 
@@ -375,10 +364,7 @@ def _commands(facts: _Facts, d: _Detail) -> list[str]:
     shown = list(facts.commands.values())[-d.entries :]
     left = len(facts.commands) - len(shown)
     out = [f"- ({left} earlier commands left out)"] if left else []
-    for command in shown:
-        out.append(f"- run {command.run}: `{_cut(_one_line(command.text), d.line)}` → "
-                   f"{_outcome(command)}")  # fmt: skip
-    return out
+    return out + [f"- run {c.run}: `{_line(c.text, d.line)}` → {_outcome(c)}" for c in shown]
 
 
 def _outcome(command: _Command) -> str:
@@ -387,10 +373,6 @@ def _outcome(command: _Command) -> str:
     if command.exit_code is not None:
         return f"exit {command.exit_code}"
     return "failed" if command.error else "ok"
-
-
-def _failed(command: _Command) -> bool:
-    return command.answered and (bool(command.error) or command.exit_code not in (None, 0))
 
 
 def _plan(facts: _Facts, d: _Detail) -> list[str]:
@@ -417,12 +399,12 @@ def _diff(facts: _Facts, d: _Detail) -> list[str]:
 def _failures(facts: _Facts, d: _Detail) -> list[str]:
     out = []
     for command in facts.commands.values():
-        if _failed(command):
+        if command.answered and (command.error or command.exit_code not in (None, 0)):
             tail = [_cut(line, d.line) for line in command.output.strip().splitlines()[-d.tail :]]
             shown = "".join(f"\n  > {line}" for line in tail) if d.tail else ""
-            out.append(f"- run {command.run}: `{_cut(_one_line(command.text), d.line)}` "
+            out.append(f"- run {command.run}: `{_line(command.text, d.line)}` "
                        f"{_outcome(command)}{shown}")  # fmt: skip
-    out += [f"- {_cut(_one_line(f), d.line)}" for f in facts.failures]
+    out += [f"- {_line(f, d.line)}" for f in facts.failures]
     return out[-d.entries :]
 
 
@@ -441,15 +423,13 @@ def _one_line(text: str) -> str:
 
 def _quote(text: str) -> str:
     lines = text.splitlines()
-    if len(lines) <= 1:
-        return text
-    return lines[0] + "".join(f"\n  {line}" for line in lines[1:])
+    return text if len(lines) <= 1 else "\n  ".join(lines)
+
+
+def _line(text: str, limit: int) -> str:
+    """``text`` on one line, cut to ``limit`` characters."""
+    return _cut(_one_line(text), limit)
 
 
 def _cut(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: max(limit - 1, 0)].rstrip() + CUT
-
-
-def _clip(text: str, limit: int) -> str:
-    """The last resort: the text cut at ``limit`` characters."""
-    return _cut(text, limit)

@@ -32,7 +32,7 @@ from segue.model.conversation import Compaction, Conversation, Item, ToolResult
 from segue.model.units import format_count
 from segue.transforms.budget import Measure, TargetProfile
 from segue.transforms.effective import portable_history
-from segue.transforms.shrink import ShrinkReport, Unfittable, shrink
+from segue.transforms.shrink import ShrinkReport, Unfittable, counted, shrink
 from segue.transforms.trim import cap_outputs, was_cut
 from segue.transforms.turns import is_prompt
 
@@ -64,8 +64,7 @@ class Plan(msgspec.Struct):
     capped_chars: int = 0
     trimmed_results: int = 0  # outputs carried with their middle cut, for either reason
     trimmed_chars: int = 0  # characters cut from them
-    # kind -> occurrences in ``items``
-    secrets: dict[str, int] = msgspec.field(default_factory=dict)
+    secrets: dict[str, int] = msgspec.field(default_factory=dict)  # kind -> occurrences in items
     secrets_redacted: bool = False  # replaced by markers everywhere (else only in segue's own)
 
     @property
@@ -120,16 +119,14 @@ class Plan(msgspec.Struct):
         """What the plan carries and loses, on one line for a person, e.g. "shrunk: 2
         compactions only the source can read dropped, 37 tool outputs cleared, 12 oldest turns
         dropped (1.2M → 560k chars)"."""
-        parts: list[str] = []
-        if self.dropped_compactions:
-            n = len(self.dropped_compactions)
-            parts.append(f"{n} compaction{'s' if n != 1 else ''} only the source can read dropped")
+        dropped = len(self.dropped_compactions)
+        parts = [
+            counted(dropped, "compaction", "only the source can read dropped"),
+            counted(self.capped_results, "tool output", "cut to what the target itself keeps"),
+        ]
         if self.capped_results:
-            n = self.capped_results
-            parts.append(
-                f"{n} tool output{'s' if n != 1 else ''} cut to what the target itself keeps "
-                f"({format_count(self.capped_chars)} chars cut)"
-            )
+            parts[1] += f" ({format_count(self.capped_chars)} chars cut)"
+        parts = [part for part in parts if part]
         if self.shrink is not None and self.shrink.removed_anything:
             parts.append(self.shrink.describe())
         elif parts:

@@ -14,18 +14,6 @@ from segue.transforms.secrets import SecretScan, redact_value, scan, strings_in
 __all__ = ["item_texts", "redact_items", "redact_own_summaries", "scan_items"]
 
 
-def _text(item: neutral.UserMessage | neutral.AssistantMessage | neutral.Reasoning) -> list[str]:
-    return [item.text]
-
-
-def _call(item: neutral.ToolCall) -> list[str]:
-    return [item.name, *strings_in(item.input)]
-
-
-def _output(item: neutral.ToolResult) -> list[str]:
-    return [item.output]
-
-
 def _compaction(item: neutral.Compaction) -> list[str]:
     texts = [item.summary]
     for kept in item.replacement or ():
@@ -33,27 +21,19 @@ def _compaction(item: neutral.Compaction) -> list[str]:
     return texts
 
 
-def _notice(item: neutral.ErrorNotice) -> list[str]:
-    return [item.message]
-
-
-def _nothing(item: neutral.TurnMarker | neutral.Rollback | neutral.Opaque) -> list[str]:
-    return []
-
-
 # By exact type, every item type of the model (a test holds this to the model's Item union): a
 # scan looks up each carried item, and a match of class patterns cost twice the rest of it.
 TEXTS_OF: dict[type, Callable[[Any], list[str]]] = {
-    neutral.UserMessage: _text,
-    neutral.AssistantMessage: _text,
-    neutral.Reasoning: _text,
-    neutral.ToolCall: _call,
-    neutral.ToolResult: _output,
+    neutral.UserMessage: lambda item: [item.text],
+    neutral.AssistantMessage: lambda item: [item.text],
+    neutral.Reasoning: lambda item: [item.text],
+    neutral.ToolCall: lambda item: [item.name, *strings_in(item.input)],
+    neutral.ToolResult: lambda item: [item.output],
     neutral.Compaction: _compaction,
-    neutral.ErrorNotice: _notice,
-    neutral.TurnMarker: _nothing,
-    neutral.Rollback: _nothing,
-    neutral.Opaque: _nothing,
+    neutral.ErrorNotice: lambda item: [item.message],
+    neutral.TurnMarker: lambda _: [],
+    neutral.Rollback: lambda _: [],
+    neutral.Opaque: lambda _: [],
 }
 
 

@@ -30,8 +30,9 @@ __all__ = ["SecretScan", "marker", "mask", "scan"]
 
 
 # The detectors segue uses: (detect-secrets module, class) and the kind segue names it by (in
-# counts, in JSON, in markers), and the literals that every match contains: a tuple of
-# alternatives, each a tuple of literals that must all occur (in any case, when marked so). A
+# counts, in JSON, in markers), and the literals that every match contains: alternatives
+# (written apart by "|"), each of literals that must all occur (joined by "+"; in any case, when
+# marked so). A module of "" is one of segue's own (:mod:`segue.transforms.secret_detectors`). A
 # detector whose literals are absent from a text is not run, and detect-secrets is only imported
 # when one is present: a scan of text without candidates is one pass of an Aho-Corasick automaton
 # over it (about a millisecond a MB, see ``_finders``), and ``segue sessions`` does not pay for
@@ -39,80 +40,32 @@ __all__ = ["SecretScan", "marker", "mask", "scan"]
 # patterns have no literal to look for first and cost more than all the others together, for
 # kinds rarely seen here.)
 Gate = tuple[tuple[str, ...], ...]
-DETECTORS: tuple[tuple[str, str, str, Gate, bool], ...] = (
-    (
-        "segue.transforms.secrets",
-        "AnthropicKeyDetector",
-        "anthropic_api_key",
-        (("sk-ant-",),),
-        False,
-    ),
-    ("segue.transforms.secrets", "OpenAIWhole", "openai_api_key", (("T3BlbkFJ",),), False),
-    (
-        "aws",
-        "AWSKeyDetector",
-        "aws_key",
-        (("A3T",), ("ABIA",), ("ACCA",), ("AKIA",), ("ASIA",), ("aws",)),
-        True,
-    ),
-    (
-        "segue.transforms.secrets",
-        "GitHubTokenWhole",
-        "github_token",
-        (("ghp_",), ("gho_",), ("ghu_",), ("ghs_",), ("ghr_",)),
-        False,
-    ),
-    (
-        "segue.transforms.secrets",
-        "GitHubFineGrainedTokenDetector",
-        "github_token",
-        (("github_pat_",),),
-        False,
-    ),
-    (
-        "segue.transforms.secrets",
-        "GitLabTokenWhole",
-        "gitlab_token",
-        tuple(
-            (prefix,)
-            for prefix in (
-                "glpat-",
-                "gldt-",
-                "glft-",
-                "glsoat-",
-                "glrt-",
-                "GR1348941",
-                "glcbt-",
-                "glimt-",
-                "glptt-",
-                "glagent-",
-                "gloas-",
-            )
+DETECTORS: tuple[tuple[str, str, str, Gate, bool], ...] = tuple(
+    (module, name, kind, tuple(tuple(alt.split("+")) for alt in gate.split("|")), fold)
+    for module, name, kind, gate, fold in (
+        ("", "AnthropicKeyDetector", "anthropic_api_key", "sk-ant-", False),
+        ("", "OpenAIWhole", "openai_api_key", "T3BlbkFJ", False),
+        ("aws", "AWSKeyDetector", "aws_key", "A3T|ABIA|ACCA|AKIA|ASIA|aws", True),
+        ("", "GitHubTokenWhole", "github_token", "ghp_|gho_|ghu_|ghs_|ghr_", False),
+        ("", "GitHubFineGrainedTokenDetector", "github_token", "github_pat_", False),
+        (
+            "",
+            "GitLabTokenWhole",
+            "gitlab_token",
+            "glpat-|gldt-|glft-|glsoat-|glrt-|GR1348941|glcbt-|glimt-|glptt-|glagent-|gloas-",
+            False,
         ),
-        False,
-    ),
-    (
-        "segue.transforms.secrets",
-        "PrivateKeyAnyPutty",
-        "private_key",
-        (("PRIVATE KEY",), ("PuTTY-User-Key-File",)),
-        False,
-    ),
-    ("slack", "SlackDetector", "slack_token", (("xox",), ("hooks.slack.com",)), True),
-    ("segue.transforms.secrets", "StripeWhole", "stripe_key", (("k_live_",),), False),
-    ("segue.transforms.secrets", "JwtWhole", "jwt", (("eyJ",),), False),
-    ("segue.transforms.secrets", "NpmToken", "npm_token", (("_authToken=",),), False),
-    ("pypi_token", "PypiTokenDetector", "pypi_token", (("pypi-AgE",),), False),
-    ("sendgrid", "SendGridDetector", "sendgrid_key", (("SG.",),), False),
-    ("square_oauth", "SquareOAuthDetector", "square_oauth_secret", (("sq0csp-",),), False),
-    (
-        "azure_storage_key",
-        "AzureStorageKeyDetector",
-        "azure_storage_key",
-        (("AccountKey=",),),
-        False,
-    ),
-    ("segue.transforms.secrets", "UrlPassword", "url_password", (("://", "@"),), False),
+        ("", "PrivateKeyAnyPutty", "private_key", "PRIVATE KEY|PuTTY-User-Key-File", False),
+        ("slack", "SlackDetector", "slack_token", "xox|hooks.slack.com", True),
+        ("", "StripeWhole", "stripe_key", "k_live_", False),
+        ("", "JwtWhole", "jwt", "eyJ", False),
+        ("", "NpmToken", "npm_token", "_authToken=", False),
+        ("pypi_token", "PypiTokenDetector", "pypi_token", "pypi-AgE", False),
+        ("sendgrid", "SendGridDetector", "sendgrid_key", "SG.", False),
+        ("square_oauth", "SquareOAuthDetector", "square_oauth_secret", "sq0csp-", False),
+        ("azure_storage_key", "AzureStorageKeyDetector", "azure_storage_key", "AccountKey=", False),
+        ("", "UrlPassword", "url_password", "://+@", False),
+    )
 )
 
 
@@ -138,7 +91,7 @@ def marker(kind: str) -> str:
 @cache
 def _detector(module: str, name: str) -> Any:
     """An instance of one detector (detect-secrets is imported on first use)."""
-    if module == "segue.transforms.secrets":
+    if not module:
         from segue.transforms import secret_detectors
 
         return getattr(secret_detectors, name)()
@@ -276,8 +229,6 @@ def redact_value(value: Any, found: SecretScan) -> Any:
             (found.redact(k) if isinstance(k, str) else k): redact_value(v, found)
             for k, v in value.items()
         }
-    if isinstance(value, list):
-        return [redact_value(v, found) for v in value]
-    if isinstance(value, tuple):
-        return tuple(redact_value(v, found) for v in value)
+    if isinstance(value, list | tuple):
+        return type(value)(redact_value(v, found) for v in value)
     return value

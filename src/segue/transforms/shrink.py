@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Sequence
+from itertools import accumulate
 
 import msgspec
 import orjson
@@ -31,7 +32,6 @@ from segue.model.conversation import (
     JSON,
     Compaction,
     CompactionState,
-    Image,
     Item,
     ToolCall,
     ToolResult,
@@ -39,6 +39,7 @@ from segue.model.conversation import (
 )
 from segue.model.errors import SwitchError
 from segue.model.units import format_count
+from segue.support.text import short
 from segue.transforms.budget import history_chars, item_chars
 from segue.transforms.trim import cut_middle
 from segue.transforms.turns import is_prompt
@@ -64,14 +65,6 @@ def cleared_placeholder(chars: int) -> str:
 
 def trimmed_marker(omitted: int) -> str:
     return f"\n[tool input trimmed during provider switch: {omitted} characters omitted]"
-
-
-def index_line(text: str, limit: int) -> str:
-    """One dropped prompt as it appears in the marker's index: one line, at most ``limit``."""
-    flat = " ".join(text.split())
-    if len(flat) <= limit:
-        return flat
-    return flat[: max(limit - 1, 0)] + "…"
 
 
 # --- report -------------------------------------------------------------------------------------
@@ -109,22 +102,23 @@ class ShrinkReport(msgspec.Struct):
     def describe(self) -> str:
         if not self.removed_anything:
             return "nothing removed"
-        trimmed = _count(self.trimmed_results, "tool output", "trimmed")
+        trimmed = counted(self.trimmed_results, "tool output", "trimmed")
         if trimmed:
             trimmed += f" ({format_count(self.trimmed_result_chars)} chars cut)"
         parts = [
             trimmed,
-            _count(self.cleared_results, "tool output", "cleared"),
-            _count(self.cleared_attachments, "attachment", "cleared"),
-            _count(self.trimmed_inputs, "tool input", "trimmed"),
-            _count(self.dropped_turns, "oldest turn", "dropped")
-            or _count(self.dropped_items, "oldest item", "dropped"),
+            counted(self.cleared_results, "tool output", "cleared"),
+            counted(self.cleared_attachments, "attachment", "cleared"),
+            counted(self.trimmed_inputs, "tool input", "trimmed"),
+            counted(self.dropped_turns, "oldest turn", "dropped")
+            or counted(self.dropped_items, "oldest item", "dropped"),
         ]
         sizes = f"({format_count(self.chars_before)} → {format_count(self.chars_after)} chars)"
         return ", ".join(part for part in parts if part) + " " + sizes
 
 
-def _count(n: int, noun: str, verb: str) -> str:
+def counted(n: int, noun: str, verb: str) -> str:
+    """``"3 tool outputs cleared"``; nothing for none."""
     if n == 0:
         return ""
     return f"{n} {noun}{'' if n == 1 else 's'} {verb}"
@@ -142,23 +136,18 @@ class Unfittable(SwitchError):
 
 
 class _Work(msgspec.Struct):
-    """The list being shrunk in place (rungs 1–3 only replace items, so indices are stable)."""
+    """The list being shrunk in place (rungs 1–4 only replace items, so indices are stable)."""
 
     items: list[Item]
     sizes: list[int]
     total: int
-    original: list[Item] = msgspec.field(default_factory=list)
+    original: list[Item]  # as given
     second_pass: bool = False
     trimmed_results: dict[int, int] = msgspec.field(default_factory=dict)  # index → chars saved
     cleared: dict[int, int] = msgspec.field(default_factory=dict)  # index → net chars saved
     attachments: dict[int, int] = msgspec.field(default_factory=dict)  # index → images dropped
     trimmed: dict[int, int] = msgspec.field(default_factory=dict)  # index → net chars saved
     lifted: set[int] = msgspec.field(default_factory=set)  # indices changed by the second pass
-
-    @classmethod
-    def of(cls, items: list[Item]) -> _Work:
-        sizes = [item_chars(item) for item in items]
-        return cls(list(items), sizes, sum(sizes), original=items)
 
     def put(self, index: int, new: Item) -> int:
         size = item_chars(new)
@@ -177,7 +166,7 @@ class _Limits(msgspec.Struct, frozen=True):
     prompt_index_chars: int
 
 
-# --- rungs 1–3 ----------------------------------------------------------------------------------
+# --- rungs 1–4 ----------------------------------------------------------------------------------
 
 
 def _trim_results(work: _Work, end: int, budget: int) -> None:
@@ -244,65 +233,50 @@ def _trim_result(work: _Work, index: int, keep: int) -> None:
     work.trimmed_results[index] = work.trimmed_results.get(index, 0) + saved
 
 
-def _clear_results(work: _Work, end: int, stop: Stop) -> None:
+def _replace_each(
+    work: _Work, end: int, stop: Stop, done: dict[int, int], change: Callable[[int], Item | None]
+) -> None:
+    """Rungs 2 and 4: replace each item before ``end`` (oldest first, until ``stop``) by what
+    ``change`` makes of it when that is smaller; ``done`` records each one's net saving."""
     for index in range(end):
-        item = work.items[index]
         if stop():
             return
-        if not isinstance(item, ToolResult) or index in work.cleared:
-            continue
-        if _CLEARED_RE.fullmatch(item.output):
-            continue
-        original = work.original[index]
-        assert isinstance(original, ToolResult)
-        new = replace(item, output=cleared_placeholder(len(original.output)))
-        if item_chars(new) >= work.sizes[index]:
-            continue
-        saved = work.put(index, new) + work.trimmed_results.pop(index, 0)
-        work.cleared[index] = saved
+        new = None if index in done else change(index)
+        if new is not None and item_chars(new) < work.sizes[index]:
+            done[index] = work.put(index, new) + work.trimmed_results.pop(index, 0)
+
+
+def _cleared(work: _Work, index: int) -> Item | None:
+    item, original = work.items[index], work.original[index]
+    if not isinstance(item, ToolResult) or _CLEARED_RE.fullmatch(item.output):
+        return None
+    assert isinstance(original, ToolResult)
+    return replace(item, output=cleared_placeholder(len(original.output)))
 
 
 def _clear_attachments(work: _Work, end: int, stop: Stop) -> None:
     for index in range(end):
         while not stop():
             item = work.items[index]
-            new = _without_first_image(item)
-            if new is None:
+            if isinstance(item, UserMessage) and item.images:
+                new: Item = replace(item, text=_append(item.text), images=item.images[1:])
+            elif isinstance(item, ToolResult) and item.images:
+                new = replace(item, output=_append(item.output), images=item.images[1:])
+            else:
                 break
             work.put(index, new)
             work.attachments[index] = work.attachments.get(index, 0) + 1
-
-
-def _without_first_image(item: Item) -> Item | None:
-    if isinstance(item, UserMessage) and item.images:
-        return replace(item, text=_append(item.text), images=_rest(item.images))
-    if isinstance(item, ToolResult) and item.images:
-        return replace(item, output=_append(item.output), images=_rest(item.images))
-    return None
 
 
 def _append(text: str) -> str:
     return f"{text}\n{IMAGE_MARKER}" if text else IMAGE_MARKER
 
 
-def _rest(images: tuple[Image, ...]) -> tuple[Image, ...]:
-    return images[1:]
-
-
-def _trim_inputs(work: _Work, end: int, stop: Stop, limit: int) -> None:
-    for index in range(end):
-        item = work.items[index]
-        if stop():
-            return
-        if not isinstance(item, ToolCall) or index in work.trimmed:
-            continue
-        trimmed = trim_input(item.input, limit)
-        if trimmed is None:
-            continue
-        new = replace(item, input=trimmed)
-        if item_chars(new) >= work.sizes[index]:
-            continue
-        work.trimmed[index] = work.put(index, new)
+def _trimmed_call(item: Item, limit: int) -> Item | None:
+    if not isinstance(item, ToolCall):
+        return None
+    trimmed = trim_input(item.input, limit)
+    return None if trimmed is None else replace(item, input=trimmed)
 
 
 def trim_input(value: JSON, limit: int) -> JSON | None:
@@ -310,7 +284,7 @@ def trim_input(value: JSON, limit: int) -> JSON | None:
     if isinstance(value, str):
         if len(value) <= limit or _TRIMMED_RE.search(value):
             return None
-        trimmed = _trim_string(value, limit)
+        trimmed = _head(value, max(limit - len(trimmed_marker(len(value))), 0))
         return trimmed if len(trimmed) < len(value) else None
     if isinstance(value, dict):
         if _json_len(value) <= limit:
@@ -320,8 +294,8 @@ def trim_input(value: JSON, limit: int) -> JSON | None:
     return None
 
 
-def _trim_string(text: str, limit: int) -> str:
-    keep = max(limit - len(trimmed_marker(len(text))), 0)
+def _head(text: str, keep: int) -> str:
+    """The first ``keep`` characters of ``text`` and a marker of what was cut."""
     return text[:keep] + trimmed_marker(len(text) - keep)
 
 
@@ -333,69 +307,56 @@ def _trim_dict(value: dict[str, JSON], limit: int) -> dict[str, JSON]:
     out = dict(value)
     tried: set[str] = set()
     while _json_len(out) > limit:
-        key = _largest_member(out, tried)
-        if key is None:
+        untried = [
+            key
+            for key, member in out.items()
+            if key not in tried and isinstance(member, str) and not _TRIMMED_RE.search(member)
+        ]
+        if not untried:
             break
+        key = max(untried, key=lambda k: len(out[k]))
         tried.add(key)
-        text = out[key]
-        candidate = {**out, key: _trim_member(out, key, text, limit)}
+        candidate = {**out, key: _trim_member(out, key, limit)}
         if _json_len(candidate) < _json_len(out):
             out = candidate
     return out
 
 
-def _largest_member(value: dict[str, JSON], tried: set[str]) -> str | None:
-    best: str | None = None
-    for key, member in value.items():
-        if key in tried or not isinstance(member, str) or _TRIMMED_RE.search(member):
-            continue
-        if best is None or len(member) > len(value[best]):
-            best = key
-    return best
-
-
-def _trim_member(value: dict[str, JSON], key: str, text: str, limit: int) -> str:
-    """The longest head of ``text`` (plus marker) keeping the whole dict within ``limit``."""
-
-    def cut(keep: int) -> str:
-        return text[:keep] + trimmed_marker(len(text) - keep)
-
+def _trim_member(value: dict[str, JSON], key: str, limit: int) -> str:
+    """The longest head of ``value[key]`` (plus marker) keeping the whole dict within ``limit``."""
+    text = value[key]
     low, high = 0, len(text) - 1
     best = 0
     while low <= high:
         mid = (low + high) // 2
-        if _json_len({**value, key: cut(mid)}) <= limit:
+        if _json_len({**value, key: _head(text, mid)}) <= limit:
             best, low = mid, mid + 1
         else:
             high = mid - 1
-    return cut(best)
+    return _head(text, best)
 
 
 def _clearing_rungs(work: _Work, end: int, stop: Stop, limits: _Limits, budget: int) -> None:
     if stop():
         return
     _trim_results(work, end, budget)
-    _clear_results(work, end, stop)
+    _replace_each(work, end, stop, work.cleared, lambda index: _cleared(work, index))
     _clear_attachments(work, end, stop)
-    _trim_inputs(work, end, stop, limits.max_input_chars)
+    limit = limits.max_input_chars
+    _replace_each(work, end, stop, work.trimmed, lambda i: _trimmed_call(work.items[i], limit))
 
 
 # --- turns and boundaries -----------------------------------------------------------------------
 
 
-def _prompt_positions(items: Sequence[Item]) -> list[int]:
-    return [index for index, item in enumerate(items) if is_prompt(item)]
-
-
 def _protected_start(
-    items: Sequence[Item], sizes: Sequence[int], keep_recent_turns: int, max_chars: int
+    prompts: list[int], sizes: Sequence[int], keep_recent_turns: int, max_chars: int
 ) -> int:
-    """Index where recent-turn protection begins (``len(items)``: nothing protected): the last
-    ``keep_recent_turns`` turns, fewer when they take more than ``max_chars`` (never fewer than
-    the last turn)."""
-    prompts = _prompt_positions(items)
+    """Index where recent-turn protection begins (``len(sizes)``: nothing protected): the last
+    ``keep_recent_turns`` turns (beginning at ``prompts``), fewer when they take more than
+    ``max_chars`` (never fewer than the last turn)."""
     if keep_recent_turns <= 0 or len(prompts) <= 1:
-        return len(items)
+        return len(sizes)
     start = prompts[-1]
     for turn in range(2, min(keep_recent_turns, len(prompts) - 1) + 1):
         candidate = prompts[-turn]
@@ -417,82 +378,61 @@ def _head_index(items: Sequence[Item], first_prompt: int) -> int | None:
 
 def _safe_cuts(items: Sequence[Item], prompts: list[int]) -> list[int]:
     """Prompt positions after the first where no call/result pair straddles the cut."""
-    first: dict[str, int] = {}
-    last: dict[str, int] = {}
-    for index, item in enumerate(items):
-        if isinstance(item, ToolCall | ToolResult):
-            first.setdefault(item.call_id, index)
-            last[item.call_id] = index
-    spans = [0] * (len(items) + 1)
-    for call_id, start in first.items():
-        spans[start + 1] += 1
-        spans[last[call_id] + 1] -= 1
-    open_pairs, cuts = 0, []
+    last = {
+        item.call_id: index
+        for index, item in enumerate(items)
+        if isinstance(item, ToolCall | ToolResult)
+    }
+    cuts, reach = [], 0  # reach: the last index of any pair begun so far
     prompt_set = set(prompts[1:])
-    for index in range(len(items)):
-        open_pairs += spans[index]
-        if index in prompt_set and open_pairs == 0:
+    for index, item in enumerate(items):
+        if index in prompt_set and reach < index:
             cuts.append(index)
+        if isinstance(item, ToolCall | ToolResult):
+            reach = max(reach, last[item.call_id])
     return cuts
 
 
-# --- rung 4 -------------------------------------------------------------------------------------
-
-
-class _Drop(msgspec.Struct, frozen=True):
-    result: list[Item]
-    kept: list[int]  # original indices retained
-    dropped_turns: int
-    dropped_items: int
-    indexed: int
+# --- rung 5 -------------------------------------------------------------------------------------
 
 
 def _drop_turns(
-    work: _Work, budget: int, cuts: list[int], head: int | None, limits: _Limits
-) -> _Drop | None:
-    items, sizes = work.items, work.sizes
-    suffix = [0] * (len(items) + 1)
-    for index in range(len(items) - 1, -1, -1):
-        suffix[index] = suffix[index + 1] + sizes[index]
+    work: _Work, report: ShrinkReport, cuts: list[int], head: int | None, limits: _Limits
+) -> list[Item] | None:
+    """Drop everything before the first of ``cuts`` (oldest first) whose rest, with a marker
+    (and the head compaction when it fits too), fits the budget; at the last cut, without a
+    marker when not even the shortest one fits. Completes ``report`` when it does."""
+    items, sizes, budget = work.items, work.sizes, report.budget_chars
+    before = [0, *accumulate(sizes)]  # characters before each index
     for position, cut in enumerate(cuts):
-        last_chance = position == len(cuts) - 1
-        drop = _try_cut(work, budget, cut, suffix[cut], head, limits, last_chance)
-        if drop is not None:
-            return drop
+        retained = before[-1] - before[cut]
+        fits_head = head is not None and retained + sizes[head] + _MARKER_RESERVE <= budget
+        heads = [head] if fits_head and head is not None else []
+        room = budget - retained - sum(sizes[index] for index in heads)
+        if room < 0:
+            continue
+        dropped = [index for index in range(cut) if index not in heads]
+        # The index quotes prompts as typed, without the attachment markers rung 3 appended.
+        prompts = [item for item in work.original[:cut] if is_prompt(item)]
+        summary, indexed = _marker_summary(len(dropped), prompts, room, limits)
+        if summary is None and position < len(cuts) - 1:
+            continue
+        kept = heads + list(range(cut, len(items)))
+        result = [items[index] for index in kept]
+        if summary is not None:
+            prov = items[dropped[0]].prov
+            marker = Compaction(summary, CompactionState.PORTABLE, prov, trigger=MARKER_TRIGGER)
+            result.insert(len(heads), marker)
+        _tally(work, report, kept)
+        report.dropped_turns, report.dropped_items = len(prompts), len(dropped)
+        report.indexed_prompts = indexed
+        report.chars_after = history_chars(result)
+        return result
     return None
 
 
-def _try_cut(
-    work: _Work,
-    budget: int,
-    cut: int,
-    retained: int,
-    head: int | None,
-    limits: _Limits,
-    last_chance: bool,
-) -> _Drop | None:
-    keep_head = head is not None and retained + work.sizes[head] + _MARKER_RESERVE <= budget
-    room = budget - retained - (work.sizes[head] if keep_head and head is not None else 0)
-    if room < 0:
-        return None
-    dropped = [index for index in range(cut) if not (keep_head and index == head)]
-    # The index quotes prompts as typed, without the attachment markers rung 2 appended.
-    prompts = [work.original[index] for index in dropped if is_prompt(work.original[index])]
-    summary, indexed = _marker_summary(len(dropped), prompts, room, limits)
-    if summary is None and not last_chance:
-        return None
-    kept = ([head] if keep_head and head is not None else []) + list(range(cut, len(work.items)))
-    result = [work.items[index] for index in kept]
-    if summary is not None:
-        marker = Compaction(
-            summary, CompactionState.PORTABLE, work.items[dropped[0]].prov, trigger=MARKER_TRIGGER
-        )
-        result.insert(1 if keep_head else 0, marker)
-    return _Drop(result, kept, len(prompts), len(dropped), indexed)
-
-
 def _marker_summary(
-    dropped_items: int, prompts: Sequence[Item], room: int, limits: _Limits
+    dropped_items: int, prompts: Sequence[UserMessage], room: int, limits: _Limits
 ) -> tuple[str | None, int]:
     turns = len(prompts)
     headline = (
@@ -501,8 +441,8 @@ def _marker_summary(
         "The retained history begins at the next complete user turn.]"
     )
     cap = max(limits.max_indexed_prompts, 0)
-    texts = [p.text for p in prompts if isinstance(p, UserMessage)]
-    lines = [index_line(t, limits.prompt_index_chars) for t in texts[len(texts) - cap :]]
+    texts = [p.text for p in prompts]
+    lines = [short(t, limits.prompt_index_chars) for t in texts[len(texts) - cap :]]
     header = "\nEarlier prompts, oldest first:"
     size = len(headline) + len(header) + sum(len(line) + 3 for line in lines)
     while lines and size > room:
@@ -511,8 +451,8 @@ def _marker_summary(
         return headline + header + "".join(f"\n- {line}" for line in lines), len(lines)
     if len(headline) <= room:
         return headline, 0
-    short = f"[{dropped_items} earlier items omitted during provider switch]"
-    return (short, 0) if len(short) <= room else (None, 0)
+    brief = f"[{dropped_items} earlier items omitted during provider switch]"
+    return (brief, 0) if len(brief) <= room else (None, 0)
 
 
 # --- the ladder ---------------------------------------------------------------------------------
@@ -533,71 +473,45 @@ def shrink(
     cleared as far as the ladder goes, exceeds the budget.
     """
     original = list(items)
-    work = _Work.of(original)  # each item sized once: the ladder keeps the total up to date
-    before = work.total
-    report = ShrinkReport(before, before, budget_chars)
-    if before <= budget_chars:
+    sizes = [item_chars(item) for item in original]  # once: the ladder keeps the total up to date
+    work = _Work(list(original), sizes, sum(sizes), original)
+    report = ShrinkReport(work.total, work.total, budget_chars)
+    if work.total <= budget_chars:
         return original, report
     limits = _Limits(max_input_chars, max_indexed_prompts, prompt_index_chars)
-
-    def fits() -> bool:
-        return work.total <= budget_chars
-
-    protected = _protected_start(
-        original, work.sizes, keep_recent_turns, int(budget_chars * PROTECTED_SHARE)
-    )
-    _clearing_rungs(work, protected, fits, limits, budget_chars)
-    if fits():
-        return _finish(work, report, range(len(original)), None)
-    prompts = _prompt_positions(original)
+    prompts = [index for index, item in enumerate(original) if is_prompt(item)]
     cuts = _safe_cuts(original, prompts)
     head = _head_index(original, prompts[0]) if prompts else None
-    drop = _drop_turns(work, budget_chars, cuts, head, limits)
-    if drop is not None:
-        return _finish(work, report, drop.kept, drop)
-    return _second_pass(work, report, cuts, head, limits)
-
-
-def _second_pass(
-    work: _Work, report: ShrinkReport, cuts: list[int], head: int | None, limits: _Limits
-) -> tuple[list[Item], ShrinkReport]:
-    budget = report.budget_chars
     tail = cuts[-1] if cuts else 0
 
-    def enough() -> bool:
-        if work.total <= budget:
+    def enough() -> bool:  # (in the second pass, also once the last turn fits with a marker)
+        if work.total <= budget_chars:
             return True
-        return bool(cuts) and sum(work.sizes[tail:]) + _MARKER_RESERVE <= budget
+        last_turn = sum(work.sizes[tail:]) + _MARKER_RESERVE
+        return work.second_pass and bool(cuts) and last_turn <= budget_chars
 
-    work.second_pass = True
-    _clearing_rungs(work, len(work.items), enough, limits, budget)
-    if work.total <= budget:
-        return _finish(work, report, range(len(work.items)), None)
-    drop = _drop_turns(work, budget, cuts, head, limits)
-    if drop is not None:
-        return _finish(work, report, drop.kept, drop)
-    _tally(work, report, range(len(work.items)))
+    protected = _protected_start(
+        prompts, work.sizes, keep_recent_turns, int(budget_chars * PROTECTED_SHARE)
+    )
+    for end in (protected, len(original)):  # the second pass lifts the protection
+        _clearing_rungs(work, end, enough, limits, budget_chars)
+        if work.total <= budget_chars:
+            break
+        result = _drop_turns(work, report, cuts, head, limits)
+        if result is not None:
+            return result, report
+        work.second_pass = True
+    _tally(work, report, range(len(original)))
     report.chars_after = work.total
-    smallest = sum(work.sizes[tail:])
+    if work.total <= budget_chars:
+        return list(work.items), report
     raise Unfittable(
         f"history does not fit: the smallest complete suffix (the last turn, "
-        f"{len(work.items) - tail} items) is {smallest} characters after clearing every tool "
-        f"output, attachment and oversized input, over the {budget}-character budget",
+        f"{len(original) - tail} items) is {sum(work.sizes[tail:])} characters after clearing "
+        f"every tool output, attachment and oversized input, over the {budget_chars}-character "
+        "budget",
         report,
     )
-
-
-def _finish(
-    work: _Work, report: ShrinkReport, kept: Iterable[int], drop: _Drop | None
-) -> tuple[list[Item], ShrinkReport]:
-    _tally(work, report, kept)
-    result = drop.result if drop is not None else list(work.items)
-    if drop is not None:
-        report.dropped_turns = drop.dropped_turns
-        report.dropped_items = drop.dropped_items
-        report.indexed_prompts = drop.indexed
-    report.chars_after = history_chars(result) if drop is not None else work.total
-    return result, report
 
 
 def _tally(work: _Work, report: ShrinkReport, kept: Iterable[int]) -> None:

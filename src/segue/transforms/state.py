@@ -16,7 +16,6 @@ from segue.model.conversation import (
     ToolResult,
     TurnMarker,
     TurnStatus,
-    UserMessage,
 )
 from segue.model.session_info import SessionState
 from segue.transforms.turns import is_prompt
@@ -45,12 +44,9 @@ def session_state(items: Sequence[Item]) -> tuple[SessionState, datetime | None]
                 return SessionState.WORKING, None
             saw_turn_end = True
             continue
-        if saw_turn_end:
-            return SessionState.IDLE, None
-        if isinstance(item, AssistantMessage):
+        if saw_turn_end or isinstance(item, AssistantMessage):
             return SessionState.IDLE, None
         if is_prompt(item) or isinstance(item, ToolCall | ToolResult | Reasoning):
             return SessionState.WORKING, None
-        if isinstance(item, UserMessage):  # injected context / command output
-            continue
+        # (past injected context, command output and the rest)
     return SessionState.IDLE, None

@@ -24,11 +24,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Sequence
+from operator import attrgetter
 from typing import Any
 
 import msgspec
 import orjson
-from msgspec.structs import fields
+from msgspec.structs import astuple, fields
 
 from segue.model import conversation as neutral
 
@@ -92,30 +93,14 @@ class MakeUp(msgspec.Struct, frozen=True):
 
     @property
     def size(self) -> float:
-        """Bytes of UTF-8."""
-        return (
-            self.lower
-            + self.upper
-            + self.digits
-            + self.space
-            + self.newline
-            + self.cont
-            + self.lead
-            + self.other
-        )
+        """Bytes of UTF-8 (the first eight fields)."""
+        return sum(self.vector()[:8])
 
     def vector(self) -> tuple[float, ...]:
-        return tuple(getattr(self, name) for name in FEATURES)
+        return astuple(self)
 
 
 FEATURES = tuple(f.name for f in fields(MakeUp))
-
-
-def _encode(text: str) -> bytes:
-    try:
-        return text.encode("utf-8")
-    except UnicodeEncodeError:  # a lone surrogate from a JSON escape
-        return text.encode("utf-8", "surrogatepass")
 
 
 def _scan(data: bytes, breaks: int, scale: float) -> MakeUp:
@@ -162,37 +147,25 @@ def make_up(texts: Sequence[str]) -> MakeUp:
             start = end
         parts = windows
     sampled = sum(map(len, parts))
-    return _scan(_encode("\n".join(parts)), len(parts) - 1, total / sampled)
-
-
-def _call_text(item: neutral.ToolCall) -> str:
-    body = item.input if isinstance(item.input, str) else orjson.dumps(item.input).decode()
-    return f"{item.name} {body}"
-
-
-def _text(item: neutral.UserMessage | neutral.AssistantMessage | neutral.Reasoning) -> str:
-    return item.text
-
-
-def _output(item: neutral.ToolResult) -> str:
-    return item.output
-
-
-def _summary(item: neutral.Compaction) -> str:
-    return item.summary
+    data = "\n".join(parts).encode("utf-8", "surrogatepass")  # (a lone surrogate: a JSON escape)
+    return _scan(data, len(parts) - 1, total / sampled)
 
 
 # By exact type: measuring a history looks up every item (a match of class patterns was a
 # third of the time); what has no entry is not sent as text.
 _VISIBLE: dict[type, Callable[[Any], str]] = {
-    neutral.UserMessage: _text,
-    neutral.AssistantMessage: _text,
-    neutral.Reasoning: _text,
-    neutral.ToolCall: _call_text,
-    neutral.ToolResult: _output,
-    neutral.Compaction: _summary,
+    neutral.UserMessage: attrgetter("text"),
+    neutral.AssistantMessage: attrgetter("text"),
+    neutral.Reasoning: attrgetter("text"),
+    neutral.ToolCall: lambda item: f"{item.name} {_json_text(item.input)}",
+    neutral.ToolResult: attrgetter("output"),
+    neutral.Compaction: attrgetter("summary"),
 }
 _WITH_IMAGES = (neutral.UserMessage, neutral.ToolResult)
+
+
+def _json_text(value: Any) -> str:
+    return value if isinstance(value, str) else orjson.dumps(value).decode()
 
 
 def visible_text(item: neutral.Item) -> str:
@@ -215,8 +188,7 @@ def history_make_up(items: Iterable[neutral.Item]) -> HistoryMakeUp:
     images = 0
     visible = _VISIBLE.get
     for item in items:
-        kind = type(item)
-        text_of = visible(kind)
+        text_of = visible(type(item))
         if text_of is None:
             continue
         text = text_of(item)
@@ -240,10 +212,6 @@ class TokenModel(msgspec.Struct, frozen=True):
 
     def tokens(self, made: MakeUp) -> float:
         return sum(w * v for w, v in zip(self.weights, made.vector(), strict=True))
-
-    def count(self, text: str) -> int:
-        """The estimated tokens of one text."""
-        return math.ceil(self.tokens(make_up([text])))
 
     def history(self, made: HistoryMakeUp) -> int:
         """The estimated tokens of a history's texts and images."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TypeGuard
 
 import msgspec
 
@@ -20,7 +21,7 @@ class Turn(msgspec.Struct):
         return ([self.prompt] if self.prompt is not None else []) + self.items
 
 
-def is_prompt(item: Item) -> bool:
+def is_prompt(item: Item) -> TypeGuard[UserMessage]:
     return isinstance(item, UserMessage) and item.origin is Origin.TYPED
 
 
@@ -29,7 +30,6 @@ def group_turns(items: Sequence[Item]) -> list[Turn]:
     current: Turn | None = None
     for item in items:
         if is_prompt(item):
-            assert isinstance(item, UserMessage)
             current = Turn(item)
             turns.append(current)
         else:
@@ -41,4 +41,4 @@ def group_turns(items: Sequence[Item]) -> list[Turn]:
 
 
 def prompts(items: Sequence[Item]) -> list[UserMessage]:
-    return [item for item in items if isinstance(item, UserMessage) and item.origin is Origin.TYPED]
+    return [item for item in items if is_prompt(item)]
