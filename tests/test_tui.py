@@ -90,7 +90,7 @@ async def until(pilot: Pilot[Any], ready: Callable[[], bool], what: str, wait: f
 
 
 def fleet(app: SegueApp) -> FleetScreen:
-    return app.fleet
+    return next(s for s in app.screen_stack if isinstance(s, FleetScreen))
 
 
 def text(app: SegueApp, selector: str) -> str:
@@ -332,13 +332,13 @@ def test_watch_runs_in_the_panel_and_asks_before_a_move(home: dict[str, str]) ->
         # it came up unasked: an enter meant for another screen never says yes
         assert app.focused is not None and app.focused.id == "no"
         await pilot.press("enter")  # declined
-        log = app.fleet.query_one("#watchlog", RichLog)
+        log = fleet(app).query_one("#watchlog", RichLog)
         await until(
             pilot, lambda: any("move_declined" in str(line) for line in log.lines), "the log"
         )
         assert "watching" in text(app, "#status")
         await pilot.press("w")
-        await until(pilot, lambda: not app.watching, "watch to stop")
+        await until(pilot, lambda: not app.state.watching, "watch to stop")
         assert any("watch: stopped" in str(line) for line in log.lines)
 
     run(app, body)
@@ -438,11 +438,11 @@ def test_segue_tui_watch_starts_the_loop_once_the_screen_is_up(home: dict[str, s
     async def body(pilot: Pilot[Any]) -> None:
         await until(pilot, lambda: isinstance(app.screen, Question), "watch's question", 120)
         await pilot.press("n")
-        log = app.fleet.query_one("#watchlog", RichLog)
+        log = fleet(app).query_one("#watchlog", RichLog)
         await until(pilot, lambda: any("move_declined" in str(x) for x in log.lines), "the log")
         assert log.lines[0].text.startswith("watch: on")
         await pilot.press("w", "w")  # off and on again while its pass may still run
-        await until(pilot, lambda: app.watching, "the loop again")
+        await until(pilot, lambda: app.state.watching, "the loop again")
         await pilot.pause(1.0)
         said = [n.message for n in app._notifications]
         assert not any("already running" in m for m in said), said

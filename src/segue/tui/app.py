@@ -68,17 +68,6 @@ class SegueApp(App[None]):
         self.state.stop_watch()  # however the app ends, the loop ends with it
         self.state.forget_listing()
 
-    @property
-    def fleet(self) -> FleetScreen:
-        for screen in self.screen_stack:
-            if isinstance(screen, FleetScreen):
-                return screen
-        raise LookupError("no fleet screen")
-
-    @property
-    def watching(self) -> bool:
-        return self.state.watching
-
     def action_help(self) -> None:
         if isinstance(self.screen, Help):
             return

@@ -28,9 +28,8 @@ from textual.widgets import (
 from segue.fleet.batch import ArrivalCompact, Candidate, FleetPlan, FleetResult, Outcome, run_fleet
 from segue.model.conversation import Provider
 from segue.model.units import format_bytes
-from segue.providers import entry
 from segue.support.text import short
-from segue.tui.common import PROJECT_CHARS, Sheet, countdown, from_thread, one_line
+from segue.tui.common import PROJECT_CHARS, Sheet, countdown, deliver, from_thread, label, one_line
 from segue.tui.state import TuiState
 
 __all__ = ["BatchSheet", "arrival_default"]
@@ -51,7 +50,7 @@ def arrival_default(plan: FleetPlan) -> tuple[ArrivalCompact, str]:
     if not planned:
         return ArrivalCompact.AUTO, ""
     big = sum(1 for p in planned if p.plan.measure_after.tokens > p.plan.target.context_window // 2)
-    why = f"{big} of {len(planned)} above half of {entry(plan.target).label}'s window"
+    why = f"{big} of {len(planned)} above half of {label(plan.target)}'s window"
     if big == len(planned):
         return ArrivalCompact.ON, why
     if big == 0:
@@ -108,7 +107,7 @@ class BatchSheet(Sheet[bool]):
             if len(self._directions) > 1:
                 with RadioSet(id="direction"):
                     for n, (source, target) in enumerate(self._directions):
-                        name = f"{entry(source).label} → {entry(target).label}"
+                        name = f"{label(source)} → {label(target)}"
                         yield RadioButton(name, value=n == self._index)
             with Horizontal(classes="options"):
                 yield Label("Compact on arrival ")
@@ -135,12 +134,12 @@ class BatchSheet(Sheet[bool]):
     def _make_plan(self) -> None:
         generation = self._generation
         source, target = self._directions[self._index]
-        try:
-            plan = self._planner(source, target)
-        except Exception as exc:
-            from_thread(self.app, self._plan_failed, exc, generation)
-            return
-        from_thread(self.app, self._show_plan, plan, generation)
+        deliver(
+            self.app,
+            lambda: self._planner(source, target),
+            lambda plan: self._show_plan(plan, generation),
+            lambda exc: self._plan_failed(exc, generation),
+        )
 
     def _plan_failed(self, exc: BaseException, generation: int) -> None:
         if generation != self._generation or self._phase != "planning":
@@ -157,7 +156,7 @@ class BatchSheet(Sheet[bool]):
         scope = f"; under {plan.under}" if plan.under else ""
         scope += "; secrets replaced by markers" if plan.redact_secrets else ""
         head = (
-            f"{entry(plan.source).label} → {entry(plan.target).label} ({plan.reason}{scope}; "
+            f"{label(plan.source)} → {label(plan.target)} ({plan.reason}{scope}; "
             f"{len(plan.to_switch)} of {len(plan.candidates)} to switch)"
         )
         said = Text(head, style="bold")
@@ -167,14 +166,13 @@ class BatchSheet(Sheet[bool]):
                 "anyway)",
                 style="bold red",
             )
-        if self._elsewhere is not None:
-            left = self._elsewhere(plan.source)
-            if left:
-                said.append(
-                    f"\n{left} selected on another provider stay where they are (choose their "
-                    "direction above to switch them)",
-                    style="yellow",
-                )
+        left = 0 if self._elsewhere is None else self._elsewhere(plan.source)
+        if left:
+            said.append(
+                f"\n{left} selected on another provider stay where they are (choose their "
+                "direction above to switch them)",
+                style="yellow",
+            )
         self.query_one("#head", Static).update(said)
         table = self.query_one("#planned", DataTable)
         table.clear()
@@ -193,12 +191,10 @@ class BatchSheet(Sheet[bool]):
             table.add_row(c.who, project, planned, state, format_bytes(c.size), key=str(n))
             self._rows[id(c)] = n
         self.call_after_refresh(_redraw_header, table)
-        self.query_one("#tally", Static).update(plan.tally_line())
         mode, why = arrival_default(plan)
+        self.query_one("#tally", Static).update("\n".join(filter(None, (plan.tally_line(), why))))
         if not self._touched:
             self.query_one("#compact", Select).value = mode.value
-        if why:
-            self.query_one("#tally", Static).update(f"{plan.tally_line()}\n{why}")
         self.query_one("#relaunch", Checkbox).value = any(c.pane for c in plan.to_switch)
         if plan.blocked:
             self._confirmed = False
@@ -248,10 +244,7 @@ class BatchSheet(Sheet[bool]):
             self.app.notify("Nothing to switch.", severity="warning")
             return
         self._phase = "running"
-        for selector in ("#confirm", "#cancel", "#compact", "#relaunch"):
-            self.query_one(selector).disabled = True
-        for radio in self.query(RadioSet):
-            radio.disabled = True
+        self.query("#confirm, #cancel, #compact, #relaunch, RadioSet").set(disabled=True)
         relaunch = self.query_one("#relaunch", Checkbox).value
         compact = ArrivalCompact(str(self.query_one("#compact", Select).value))
         n = len(plan.to_switch)
@@ -260,22 +253,17 @@ class BatchSheet(Sheet[bool]):
 
     @work(thread=True, exclusive=True, group="run", exit_on_error=False)
     def _run(self, plan: FleetPlan, relaunch: bool, compact: ArrivalCompact) -> None:
-        try:
+        def carry_out() -> FleetResult:
             with self.state.writing():
-                result = self._carry_out(plan, relaunch, compact)
-        except Exception as exc:
-            from_thread(self.app, self._run_failed, exc)
-            return
-        from_thread(self.app, self._finished, result)
+                return run_fleet(
+                    plan,
+                    env=self.state.env,
+                    relaunch=relaunch,
+                    arrival_compact=compact,
+                    progress=lambda o: from_thread(self.app, self._show_outcome, o),
+                )
 
-    def _carry_out(self, plan: FleetPlan, relaunch: bool, compact: ArrivalCompact) -> FleetResult:
-        return run_fleet(
-            plan,
-            env=self.state.env,
-            relaunch=relaunch,
-            arrival_compact=compact,
-            progress=lambda o: from_thread(self.app, self._show_outcome, o),
-        )
+        deliver(self.app, carry_out, self._finished, self._run_failed)
 
     def _cell(self, outcome: Outcome) -> Text:
         if outcome.switch is not None:
@@ -296,12 +284,9 @@ class BatchSheet(Sheet[bool]):
             table.update_cell(str(n), table.ordered_columns[2].key, self._cell(outcome))
 
     def _run_failed(self, exc: BaseException) -> None:
-        self._phase = "done"
-        self.query_one("#tally", Static).update(Text(one_line(exc), style="red"))
-        self._closable()
+        self._done(Text(one_line(exc), style="red"))
 
     def _finished(self, result: FleetResult) -> None:
-        self._phase = "done"
         for outcome in result.outcomes:
             self._show_outcome(outcome)
         lines = Text(result.tally_line(), style="bold")
@@ -309,10 +294,12 @@ class BatchSheet(Sheet[bool]):
             lines.append(f"\nnote: {note}", style="yellow")
         if result.batch_id:
             lines.append(f"\nbatch {result.batch_id} (r brings it back)", style="dim")
-        self.query_one("#tally", Static).update(lines)
-        self._closable()
+        self._done(lines)
 
-    def _closable(self) -> None:
+    def _done(self, tally: Text) -> None:
+        """The batch over: its tally shown, and the sheet's one button closes it."""
+        self._phase = "done"
+        self.query_one("#tally", Static).update(tally)
         button = self.query_one("#confirm", Button)
         button.label, button.disabled = "Close", False
         self.query_one("#cancel", Button).display = False

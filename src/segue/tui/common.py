@@ -47,6 +47,11 @@ def one_line(exc: BaseException) -> str:
     return f"internal error ({type(exc).__name__}: {exc}); please report it"
 
 
+def told_failure(app: App[Any], exc: BaseException) -> None:
+    """A failure as an error notification."""
+    app.notify(one_line(exc), severity="error", timeout=8)
+
+
 def guarded(method: Callable[..., T]) -> Callable[..., T | None]:
     """An action or handler whose failure is a notification, never a traceback."""
 
@@ -55,7 +60,7 @@ def guarded(method: Callable[..., T]) -> Callable[..., T | None]:
         try:
             return method(self, *args, **kwargs)
         except Exception as exc:
-            self.app.notify(one_line(exc), severity="error", timeout=8)
+            told_failure(self.app, exc)
             return None
 
     return wrapper
@@ -67,11 +72,27 @@ def from_thread(app: App[Any], callback: Callable[..., Any], *args: Any) -> None
         app.call_from_thread(callback, *args)
 
 
-def label(provider: Provider) -> str:
-    """The provider's name for a person (``Claude Code``)."""
+def deliver(
+    app: App[Any],
+    make: Callable[[], T],
+    done: Callable[[T], object],
+    failed: Callable[[BaseException], object],
+) -> None:
+    """In a worker thread: what ``make`` makes given to ``done`` on the app's loop, or its
+    failure to ``failed``."""
+    try:
+        made = make()
+    except Exception as exc:
+        from_thread(app, failed, exc)
+        return
+    from_thread(app, done, made)
+
+
+def label(provider: Provider | None) -> str:
+    """The provider's name for a person (``Claude Code``; ``?`` for none)."""
     from segue.providers import entry
 
-    return entry(provider).label
+    return "?" if provider is None else entry(provider).label
 
 
 def glyph(state: str) -> Text:
@@ -174,9 +195,9 @@ class Question(Sheet[bool]):
     ``escape`` is no."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape", "no", "No"),
-        Binding("n", "no", "No", show=False),
-        Binding("y", "yes", "Yes", show=False),
+        Binding("escape", "dismiss(False)", "No"),
+        Binding("n", "dismiss(False)", "No", show=False),
+        Binding("y", "dismiss(True)", "Yes", show=False),
     ]
 
     def __init__(
@@ -200,17 +221,11 @@ class Question(Sheet[bool]):
     def on_button_pressed(self, event: Button.Pressed) -> None:
         self.dismiss(event.button.id == "yes")
 
-    def action_yes(self) -> None:
-        self.dismiss(True)
-
-    def action_no(self) -> None:
-        self.dismiss(False)
-
 
 class AskText(Sheet[str | None]):
     """One line of input (a run number, a folder); ``escape`` gives None."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Cancel")]
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "dismiss", "Cancel")]
 
     def __init__(self, title: str, placeholder: str = "", value: str = "") -> None:
         super().__init__()
@@ -233,17 +248,14 @@ class AskText(Sheet[str | None]):
     def on_button_pressed(self, event: Button.Pressed) -> None:
         self.dismiss(self.query_one(Input).value if event.button.id == "ok" else None)
 
-    def action_cancel(self) -> None:
-        self.dismiss(None)
-
 
 class Help(Sheet[None]):
     """Every key of the screen below it and of the app."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape", "close", "Close"),
-        Binding("q", "close", "Close"),
-        Binding("question_mark", "close", "Close"),
+        Binding("escape", "dismiss", "Close"),
+        Binding("q", "dismiss", "Close"),
+        Binding("question_mark", "dismiss", "Close"),
     ]
 
     def __init__(self, keys: Sequence[tuple[str, str]]) -> None:
@@ -262,7 +274,4 @@ class Help(Sheet[None]):
                 yield Button("Close", variant="primary", id="close")
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
-        self.dismiss(None)
-
-    def action_close(self) -> None:
         self.dismiss(None)

@@ -9,6 +9,7 @@ import contextlib
 import os
 import threading
 from collections.abc import Iterable
+from functools import partial
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.text import Text
@@ -34,6 +35,7 @@ from segue.tui.common import (
     guarded,
     label,
     one_line,
+    told_failure,
 )
 from segue.tui.state import TuiState
 from segue.watch import Mode
@@ -89,17 +91,8 @@ def _signature(row: FleetRow) -> object:
 
 
 def _haystack(row: FleetRow) -> str:
-    parts = (
-        row.provider.value,
-        label(row.provider),
-        row.project,
-        row.session_id,
-        row.state,
-        row.pane or "",
-        row.title,
-        row.label or "",
-    )
-    return " ".join(parts)
+    words = (row.provider.value, label(row.provider), row.project, row.session_id, row.state)
+    return " ".join((*words, row.pane or "", row.title, row.label or ""))
 
 
 class FleetScreen(Screen[None]):
@@ -151,7 +144,7 @@ class FleetScreen(Screen[None]):
         self.set_interval(1.0, self._tick)
         if self.state.refresh_every > 0:
             self.set_interval(self.state.refresh_every, self._refresh)
-        self.reload()
+        self.action_reload()
         if self.state.start_watching and not self.state.watching:
             self.action_toggle_watch()
 
@@ -159,12 +152,12 @@ class FleetScreen(Screen[None]):
         """The fleet read again, now and then (not while a reload is still at work)."""
         busy = any(w.group == "load" and not w.is_finished for w in self.workers)
         if not busy and self.app.screen is self:
-            self.reload()
+            self.action_reload()
 
     # -- loading ----------------------------------------------------------------------------
 
     @work(thread=True, exclusive=True, group="load", exit_on_error=False)
-    def reload(self) -> None:
+    def action_reload(self) -> None:
         from segue.fleet.view import load_fleet, plan_rows
 
         state, app = self.state, self.app
@@ -177,35 +170,26 @@ class FleetScreen(Screen[None]):
                 under=state.under,
                 agents=state.scan_agents(),
             )
+            for row in view.rows:  # a row as it was at the last plan keeps that plan
+                known = self._plans.get(row.key)
+                if known is not None and known[0] == _signature(row):
+                    row.label, row.loss_line, row.plan_note = known[1:]
+            from_thread(app, self._show, view)
+            if state.plan:
+                worker = get_current_worker()
+                plan_rows(
+                    view,
+                    state.env,
+                    done=lambda row: from_thread(app, self._planned, row),
+                    redact_secrets=state.policy.redact_secrets,  # (as the sheet's switch does)
+                    stop=lambda: worker.is_cancelled,
+                )
+                from_thread(app, self._status)
         except Exception as exc:
             from_thread(app, self._failed, exc)
-            return
-        for row in view.rows:  # a row as it was at the last plan keeps that plan
-            known = self._plans.get(row.key)
-            if known is not None and known[0] == _signature(row):
-                row.label, row.loss_line, row.plan_note = known[1:]
-        from_thread(app, self._show, view)
-        if not state.plan:
-            return
-        try:
-            worker = get_current_worker()
-            plan_rows(
-                view,
-                state.env,
-                done=lambda row: from_thread(app, self._planned, row),
-                redact_secrets=state.policy.redact_secrets,  # (as the sheet's switch does it)
-                stop=lambda: worker.is_cancelled,
-            )
-        except Exception as exc:
-            from_thread(app, self._failed, exc)
-            return
-        from_thread(app, self._status)
-
-    def action_reload(self) -> None:
-        self.reload()
 
     def _failed(self, exc: BaseException) -> None:
-        self.app.notify(one_line(exc), severity="error", timeout=8)
+        told_failure(self.app, exc)
         self._status()
 
     def _show(self, view: FleetView) -> None:
@@ -255,7 +239,7 @@ class FleetScreen(Screen[None]):
         now = self.state.clock()
         for row in rows:
             table.add_row(
-                Text("✔", style="bold green") if row.key in self.selected else " ",
+                self._sel_cell(row.key),
                 glyph(row.state),
                 label(row.provider),
                 short(row.project, PROJECT_CHARS),
@@ -336,20 +320,20 @@ class FleetScreen(Screen[None]):
 
     def _cursor_key(self) -> str | None:
         table = self.query_one("#agents", DataTable)
-        if not table.row_count:
-            return None
         try:
             key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key
         except Exception:  # no cursor row
             return None
         return None if key.value is None else str(key.value)
 
+    def _sel_cell(self, key: str) -> Text | str:
+        return Text("✔", style="bold green") if key in self.selected else " "
+
     def _mark(self, keys: Iterable[str]) -> None:
         table = self.query_one("#agents", DataTable)
         for key in keys:
-            mark = Text("✔", style="bold green") if key in self.selected else " "
             with contextlib.suppress(KeyError):
-                table.update_cell(key, "sel", mark)
+                table.update_cell(key, "sel", self._sel_cell(key))
         self._status()
 
     def action_toggle_row(self) -> None:
@@ -358,8 +342,7 @@ class FleetScreen(Screen[None]):
             return
         self.selected.symmetric_difference_update({key})
         self._mark([key])
-        table = self.query_one("#agents", DataTable)
-        table.action_cursor_down()
+        self.query_one("#agents", DataTable).action_cursor_down()
 
     def action_select_all(self) -> None:
         shown = {r.key for r in self._shown}
@@ -400,7 +383,6 @@ class FleetScreen(Screen[None]):
             else max(providers, key=lambda p: sum(1 for r in rows if r.provider is p))
         )
         directions = [(p, default_target(p)) for p in providers]
-        start = directions.index((first, default_target(first)))
 
         def planner(source: Provider, target: Provider) -> Any:
             on_source = [str(r.path) for r in rows if r.provider is source]
@@ -421,7 +403,7 @@ class FleetScreen(Screen[None]):
             f"Switch {n} agent{'s' if n != 1 else ''}",
             directions,
             planner,
-            start=start,
+            start=providers.index(first),
             elsewhere=lambda source: sum(1 for r in rows if r.provider is not source),
         )
         self.app.push_screen(sheet, self._after_batch)
@@ -429,7 +411,7 @@ class FleetScreen(Screen[None]):
     def _after_batch(self, ran: bool | None) -> None:
         if ran:
             self.selected.clear()
-            self.reload()
+            self.action_reload()
 
     @guarded
     def action_returns(self) -> None:
@@ -475,10 +457,6 @@ class FleetScreen(Screen[None]):
 
         state, app = self.state, self.app
         asks = state.policy.move is Mode.ASK or state.policy.returns is Mode.ASK
-
-        def ask(text: str) -> bool:
-            return self._ask(text, stop)
-
         try:
             with state.watch_turn(stop) as turn:
                 if not turn:  # stopped before a loop stopped a moment ago ended its pass
@@ -489,7 +467,7 @@ class FleetScreen(Screen[None]):
                         state.policy,
                         interval=state.interval,
                         env=state.env,
-                        ask=ask if asks else None,
+                        ask=partial(self._ask, stop=stop) if asks else None,
                         emit=lambda event: from_thread(app, self._watch_event, event),
                         stop=stop,
                     )
@@ -520,12 +498,12 @@ class FleetScreen(Screen[None]):
     def _watch_event(self, event: WatchEvent) -> None:
         self.watch_line(event.line())
         if event.kind in ("moved", "returned"):
-            self.reload()
+            self.action_reload()
 
     def _watch_failed(self, stop: threading.Event, exc: BaseException) -> None:
         self.state.watch_ended(stop)
         self.watch_line(f"watch: ended: {one_line(exc)}")
-        self.app.notify(one_line(exc), severity="error", timeout=8)
+        told_failure(self.app, exc)
         self.watch_shown(False)
 
     def watch_line(self, line: str) -> None:

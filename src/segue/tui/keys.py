@@ -15,14 +15,10 @@ order is kept, so the escape closes a sheet before the key after it arrives.
 
 from __future__ import annotations
 
-import os
-import selectors
-from codecs import getincrementaldecoder
 from collections.abc import Iterable
+from unittest import mock
 
 from textual import events
-from textual._loop import loop_last
-from textual._parser import ParseError
 from textual._xterm_parser import XTermParser
 from textual.driver import Driver
 
@@ -46,45 +42,17 @@ def escape_kept_driver(default: type[Driver]) -> type[Driver]:
     """The driver ``segue tui`` runs with: Textual's own for this platform, reading a terminal
     with :class:`EscapeKeptParser` where that is Textual's Linux (and macOS) driver."""
     try:
-        from textual.drivers.linux_driver import LinuxDriver
+        from textual.drivers import linux_driver
     except ImportError:  # (Windows: its console reports escape as a key of its own)
         return default
-    if default is not LinuxDriver:
+    if default is not linux_driver.LinuxDriver:
         return default
 
-    class EscapeKeptDriver(LinuxDriver):
+    class EscapeKeptDriver(linux_driver.LinuxDriver):
         def run_input_thread(self) -> None:
-            """Textual's ``LinuxDriver.run_input_thread`` (8.2.8), with the parser above."""
-            selector = selectors.SelectSelector()
-            selector.register(self.fileno, selectors.EVENT_READ)
-            fileno = self.fileno
-            parser = EscapeKeptParser(self._debug)
-            decode = getincrementaldecoder("utf-8")().decode
-
-            def process(
-                ready: list[tuple[selectors.SelectorKey, int]], final: bool = False
-            ) -> None:
-                for last, (_key, mask) in loop_last(ready):
-                    if mask & selectors.EVENT_READ:
-                        data = decode(os.read(fileno, 1024 * 4), final=final and last)
-                        if not data:  # (stdin piped)
-                            break
-                        for event in parser.feed(data):
-                            self.process_message(event)
-                for event in parser.tick():
-                    self.process_message(event)
-
-            try:
-                while not self.exit_event.is_set():
-                    process(selector.select(0.1))
-                selector.unregister(self.fileno)
-                process(selector.select(0.1), final=True)
-            finally:
-                selector.close()
-                try:
-                    for _event in parser.feed(""):
-                        pass
-                except (EOFError, ParseError):
-                    pass
+            """Textual's own, with the parser above in place of the one it names (for as long
+            as it reads: one terminal driver a process)."""
+            with mock.patch.object(linux_driver, "XTermParser", EscapeKeptParser):
+                super().run_input_thread()
 
     return EscapeKeptDriver

@@ -13,9 +13,8 @@ from textual.containers import Vertical
 from textual.widgets import DataTable, Footer, Label, Static
 
 from segue.model.conversation import Provider
-from segue.providers import entry
 from segue.tui.batch import BatchSheet
-from segue.tui.common import Sheet, from_thread, guarded, one_line
+from segue.tui.common import Sheet, deliver, guarded, label, one_line
 from segue.tui.state import TuiState
 
 if TYPE_CHECKING:
@@ -23,10 +22,6 @@ if TYPE_CHECKING:
     from segue.fleet.moves import Returnable
 
 __all__ = ["ReturnScreen"]
-
-
-def _label(provider: Provider | None) -> str:
-    return "?" if provider is None else entry(provider).label
 
 
 def _done_there(candidate: Candidate) -> str | None:
@@ -71,13 +66,13 @@ class ReturnScreen(Sheet[bool]):
     def _load(self) -> None:
         from segue.fleet.moves import returnable_batches
 
-        state, app = self.state, self.app
-        try:
-            found = returnable_batches(state.env, now=state.clock())
-        except Exception as exc:
-            from_thread(app, self._show_failure, exc)
-            return
-        from_thread(app, self._show, found)
+        state = self.state
+        deliver(
+            self.app,
+            lambda: returnable_batches(state.env, now=state.clock()),
+            self._show,
+            self._show_failure,
+        )
 
     def _show_failure(self, exc: BaseException) -> None:
         self.query_one("#note", Static).update(Text(one_line(exc), style="red"))
@@ -93,7 +88,7 @@ class ReturnScreen(Sheet[bool]):
             table.add_row(
                 r.batch_id[:13],
                 ago(r.created_at, now),
-                f"{_label(r.moved_off)} → {_label(r.moved_to)}",
+                f"{label(r.moved_off)} → {label(r.moved_to)}",
                 str(len(r.outstanding)),
                 str(len(r.settled)),
                 key=str(n),

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, NamedTuple, TextIO
 
 if TYPE_CHECKING:
     from textual.driver import Driver
@@ -20,12 +20,11 @@ __all__ = ["NEEDS_A_TERMINAL", "ScreenOut", "driver_drawing_on", "screen_out"]
 NEEDS_A_TERMINAL = "segue tui needs a terminal (for scripts: segue agents, segue switch)"
 
 
-class ScreenOut:
+class ScreenOut(NamedTuple):
     """Where the screen is drawn: ``stream``, and whether segue opened it (and closes it)."""
 
-    def __init__(self, stream: TextIO, *, opened: bool) -> None:
-        self.stream = stream
-        self.opened = opened
+    stream: TextIO
+    opened: bool
 
     def close(self) -> None:
         if self.opened:

@@ -120,8 +120,7 @@ class TuiState:
 
     def start_watch(self) -> threading.Event:
         """The watch loop on: the event that stops the loop now started."""
-        stop = threading.Event()
-        self._watch_stop = stop
+        self._watch_stop = stop = threading.Event()
         return stop
 
     def stop_watch(self) -> None:

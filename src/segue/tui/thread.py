@@ -6,6 +6,7 @@ rollbacks; and from here a rollback (its preview, then one confirmation) and a f
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.text import Text
@@ -18,7 +19,7 @@ from textual.widgets import DataTable, Footer, Static
 
 from segue.support.text import short
 from segue.threads.documents import PROVIDER_THREAD_COLUMNS, RUN_COLUMNS
-from segue.tui.common import AskText, Question, from_thread, one_line
+from segue.tui.common import AskText, Question, deliver, one_line, told_failure
 from segue.tui.state import TuiState
 
 if TYPE_CHECKING:
@@ -26,13 +27,6 @@ if TYPE_CHECKING:
     from segue.rewind.thread_view import ThreadView
 
 __all__ = ["ThreadScreen"]
-
-
-def _lines(lines: list[tuple[str, str]]) -> Text:
-    text = Text()
-    for n, (line, style) in enumerate(lines):
-        text.append(("\n" if n else "") + line, style=style or "")
-    return text
 
 
 class ThreadScreen(Screen[None]):
@@ -72,22 +66,18 @@ class ThreadScreen(Screen[None]):
 
     def on_mount(self) -> None:
         self.query_one("#runs", DataTable).focus()
-        self._load()
-
-    def action_reload(self) -> None:
-        self._load()
+        self.action_reload()
 
     @work(thread=True, exclusive=True, group="thread", exit_on_error=False)
-    def _load(self, adopting: bool = False) -> None:
+    def action_reload(self, adopting: bool = False) -> None:
         from segue.rewind.thread_view import show_thread
 
-        state, app = self.state, self.app
-        try:
-            view = show_thread(self.ref, state.env, adopting=adopting)
-        except Exception as exc:
-            from_thread(app, self._failed, exc)
-            return
-        from_thread(app, self._show, view)
+        deliver(
+            self.app,
+            lambda: show_thread(self.ref, self.state.env, adopting=adopting),
+            self._show,
+            self._failed,
+        )
 
     def _failed(self, exc: BaseException) -> None:
         text = Text(one_line(exc), style="red")
@@ -97,7 +87,7 @@ class ThreadScreen(Screen[None]):
 
     def action_adopt(self) -> None:
         if self.view is None:
-            self._load(adopting=True)
+            self.action_reload(adopting=True)
 
     def _show(self, view: ThreadView) -> None:
         from segue.threads import coverage_lines
@@ -116,12 +106,10 @@ class ThreadScreen(Screen[None]):
         self.query_one("#head", Static).update(head)
         runs = self.query_one("#runs", DataTable)
         runs.clear()
-        for row in run_rows(graph):
-            runs.add_row(*row)
+        runs.add_rows(run_rows(graph))
         cover = self.query_one("#coverage", DataTable)
         cover.clear()
-        for row in provider_thread_rows(graph):
-            cover.add_row(*row)
+        cover.add_rows(provider_thread_rows(graph))
         self.query_one("#handoffs", Static).update("\n".join(coverage_lines(graph)))
         marks = self.query_one("#checkpoints", DataTable)
         marks.clear()
@@ -142,32 +130,24 @@ class ThreadScreen(Screen[None]):
 
     # -- rollback and fork ------------------------------------------------------------------
 
-    def _run_number(self, answer: str | None) -> int | None:
-        if answer is None or not answer.strip():
-            return None
-        try:
-            return int(answer.strip())
-        except ValueError:
-            self.app.notify(f"{answer.strip()!r} is not a run number", severity="error")
-            return None
-
-    def _default_run(self) -> str:
-        table = self.query_one("#runs", DataTable)
-        if self.view is None or not table.row_count:
-            return ""
-        return str(self.view.graph.runs[table.cursor_row].ordinal)
-
     def _ask_run(self, title: str, placeholder: str, then: Callable[[int], object]) -> None:
         """A run number asked for (the cursor's run offered), then ``then`` with it."""
+        table = self.query_one("#runs", DataTable)
         if self.view is None:
             return
+        offered = str(self.view.graph.runs[table.cursor_row].ordinal) if table.row_count else ""
 
         def answered(answer: str | None) -> None:
-            run = self._run_number(answer)
+            answer = (answer or "").strip()
+            try:
+                run = int(answer) if answer else None
+            except ValueError:
+                self.app.notify(f"{answer!r} is not a run number", severity="error")
+                return
             if run is not None:
                 then(run)
 
-        self.app.push_screen(AskText(title, placeholder, self._default_run()), answered)
+        self.app.push_screen(AskText(title, placeholder, offered), answered)
 
     def action_rollback(self) -> None:
         self._ask_run("Roll back to run", "the run to go back to", self._preview)
@@ -176,20 +156,16 @@ class ThreadScreen(Screen[None]):
     def _preview(self, run: int) -> None:
         from segue.rewind.rollback import plan_rollback
 
-        state, app = self.state, self.app
+        deliver(
+            self.app,
+            lambda: plan_rollback(self._app_thread(), run, env=self.state.env),
+            self._confirm_rollback,
+            partial(told_failure, self.app),
+        )
+
+    def _app_thread(self) -> str:
         assert self.view is not None
-        try:
-            plan = plan_rollback(self.view.graph.thread.id, run, env=state.env)
-        except Exception as exc:
-            from_thread(app, self._notify_failure, exc)
-            return
-        from_thread(app, self._confirm_rollback, plan)
-
-    def _told(self, text: str, title: str) -> None:
-        self.app.notify(text, title=title, timeout=12)
-
-    def _notify_failure(self, exc: BaseException) -> None:
-        self.app.notify(one_line(exc), severity="error", timeout=8)
+        return self.view.graph.thread.id
 
     def _confirm_rollback(self, plan: RollbackPlan) -> None:
         from segue.rewind.rollback_text import plan_lines
@@ -206,22 +182,30 @@ class ThreadScreen(Screen[None]):
 
         self.app.push_screen(question, answered)
 
+    def _written(self, write: Callable[[], str], title: str) -> None:
+        """In a worker: ``write`` (a writer segue tui waits for), what it says told, and the
+        thread read again."""
+
+        def done(said: str) -> None:
+            self.app.notify(said, title=title, timeout=12)
+            self.action_reload()
+
+        def written() -> str:
+            with self.state.writing():
+                return write()
+
+        deliver(self.app, written, done, partial(told_failure, self.app))
+
     @work(thread=True, exclusive=True, group="rollback", exit_on_error=False)
     def _rollback(self, run: int) -> None:
         from segue.rewind.rollback import rollback
         from segue.rewind.rollback_text import done_lines
 
-        state, app = self.state, self.app
-        assert self.view is not None
-        try:
-            with state.writing():
-                done = rollback(self.view.graph.thread.id, run, confirmed=True, env=state.env)
-        except Exception as exc:
-            from_thread(app, self._notify_failure, exc)
-            return
-        report = "\n".join(line for line, _ in done_lines(done))
-        from_thread(app, self._told, report, "Rolled back")
-        self._load()
+        def roll() -> str:
+            done = rollback(self._app_thread(), run, confirmed=True, env=self.state.env)
+            return "\n".join(line for line, _ in done_lines(done))
+
+        self._written(roll, "Rolled back")
 
     def action_fork(self) -> None:
         self._ask_run("Fork at run", "the run the fork starts from", self._fork)
@@ -230,18 +214,12 @@ class ThreadScreen(Screen[None]):
     def _fork(self, run: int) -> None:
         from segue.rewind.fork import fork_thread
 
-        state, app = self.state, self.app
-        assert self.view is not None
-        try:
-            with state.writing():
-                forked = fork_thread(self.view.graph.thread.id, run, env=state.env)
-        except Exception as exc:
-            from_thread(app, self._notify_failure, exc)
-            return
-        where = "a git worktree" if forked.worktree else "a copy"
-        said = (
-            f"thread {forked.thread_id} at run {forked.at_run} in {forked.folder} ({where}); "
-            "its first segue run picks the provider"
-        )
-        from_thread(app, self._told, said, "Forked")
-        self._load()
+        def fork() -> str:
+            forked = fork_thread(self._app_thread(), run, env=self.state.env)
+            where = "a git worktree" if forked.worktree else "a copy"
+            return (
+                f"thread {forked.thread_id} at run {forked.at_run} in {forked.folder} ({where}); "
+                "its first segue run picks the provider"
+            )
+
+        self._written(fork, "Forked")

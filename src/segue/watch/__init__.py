@@ -33,25 +33,15 @@ from segue.support.lazy import lazy_names
 
 if TYPE_CHECKING:
     from segue.watch.loop import watch
-    from segue.watch.passes import Ask, watch_batches, watch_pass
-    from segue.watch.policy import (
-        DEFAULT_INTERVAL_S,
-        DEFAULT_QUIET,
-        Mode,
-        WatchEvent,
-        WatchPolicy,
-        decide,
-    )
+    from segue.watch.passes import watch_batches, watch_pass
+    from segue.watch.policy import DEFAULT_INTERVAL_S, Mode, WatchEvent, WatchPolicy
     from segue.watch.unit import systemd_unit, unit_environment_file
 
 _WHERE = {
-    "Ask": "segue.watch.passes",
     "DEFAULT_INTERVAL_S": "segue.watch.policy",
-    "DEFAULT_QUIET": "segue.watch.policy",
     "Mode": "segue.watch.policy",
     "WatchEvent": "segue.watch.policy",
     "WatchPolicy": "segue.watch.policy",
-    "decide": "segue.watch.policy",
     "systemd_unit": "segue.watch.unit",
     "unit_environment_file": "segue.watch.unit",
     "watch": "segue.watch.loop",
@@ -61,12 +51,9 @@ _WHERE = {
 
 __all__ = [
     "DEFAULT_INTERVAL_S",
-    "DEFAULT_QUIET",
-    "Ask",
     "Mode",
     "WatchEvent",
     "WatchPolicy",
-    "decide",
     "systemd_unit",
     "unit_environment_file",
     "watch",

@@ -4,13 +4,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
-from segue.fleet.batch import FleetPlan, plan_fleet, return_plan, run_fleet
+from segue.fleet.batch import FleetPlan, FleetResult, plan_fleet, return_plan, run_fleet
 from segue.fleet.moves import BatchMoves, batch_moves
 from segue.fleet.relaunch import relaunch_on_model
 from segue.model.conversation import Provider
@@ -145,40 +146,54 @@ class _Pass:
             _record(store, [event])
         self.recorded.append(event)
 
+    def run(
+        self,
+        make: Callable[[], FleetPlan],
+        ask: bool,
+        why: str,
+        failed: Callable[[SegueError], WatchEvent],
+        declined: Callable[[tuple[str, ...]], WatchEvent],
+    ) -> tuple[FleetResult, tuple[str, ...]] | None:
+        """A plan made, asked for (with ``ask``) and run, with the sessions it tried to move;
+        None when it cannot be made (``failed`` says so), moves nothing, or is declined."""
+        try:
+            plan = make()
+        except SegueError as exc:
+            self.events.append(failed(exc))
+            return None
+        tried = tuple(c.session_id for c in plan.to_switch)
+        if not tried:
+            return None  # every agent left is working (or gone): the next pass
+        if ask and not self.asked(lambda: _question(plan, why)):
+            self.events.append(declined(tried))
+            return None
+        return run_fleet(plan, env=self.env, relaunch=self.policy.relaunch), tried
+
     def bring_back(self, going: Return, back: dict[str, str]) -> None:
         now, to, batch = self.now, going.to, going.batch
-        try:
+        ran = self.run(
             # back to the provider this batch moved off (a chain's first one may be another)
-            plan = return_plan(
+            lambda: return_plan(
                 batch,
                 target=to,
                 env=self.env,
                 exclude=going.skip,
                 redact_secrets=self.policy.redact_secrets,
-            )
-        except SegueError as exc:
-            refused = f"cannot return: {exc}"
-            self.events.append(WatchEvent("return_declined", now, to, refused, returns_batch=batch))
+            ),
+            going.ask,
+            going.why,
+            lambda exc: WatchEvent(
+                "return_declined", now, to, f"cannot return: {exc}", returns_batch=batch
+            ),
+            lambda _: WatchEvent("return_declined", now, to, "not confirmed", returns_batch=batch),
+        )
+        if ran is None:
             return
-        if not plan.to_switch:
-            return  # every agent left is working (or gone): the next pass
-        if going.ask and not self.asked(lambda: _question(plan, going.why)):
-            no = WatchEvent("return_declined", now, to, "not confirmed", returns_batch=batch)
-            self.events.append(no)
-            return
-        result = run_fleet(plan, env=self.env, relaunch=self.policy.relaunch)
-        moved = [o for o in result.outcomes if o.switch is not None]
+        moved = [o for o in ran[0].outcomes if o.switch is not None]
         sessions = tuple(o.candidate.session_id for o in moved)
+        tally, made = ran[0].tally_line(), ran[0].batch_id
         self.done(
-            WatchEvent(
-                "returned",
-                now,
-                to,
-                result.tally_line(),
-                result.batch_id,
-                sessions=sessions,
-                returns_batch=batch,
-            )
+            WatchEvent("returned", now, to, tally, made, sessions=sessions, returns_batch=batch)
         )
         for o in moved:
             back.setdefault(o.candidate.session_id, JUST_BACK)
@@ -187,9 +202,9 @@ class _Pass:
         self.agents = self.given  # the panes changed: scanned again when needed
 
     def move(self, move: Move, back: Mapping[str, str]) -> None:
-        now, source = self.now, move.source
-        try:
-            plan = plan_fleet(
+        now, source, reset_at = self.now, move.source, move.reset_at
+        ran = self.run(
+            lambda: plan_fleet(
                 source,
                 exhausted=[source],
                 agents=self.agents_now(),
@@ -198,37 +213,22 @@ class _Pass:
                 under=self.policy.under,
                 exclude=move.exclude(back),
                 redact_secrets=self.policy.redact_secrets,
-            )
-        except SegueError as exc:
-            self.events.append(WatchEvent("move_failed", now, source, str(exc)))
+            ),
+            move.ask,
+            f"{source.value} is {move.why}",
+            lambda exc: WatchEvent("move_failed", now, source, str(exc)),
+            lambda tried: WatchEvent(
+                "move_declined", now, source, "not confirmed", reset_at=reset_at, sessions=tried
+            ),
+        )
+        if ran is None:
             return
-        if not plan.to_switch:
-            return
-        tried = tuple(c.session_id for c in plan.to_switch)
-        if move.ask and not self.asked(lambda: _question(plan, f"{source.value} is {move.why}")):
-            self.events.append(
-                WatchEvent(
-                    "move_declined",
-                    now,
-                    source,
-                    "not confirmed",
-                    reset_at=move.reset_at,
-                    sessions=tried,
-                )
-            )
-            return
-        result = run_fleet(plan, env=self.env, relaunch=self.policy.relaunch)
+        result, tried = ran
         switched = tuple(o.candidate.session_id for o in result.outcomes if o.switch)
+        kind = "moved" if switched and result.batch_id else "move_failed"
+        tally = result.tally_line()
         self.done(
-            WatchEvent(
-                "moved" if switched and result.batch_id else "move_failed",
-                now,
-                source,
-                result.tally_line(),
-                result.batch_id,
-                move.reset_at,
-                switched or tried,
-            )
+            WatchEvent(kind, now, source, tally, result.batch_id, reset_at, switched or tried)
         )
 
     def switch_models(self, switch: ModelSwitch) -> list[WatchEvent]:
@@ -250,17 +250,8 @@ class _Pass:
         if switch.ask and not self.asked(lambda: question):
             no = "not confirmed"
             return [WatchEvent("model_declined", self.now, provider, no, None, reset_at, sessions)]
-        lines = [relaunch_on_model(agent, model, self.env) for agent in chosen]
-        return [
-            WatchEvent(
-                "model_switched",
-                self.now,
-                provider,
-                "; ".join(lines),
-                reset_at=reset_at,
-                sessions=sessions,
-            )
-        ]
+        said = "; ".join(relaunch_on_model(agent, model, self.env) for agent in chosen)
+        return [WatchEvent("model_switched", self.now, provider, said, None, reset_at, sessions)]
 
 
 def _seen(agent: Agent, switch: ModelSwitch) -> AgentSeen:
@@ -273,10 +264,8 @@ def _seen(agent: Agent, switch: ModelSwitch) -> AgentSeen:
         and agent.pane is not None
         and agent.session_path is not None
     ):
-        try:
+        with contextlib.suppress(SegueError, OSError, ValueError):
             model = entry(agent.provider).peek(agent.session_path).model
-        except (SegueError, OSError, ValueError):
-            model = None
     working = agent.state is AgentState.WORKING
     pane = None if agent.pane is None else agent.pane.target
     return AgentSeen(agent.pid, agent.provider, agent.session_id, working, pane, agent.cwd, model)
@@ -306,27 +295,17 @@ def _load(store: Store) -> list[WatchEvent]:
         )
         events = []
         for r in rows:
-            try:
-                provider = None if r["provider"] is None else Provider(r["provider"])
-            except ValueError:
-                provider = None
+            provider = None if r["provider"] is None else Provider(r["provider"])
             detail = r["detail"] or ""
             returns = None
             if r["kind"] in ("returned", "return_declined", "return_offered") and detail.startswith(
                 "["
             ):
                 returns, _, detail = detail[1:].partition("] ")
+            sessions = tuple(str(s) for s in (r["sessions"] or ()))
+            batch, reset_at, returns = r["batch_id"], r["reset_at"], returns or None
             events.append(
-                WatchEvent(
-                    r["kind"],
-                    r["at"],
-                    provider,
-                    detail,
-                    r["batch_id"],
-                    r["reset_at"],
-                    tuple(str(s) for s in (r["sessions"] or ())),
-                    returns or None,
-                )
+                WatchEvent(r["kind"], r["at"], provider, detail, batch, reset_at, sessions, returns)
             )
     return events
 

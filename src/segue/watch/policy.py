@@ -6,9 +6,10 @@ module, carries the decisions out and records them.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 from enum import StrEnum
+from operator import attrgetter
 from pathlib import PurePath
 from typing import Any
 
@@ -20,7 +21,6 @@ from segue.model.times import iso_z
 
 __all__ = [
     "DEFAULT_INTERVAL_S",
-    "DEFAULT_QUIET",
     "AgentSeen",
     "Decisions",
     "Mode",
@@ -182,7 +182,10 @@ class ModelSwitch(msgspec.Struct, frozen=True):
             and a.pane is not None
             and a.session_id is not None
             and a.session_id not in self.done
-            and (self.root is None or (a.cwd is not None and _inside(a.cwd, self.root)))
+            and (
+                self.root is None
+                or (a.cwd is not None and PurePath(a.cwd).is_relative_to(self.root))
+            )
             and a.model
             and self.family in a.model.replace("-", "").lower()
         ]
@@ -239,13 +242,10 @@ def decide(seen: Seen, policy: WatchPolicy) -> Decisions:
             returns.append(Return(batch, to, why, skip, ask=policy.returns is Mode.ASK))
 
     states: list[WatchEvent] = []
+    ask = policy.move is not Mode.AUTO
     if len(exhausted) > 1:
         earliest = min((r.reset_at for r in exhausted.values() if r.reset_at), default=None)
-        when = (
-            "no reset time known"
-            if earliest is None
-            else f"the earliest reset is {iso_z(earliest)}"
-        )
+        when = f"the earliest reset is {iso_z(earliest)}" if earliest else "no reset time known"
         both = " and ".join(p.value for p in exhausted)
         detail = f"{both} are both exhausted: nothing moves; {when}"
         states.append(WatchEvent("waiting", now, None, detail, reset_at=earliest))
@@ -259,12 +259,9 @@ def decide(seen: Seen, policy: WatchPolicy) -> Decisions:
         if r.family is not None and r.switch_model is not None:
             done = frozenset(
                 s
-                for e in seen.history
-                if e.kind in ("model_switched", "model_declined")
-                and (e.provider, e.reset_at) == (r.provider, r.reset_at)
+                for e in _for_limit(seen.history, ("model_switched", "model_declined"), r)
                 for s in e.sessions
             )
-            ask = policy.move is not Mode.AUTO
             switches[r.provider] = ModelSwitch(
                 r.provider, r.family, r.switch_model, r.reset_at, done, seen.root, ask
             )
@@ -275,14 +272,9 @@ def decide(seen: Seen, policy: WatchPolicy) -> Decisions:
         why = "exhausted" if r.window is None else f"blocked by the {r.window} limit{until}"
         states.append(WatchEvent("exhausted", now, r.provider, why, reset_at=r.reset_at))
         refused: dict[str, str] = {}
-        for e in seen.history:
-            if e.kind in ("move_declined", "move_failed") and (e.provider, e.reset_at) == (
-                r.provider,
-                r.reset_at,
-            ):
-                for session in e.sessions:
-                    refused.setdefault(session, f"{e.kind.removeprefix('move_')} for this limit")
-        ask = policy.move is not Mode.AUTO
+        for e in _for_limit(seen.history, ("move_declined", "move_failed"), r):
+            for session in e.sessions:
+                refused.setdefault(session, f"{e.kind.removeprefix('move_')} for this limit")
         move = Move(r.provider, r.reset_at, why, dict(seen.moves.avoid), refused, ask)
     return Decisions(returns, states, switches, move, staying)
 
@@ -302,33 +294,31 @@ def news(events: Sequence[WatchEvent], history: Sequence[WatchEvent]) -> list[Wa
     """The events worth recording: a state (exhausted, waiting, a family limit) only when it
     changed since it was last recorded, a failure or a refused return only when its reason
     did; every move, return and answer."""
-    kept = []
-    for event in events:
-        if event.kind in STATES:
-            last = _last(history, _state, _state(event))
-            if last is not None and (last.detail, last.reset_at) == (event.detail, event.reset_at):
-                continue
-        if event.kind in SAID_ONCE and event.batch_id is None:
-            said = _last(history, _said, _said(event))
-            if said is not None and said.detail == event.detail:
-                continue
-        kept.append(event)
-    return kept
+
+    def repeated(event: WatchEvent, same: tuple[str, ...], said: tuple[str, ...]) -> bool:
+        """The last event recorded with ``event``'s ``same`` fields has its ``said`` too."""
+        key, told = attrgetter(*same), attrgetter(*said)
+        last = next((e for e in reversed(history) if key(e) == key(event)), None)
+        return last is not None and told(last) == told(event)
+
+    return [
+        e
+        for e in events
+        if not (e.kind in STATES and repeated(e, ("kind", "provider"), ("detail", "reset_at")))
+        and not (
+            e.kind in SAID_ONCE
+            and e.batch_id is None
+            and repeated(e, ("kind", "provider", "returns_batch"), ("detail",))
+        )
+    ]
 
 
-def _state(e: WatchEvent) -> tuple[object, ...]:
-    return (e.kind, e.provider)
-
-
-def _said(e: WatchEvent) -> tuple[object, ...]:
-    return (e.kind, e.provider, e.returns_batch)
-
-
-def _last(
-    history: Sequence[WatchEvent], key: Callable[[WatchEvent], object], value: object
-) -> WatchEvent | None:
-    return next((e for e in reversed(history) if key(e) == value), None)
-
-
-def _inside(cwd: str, root: PurePath) -> bool:
-    return PurePath(cwd).is_relative_to(root)
+def _for_limit(
+    history: Sequence[WatchEvent], kinds: tuple[str, ...], limit: Reading
+) -> list[WatchEvent]:
+    """The events of ``kinds`` recorded for ``limit`` (its provider and its reset)."""
+    return [
+        e
+        for e in history
+        if e.kind in kinds and (e.provider, e.reset_at) == (limit.provider, limit.reset_at)
+    ]
