@@ -111,6 +111,10 @@ def as_str(value: Any, default: str = "") -> str:
     return value if type(value) is str else default
 
 
+def str_or_none(value: object) -> str | None:
+    return value if type(value) is str else None
+
+
 def split_lines(data: bytes) -> list[bytes]:
     """Lines as JSON Lines defines them: ended by ``\\n`` only (a ``\\r`` is whitespace)."""
     lines = data.split(b"\n")
@@ -157,10 +161,6 @@ def tail_lines(path: Path, limit: int = 256 * 1024) -> list[bytes]:
     return split_lines(data)
 
 
-def dump_line(record: Mapping[str, Any]) -> bytes:
-    """One record as a JSON Lines line (compact, UTF-8, ending in ``\\n``)."""
-    return orjson.dumps(record) + b"\n"
-
-
 def dump_lines(records: Iterable[Mapping[str, Any]]) -> list[bytes]:
+    """Records as JSON Lines lines (compact, UTF-8, each ending in ``\\n``)."""
     return [orjson.dumps(record) + b"\n" for record in records]

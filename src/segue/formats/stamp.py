@@ -64,14 +64,10 @@ class Stamp(msgspec.Struct, frozen=True):
     @staticmethod
     def from_json(value: object) -> Stamp | None:
         """A stamp read back from the store; None for anything that is not a whole one."""
-        if not isinstance(value, dict):
+        try:
+            return msgspec.convert(value, Stamp)
+        except msgspec.ValidationError:
             return None
-        ints = ("size", "mtime_ns", "inode", "device", "head_len", "tail_at", "tail_len")
-        if any(type(value.get(k)) is not int for k in ints):
-            return None
-        if any(type(value.get(k)) is not str for k in ("head", "tail")):
-            return None
-        return Stamp(**{k: value[k] for k in (*ints, "head", "tail")})
 
 
 def _digest(data: bytes) -> str:

@@ -129,6 +129,10 @@ class ProviderEntry(ABC):
     headless: ClassVar[HeadlessCommands | None] = None
     # the variable that names the CLI's home outright (else it is in ``$HOME``), if it has one
     home_variable: ClassVar[str | None] = None
+    # the arguments before a session id that continue it interactively (after the program),
+    # and that run one headless turn on it (after the executable; the prompt follows ``--``)
+    resume_words: ClassVar[tuple[str, ...]]
+    headless_words: ClassVar[tuple[str, ...]]
 
     @property
     def bin_variable(self) -> str:
@@ -221,15 +225,20 @@ class ProviderEntry(ABC):
     def recognises(self, path: Path, head: bytes) -> bool:
         """Whether this provider wrote ``path``, judged by its name and its first bytes."""
 
-    @abstractmethod
     def session_id(self, path: Path) -> str:
         """The session id a file is known by (what ``--resume`` takes), from its name alone:
-        the one id segue prints, finds, locks and resumes it by."""
+        the one id segue prints, finds, locks and resumes it by. By default the name's stem."""
+        return path.stem
 
-    @abstractmethod
+    def recorded_session_id(self, path: Path) -> str | None:
+        """The session id the file's own records give (None: they give none)."""
+        return None
+
     def recorded_id(self, path: Path) -> str | None:
         """The id the file's own records give, when it differs from :meth:`session_id`
         (a copied or renamed file): ``find`` accepts it too."""
+        recorded = self.recorded_session_id(path)
+        return recorded if recorded != self.session_id(path) else None
 
     # -- reading ------------------------------------------------------------------------------
 
@@ -302,16 +311,16 @@ class ProviderEntry(ABC):
         ``handoff_text`` as a context message when given. Not yet written (``publish`` it);
         ``parent`` is only read. Raises :class:`segue.model.errors.SwitchError`."""
 
-    @abstractmethod
     def headless_argv(self, executable: str, session_id: str, prompt: str) -> list[str]:
         """The command that runs one headless turn of ``prompt`` on a session (``segue run``):
         the prompt after ``--``, so the CLI never takes one that starts with ``-`` for an
         option."""
+        return [executable, *self.headless_words, session_id, "--", prompt]
 
-    @abstractmethod
     def resume_args(self, session_id: str) -> list[str]:
         """The arguments, after the program (:meth:`program`), that continue a session
         interactively."""
+        return [*self.resume_words, session_id]
 
     # -- usage --------------------------------------------------------------------------------
 

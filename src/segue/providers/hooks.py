@@ -41,6 +41,7 @@ import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from enum import StrEnum
+from functools import partial
 from pathlib import Path
 
 import msgspec
@@ -53,6 +54,7 @@ __all__ = [
     "HookChange",
     "HookEvent",
     "HookKind",
+    "hook_fields",
     "is_segue_hook",
     "json_object",
     "keep_copy",
@@ -274,3 +276,8 @@ def text_field(data: Mapping[str, object], key: str) -> str | None:
     """A non-empty string field of a hook's input (None for anything else)."""
     value = data.get(key)
     return value if isinstance(value, str) and value else None
+
+
+def hook_fields(raw: bytes | str) -> Callable[[str], str | None]:
+    """A hook's JSON input (:func:`json_object`) as a getter of its fields (:func:`text_field`)."""
+    return partial(text_field, json_object(raw))

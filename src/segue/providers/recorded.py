@@ -8,6 +8,8 @@ their tails, so this stays fast with thousands of sessions.
 
 from __future__ import annotations
 
+import contextlib
+import heapq
 from collections.abc import Callable, Iterable
 from datetime import datetime
 from pathlib import Path
@@ -38,12 +40,9 @@ def newest_files(files: Iterable[Path], count: int = NEWEST_FILES) -> list[Path]
     """The ``count`` most recently modified of ``files`` (unreadable ones are left out)."""
     stamped: list[tuple[float, Path]] = []
     for path in files:
-        try:
+        with contextlib.suppress(OSError):
             stamped.append((path.stat().st_mtime, path))
-        except OSError:
-            continue
-    stamped.sort(key=lambda pair: pair[0], reverse=True)
-    return [path for _, path in stamped[:count]]
+    return [path for _, path in heapq.nlargest(count, stamped, key=lambda pair: pair[0])]
 
 
 def recorded_usage(

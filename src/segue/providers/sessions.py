@@ -37,13 +37,10 @@ __all__ = [
 
 class Listing(msgspec.Struct):
     sessions: list[SessionInfo] = msgspec.field(default_factory=list)
-    problems: list[str] = msgspec.field(
-        default_factory=list
-    )  # files that could not be listed, and why
-    broken: list[tuple[Provider, Path, str]] = msgspec.field(
-        default_factory=list
-    )  # session files of
-    # them that could not be read: provider, path, why (also in problems)
+    # files that could not be listed, and why
+    problems: list[str] = msgspec.field(default_factory=list)
+    # session files that could not be read: provider, path, why (also in problems)
+    broken: list[tuple[Provider, Path, str]] = msgspec.field(default_factory=list)
 
 
 def _entries(provider: Provider | None) -> tuple[ProviderEntry, ...]:
@@ -119,9 +116,6 @@ class SessionReads:
         known = self._read.get(_key(path))
         return None if known is None else known[0]
 
-    def was_read(self, path: Path) -> bool:
-        return _key(path) in self._read
-
     def forget(self, path: Path) -> None:
         """Drop what was read of ``path`` (a file this command then rewrote)."""
         self._read.pop(_key(path), None)
@@ -196,42 +190,44 @@ def _cache_key() -> str:
     return f"{__version__}/{_CACHE_FORMAT}"
 
 
+# A cached row: path, file key, the files it depends on, provider, SessionInfo's fields from
+# id to turns, state, reset time.
+_MaybeStr = str | None
+_Row = tuple[
+    str,
+    _FileKey,
+    list[tuple[str, _FileKey]],
+    str,
+    str,
+    str,
+    _MaybeStr,
+    _MaybeStr,
+    _MaybeStr,
+    _MaybeStr,
+    _MaybeStr,
+    int,
+    int,
+    SessionState,
+    datetime | None,
+]
+
+
 def _read_cache(env: Env) -> dict[str, _Known]:
     found: dict[str, _Known] = {}
     document = read_private_json(state_dir(env) / CACHE_FILE, _CACHE_LIMIT)
     if not isinstance(document, dict) or document.get("key") != _cache_key():
         return found  # none, another segue's, or not one at all
     rows = document.get("rows")
-    if not isinstance(rows, list):
-        return found
-    for row in rows:
+    for row in rows if isinstance(rows, list) else ():
         try:
-            path, key, others, provider, *info, state, reset = row
-            if not _well_typed(info) or not _is_key(key) or not isinstance(others, list):
-                continue
-            if not all(type(p) is str and _is_key(k) for p, k in others):
-                continue
-            depends = tuple((p, tuple(k)) for p, k in others)
-            reset_at = None if reset is None else datetime.fromisoformat(reset)
+            path, key, others, provider, *info, state, reset_at = msgspec.convert(row, _Row)
             if reset_at is not None and reset_at.utcoffset() is None:
                 continue  # a time with no zone: not one this segue wrote
-            found[str(path)] = (
-                tuple(key),  # (five ints: _is_key)
-                depends,
-                SessionInfo(known(provider), *info, state=SessionState(state), reset_at=reset_at),  # type: ignore[misc]
-            )
-        except (TypeError, ValueError, AttributeError):  # a row this segue cannot take
+            info_row = SessionInfo(known(provider), *info, state=state, reset_at=reset_at)  # type: ignore[misc]
+            found[path] = (key, tuple(others), info_row)
+        except (msgspec.ValidationError, ValueError):  # a row this segue cannot take
             continue
     return found
-
-
-_MAYBE = (str, type(None))
-_TYPES: tuple[type | tuple[type, ...], ...] = (str, str, _MAYBE, _MAYBE, _MAYBE, _MAYBE, _MAYBE)
-_TYPES += (int, int)  # id, path, cwd, title, first prompt, model, updated, size, turns
-
-
-def _is_key(value: object) -> bool:
-    return isinstance(value, list) and len(value) == 5 and all(type(n) is int for n in value)
 
 
 def _key_of(path: str | Path) -> _FileKey | None:
@@ -240,14 +236,6 @@ def _key_of(path: str | Path) -> _FileKey | None:
     except (OSError, ValueError):
         return None
     return (s.st_size, s.st_mtime_ns, s.st_ino, s.st_ctime_ns, s.st_dev)
-
-
-def _well_typed(info: list[object]) -> bool:
-    """Whether a cached row's fields have SessionInfo's types (a hand-edited cache is no row)."""
-    return len(info) == len(_TYPES) and all(
-        isinstance(value, kind) and not isinstance(value, bool)
-        for value, kind in zip(info, _TYPES, strict=True)
-    )
 
 
 def _write_cache(env: Env, remembered: dict[str, _Known]) -> None:

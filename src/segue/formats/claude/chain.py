@@ -32,9 +32,7 @@ class TranscriptIndex(msgspec.Struct):
     leaf_hint: str | None = None  # the last ``last-prompt`` record's leaf
     titles: dict[str, str] = msgspec.field(default_factory=dict)  # custom / ai / summary
     groups: dict[str, list[str]] = msgspec.field(default_factory=dict)  # message id -> its records
-    answers: dict[str, list[str]] = msgspec.field(
-        default_factory=dict
-    )  # tool_use record -> results
+    answers: dict[str, list[str]] = msgspec.field(default_factory=dict)  # tool_use -> its results
     first_timestamp: str | None = None
     last_timestamp: str | None = None
     session_id: str | None = None  # the first ``sessionId`` a record gives

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import os
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -72,15 +72,17 @@ def _tail_leaf(parent: ParentFile) -> str | None:
 def prepare_fork(
     parent: Path,
     delta: Sequence[Item],
+    handoff_text: str | None = None,
     *,
-    handoff_text: str | None,
     cwd: str,
+    env: Mapping[str, str] | None = None,
     now: datetime | None = None,
     version: str = DEFAULT_VERSION,
 ) -> NativeSession:
     """A new Claude session holding ``parent`` verbatim (under a new session id), then the
-    delta. Not yet written; ``parent`` is only read: its last lines now (to find where the
-    conversation goes on), the rest as it is copied."""
+    delta, in the parent's folder (``env`` is not needed). Not yet written; ``parent`` is only
+    read: its last lines now (to find where the conversation goes on), the rest as it is
+    copied."""
     facts = read_parent(parent)
     leaf = _tail_leaf(facts)
     if leaf is None:  # the last lines do not tell: the whole file is indexed

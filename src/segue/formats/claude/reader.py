@@ -27,7 +27,7 @@ from segue.formats.claude.chain import (
 from segue.formats.claude.paths import subagent_files
 from segue.formats.claude.records import COMPACT_BOUNDARY, SYNTHETIC_MODEL, Record
 from segue.formats.claude.tools import tool_kind
-from segue.formats.jsonl import LineReport, as_dict, as_str, iter_records
+from segue.formats.jsonl import LineReport, as_dict, as_str, iter_records, str_or_none
 from segue.formats.jsonl import iter_records_in as iter_line_records
 from segue.model import conversation as neutral
 from segue.model.errors import SegueError
@@ -125,10 +125,6 @@ def _read(
     return conversation
 
 
-def _str_or_none(value: object) -> str | None:
-    return value if type(value) is str else None
-
-
 # The conversation records the decoder turns into items other than Opaque (an attachment: when
 # it has rendered text); every other record is an Opaque item.
 _DECODED = frozenset({"user", "assistant", "system"})
@@ -201,9 +197,9 @@ class _Decoder:
         # a long session stops after its last few records
         cwd = branch = version = model = None
         for _, rec in reversed(chain):
-            cwd = cwd or _str_or_none(rec.get("cwd")) or None
-            branch = branch or _str_or_none(rec.get("gitBranch")) or None
-            version = version or _str_or_none(rec.get("version")) or None
+            cwd = cwd or str_or_none(rec.get("cwd")) or None
+            branch = branch or str_or_none(rec.get("gitBranch")) or None
+            version = version or str_or_none(rec.get("version")) or None
             if (
                 model is None
                 and rec.get("type") == "assistant"
@@ -216,7 +212,7 @@ class _Decoder:
                 break
         if cwd is None:
             for _, rec in self.index.metadata:
-                cwd = _str_or_none(rec.get("cwd")) or cwd
+                cwd = str_or_none(rec.get("cwd")) or cwd
         titles = self.index.titles
         extra: dict[str, neutral.JSON] = {}
         if self.index.session_id not in (None, path.stem):
@@ -263,7 +259,7 @@ class _Decoder:
             kind,
             neutral.Provenance(self.name, lineno),
             self._data(rec),
-            _str_or_none(rec.get("timestamp")),
+            str_or_none(rec.get("timestamp")),
         )
 
     def _data(self, block: Record) -> Record | None:
@@ -273,14 +269,14 @@ class _Decoder:
         kind = rec.get("type")
         subtype = rec.get("subtype")
         prov = neutral.Provenance(self.name, lineno)
-        ts = _str_or_none(rec.get("timestamp"))
+        ts = str_or_none(rec.get("timestamp"))
         if kind == "user":
             self._user(rec, prov, ts, out)
         elif kind == "assistant":
             self._assistant(rec, prov, ts, out)
         elif kind == "system" and subtype == COMPACT_BOUNDARY:
             self.boundary = rec
-            trigger = _str_or_none(as_dict(rec.get("compactMetadata")).get("trigger"))
+            trigger = str_or_none(as_dict(rec.get("compactMetadata")).get("trigger"))
             # A boundary alone is incomplete until its carrier lands (it replaces this item).
             out.append(
                 neutral.Compaction(
@@ -409,7 +405,7 @@ class _Decoder:
         if rec.get("isApiErrorMessage"):
             out.append(self._api_error(rec, _text_of(content), prov, ts))
             return
-        model = _str_or_none(msg.get("model"))
+        model = str_or_none(msg.get("model"))
         if type(content) is str:
             out.append(neutral.AssistantMessage(content, prov, model, ts))
             return
@@ -472,7 +468,7 @@ class _Decoder:
         self, quota: Record, reset: datetime | None, when: datetime | None, prov: neutral.Provenance
     ) -> None:
         """The window a limit record names (``quotaLimits.rateLimitType``), newest per name."""
-        name = _str_or_none(quota.get("rateLimitType"))
+        name = str_or_none(quota.get("rateLimitType"))
         minutes, scope = LIMIT_WINDOWS.get(name or "", (None, neutral.ALL_MODELS))
         used = 100.0 if quota.get("status") == "rejected" else None
         window = neutral.LimitWindow(
@@ -563,11 +559,11 @@ def _rendered_text(rec: Record) -> str:
 
 def _image(block: Record) -> neutral.Image:
     source = as_dict(block.get("source"))
-    media = _str_or_none(source.get("media_type"))
+    media = str_or_none(source.get("media_type"))
     if source.get("type") == "base64":
         return neutral.Image(
             url=f"data:{media};base64,{as_str(source.get('data'))}", media_type=media
         )
     if source.get("type") == "url":
-        return neutral.Image(url=_str_or_none(source.get("url")))
+        return neutral.Image(url=str_or_none(source.get("url")))
     return neutral.Image()

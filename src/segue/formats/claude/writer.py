@@ -213,14 +213,9 @@ def tool_use(call: ToolCall, native_id: str) -> ToolUseBlock | None:
     return None
 
 
-def _as_text(value: JSON) -> str:
-    if isinstance(value, str):
-        return value
-    return orjson.dumps(value).decode()
-
-
 def narrate_call(call: ToolCall) -> str:
-    return f"[{call.name}] {_as_text(call.input)}"
+    shown = call.input if isinstance(call.input, str) else orjson.dumps(call.input).decode()
+    return f"[{call.name}] {shown}"
 
 
 def narrate_result(call: ToolCall, result: ToolResult) -> str:
@@ -263,13 +258,6 @@ class _Draft(msgspec.Struct):
         return self.kind == "boundary"
 
 
-def _compaction_drafts(compaction: Compaction) -> list[_Draft]:
-    return [
-        _Draft("boundary", stamp=compaction.timestamp),
-        _Draft("summary", compaction.summary, stamp=compaction.timestamp),
-    ]
-
-
 class _Builder(msgspec.Struct):
     """Groups crossing items into records: consecutive assistant-side blocks share one
     assistant record, and the results of one assistant record's tool calls share the next user
@@ -291,7 +279,8 @@ class _Builder(msgspec.Struct):
             self.drafts.append(_Draft("prompt", item.text, stamp=item.timestamp))
         elif isinstance(item, Compaction):
             self._close()
-            self.drafts.extend(_compaction_drafts(item))
+            self.drafts.append(_Draft("boundary", stamp=item.timestamp))
+            self.drafts.append(_Draft("summary", item.summary, stamp=item.timestamp))
         elif isinstance(item, ToolResult) and self.ids[id(item)] in self.due:
             self._result(item)
         elif self.results:
@@ -377,13 +366,9 @@ def _drop_leading_assistant(drafts: list[_Draft]) -> list[_Draft]:
     """Claude's history must start with a user message: drop what precedes the first user
     record (assistant records and the tool results that answer them)."""
     for i, draft in enumerate(drafts):
-        if draft.root or _is_prompt(draft):
+        if draft.root or draft.kind == "prompt":
             return drafts[i:]
     return []
-
-
-def _is_prompt(draft: _Draft) -> bool:
-    return draft.kind == "prompt"
 
 
 def build_drafts(items: Sequence[Item]) -> list[_Draft]:
@@ -531,12 +516,8 @@ def prepare_session(
         now=now or datetime.now(UTC),
         version=version,
     )
-    if not any(_is_prompt_record(r) for r in records):
+    if not any(r["type"] == "user" and isinstance(r["message"]["content"], str) for r in records):
         raise SwitchError("nothing in this history can be written as a Claude session")
     lines = dump_lines([*records, last_prompt_record(records, session_id)])
     path = project_dir_for(real_cwd, env) / f"{session_id}.jsonl"
     return NativeSession(Provider.CLAUDE, session_id, path, lines)
-
-
-def _is_prompt_record(record: ChainRecord) -> bool:
-    return record["type"] == "user" and isinstance(record["message"]["content"], str)

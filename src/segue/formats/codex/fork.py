@@ -24,8 +24,8 @@ The result is self-contained: it resumes with the parent file moved away.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from datetime import UTC, datetime
+from collections.abc import Mapping, Sequence
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -33,13 +33,13 @@ import msgspec
 import orjson
 
 from segue.formats.atomic import FileCopy, NativeSession
-from segue.formats.codex.paths import parse_name, sessions_root_of, thread_files
+from segue.formats.codex.paths import codex_home, parse_name, sessions_root_of, thread_files
 from segue.formats.codex.writer import project_turns, rollout_path, uuid7
 from segue.formats.parent import read_parent
 from segue.model.conversation import Item, Provider
 from segue.model.errors import SwitchError
 
-__all__ = ["current_file", "flatten", "prepare_fork"]
+__all__ = ["current_file", "prepare_fork"]
 
 _MAX_SEGMENTS = 64  # a history_base chain longer than this is a loop
 
@@ -96,13 +96,6 @@ def _ordinal(line: bytes) -> int | None:
     except (orjson.JSONDecodeError, AttributeError):
         return None
     return value if type(value) is int else None
-
-
-def flatten(path: Path) -> tuple[dict[str, Any], list[bytes]]:
-    """The root ``session_meta`` record and every later line of the thread whose current file
-    is ``path``, with each ``history_base`` prefix resolved (lines copied as bytes)."""
-    flat = _flatten(path, None, 0)
-    return flat.meta, flat.lines
 
 
 def _flatten(path: Path, cut: tuple[int, int] | None, depth: int) -> _Flat:
@@ -209,21 +202,21 @@ def _tail_ordinal(lines: list[bytes]) -> int | None:
 def prepare_fork(
     parent: Path,
     delta: Sequence[Item],
-    *,
     handoff_text: str | None,
-    codex_home: Path,
-    now: datetime | None = None,
+    *,
+    cwd: str,
+    env: Mapping[str, str],
+    now: datetime,
 ) -> NativeSession:
-    """A new Codex thread holding ``parent``'s thread verbatim, then the delta: ``delta``'s
-    turns as native items, opened by ``handoff_text`` as a developer message when given. Not
-    yet written; ``parent`` is only read (a thread in one file: its first and last lines now,
-    the rest streamed as it is copied)."""
-    moment = now if now is not None else datetime.now(UTC)
+    """A new Codex thread holding ``parent``'s thread verbatim (its cwd too), then the delta:
+    ``delta``'s turns as native items, opened by ``handoff_text`` as a developer message when
+    given, in the Codex home of ``env``. Not yet written; ``parent`` is only read (a thread in
+    one file: its first and last lines now, the rest streamed as it is copied)."""
     current = current_file(parent)
     parsed = parse_name(current)
     facts = read_parent(current)
     root = _meta_of(facts.first, current)
-    new_id = uuid7(moment)
+    new_id = uuid7(now)
     if isinstance(root["payload"].get("history_base"), dict):  # several files: flattened
         flat = _flatten(current, None, 0)
         copy = None
@@ -236,14 +229,14 @@ def prepare_fork(
         body = []
     parent_id = parsed[0] if parsed is not None else str(flat.meta["payload"].get("id", ""))
     meta = _new_meta(flat.meta, new_id, parent_id)
-    appended = _delta_lines(delta, handoff_text, flat, new_id, moment)
+    appended = _delta_lines(delta, handoff_text, flat, new_id, now)
     if not appended:
         raise SwitchError(f"{parent}: nothing to carry into a fork (no delta and no handoff)")
     lines = [orjson.dumps(r) + b"\n" for r in appended]
     session = NativeSession(
         Provider.CODEX,
         new_id,
-        rollout_path(codex_home, new_id, moment),
+        rollout_path(codex_home(env), new_id, now),
         lines,
         head=[orjson.dumps(meta) + b"\n", *body],
         copied=copy,

@@ -69,10 +69,7 @@ def session_id_from_name(path: Path) -> str | None:
 
 def sessions_root_of(path: Path) -> Path | None:
     """The ``sessions`` folder a rollout file lives under."""
-    for parent in path.parents:
-        if parent.name == "sessions":
-            return parent
-    return None
+    return next((parent for parent in path.parents if parent.name == "sessions"), None)
 
 
 def thread_files(root: Path, thread_id: str) -> list[Path]:

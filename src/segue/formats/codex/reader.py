@@ -7,6 +7,7 @@ snapshots, and UI echoes of messages (which are not turned into messages a secon
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import Iterable
 from datetime import datetime
@@ -25,6 +26,7 @@ from segue.formats.jsonl import (
     as_str,
     iter_records,
     iter_records_in,
+    str_or_none,
 )
 from segue.model import conversation as neutral
 from segue.model.errors import SegueError
@@ -60,6 +62,15 @@ _UI_ECHOES = frozenset(
         "item_started",
         "context_compacted",
     }
+)
+# What a session_meta says that segue keeps.
+_META_KEPT = (
+    "originator",
+    "source",
+    "history_mode",
+    "history_base",
+    "model_provider",
+    "forked_from_id",
 )
 _EXIT_RE = re.compile(r"(?:Process exited with code|Exit code:)\s*(-?\d+)")
 _IMAGE_WRAPPER_RE = re.compile(r"^\s*(?:<image\b[^>]*>|</image>)\s*$")
@@ -179,7 +190,7 @@ class _Reader:
                 self._session_meta(payload)
                 items.append(self._opaque("session_meta", prov, None, ts))
             elif kind == "response_item":
-                self._response_item(payload, prov, ts, items)
+                items.append(self._decode_item(payload, prov, ts))
             elif kind == "compacted":
                 items.append(self._compacted(payload, prov, ts, items))
             elif kind == "event_msg":
@@ -219,33 +230,13 @@ class _Reader:
             # the file is known (listed, found, resumed) by the id in its name; a copied or
             # renamed rollout records another one, which ``find`` also accepts
             meta.extra["recorded_id"] = recorded
-        meta.cwd = p.get("cwd") if isinstance(p.get("cwd"), str) else None
-        meta.cli_version = p.get("cli_version") if isinstance(p.get("cli_version"), str) else None
-        meta.created = p.get("timestamp") if isinstance(p.get("timestamp"), str) else None
-        git = p.get("git")
-        if isinstance(git, dict) and isinstance(git.get("branch"), str):
-            meta.git_branch = git["branch"]
-        for key in (
-            "originator",
-            "source",
-            "history_mode",
-            "history_base",
-            "model_provider",
-            "forked_from_id",
-        ):
-            if key in p:
-                meta.extra[key] = p[key]
+        meta.cwd = str_or_none(p.get("cwd"))
+        meta.cli_version = str_or_none(p.get("cli_version"))
+        meta.created = str_or_none(p.get("timestamp"))
+        meta.git_branch = str_or_none(as_dict(p.get("git")).get("branch"))
+        meta.extra.update((key, p[key]) for key in _META_KEPT if key in p)
 
-    def _response_item(
-        self, p: Record, prov: neutral.Provenance, ts: str | None, out: list[neutral.Item]
-    ) -> None:
-        item = self._decode_item(p, prov, ts)
-        if item is not None:
-            out.append(item)
-
-    def _decode_item(
-        self, p: Record, prov: neutral.Provenance, ts: str | None
-    ) -> neutral.Item | None:
+    def _decode_item(self, p: Record, prov: neutral.Provenance, ts: str | None) -> neutral.Item:
         ptype = p.get("type")
         if ptype == "message":
             return self._message(p, prov, ts)
@@ -310,16 +301,13 @@ class _Reader:
         ptype = p.get("type")
         call_id = str(p.get("call_id") or p.get("id") or "")
         name = str(p.get("name") or "")
-        namespace = p.get("namespace") if isinstance(p.get("namespace"), str) else None
+        namespace = str_or_none(p.get("namespace"))
         tool_input: neutral.JSON
         if ptype == "function_call":
-            args = p.get("arguments")
-            tool_input = args
+            tool_input = args = p.get("arguments")
             if isinstance(args, str):
-                try:
+                with contextlib.suppress(orjson.JSONDecodeError):
                     tool_input = orjson.loads(args)
-                except orjson.JSONDecodeError:
-                    tool_input = args
         elif ptype == "custom_tool_call":
             tool_input = p.get("input")
         elif ptype == "local_shell_call":
@@ -358,15 +346,11 @@ class _Reader:
             output = raw
         else:
             output = "" if raw is None else orjson.dumps(raw).decode()
-        exit_code: int | None = None
         m = _EXIT_RE.search(output[:2000])
-        if m:
-            exit_code = int(m.group(1))
-        error = (
-            (exit_code != 0)
-            if exit_code is not None
-            else ((not success) if success is not None else None)
-        )
+        exit_code = int(m.group(1)) if m else None
+        error = success if success is None else not success
+        if exit_code is not None:
+            error = exit_code != 0
         return neutral.ToolResult(call_id, output, prov, error, exit_code, images, ts)
 
     def _compacted(
@@ -393,8 +377,7 @@ class _Reader:
                 ):
                     # the summary Codex carries as a user message: context, not a prompt
                     item = msgspec.structs.replace(item, origin=neutral.Origin.INJECTED)
-                if item is not None:
-                    decoded.append(item)
+                decoded.append(item)
             replacement = tuple(decoded)
         else:
             # An old-style record holding only the summary: Codex keeps the user messages
@@ -420,7 +403,7 @@ class _Reader:
         if type(etype) is not str:
             out.append(self._opaque(f"event_msg/{etype}", prov, p, ts))
             return
-        turn_id = p.get("turn_id") if type(p.get("turn_id")) is str else None
+        turn_id = str_or_none(p.get("turn_id"))
         if etype == "task_started":
             window = p.get("model_context_window")
             if isinstance(window, int):

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from datetime import datetime
+from collections.abc import Iterable
 from pathlib import Path
 
-from segue.formats.atomic import NativeSession
 from segue.formats.claude import paths, reader, writer
 from segue.formats.claude.fork import prepare_fork
-from segue.model.conversation import Conversation, Item, Provider
-from segue.providers.base import Env, HeadlessCommands, ProviderEntry, lazy
+from segue.model.conversation import Conversation, Provider
+from segue.providers.base import HeadlessCommands, ProviderEntry, lazy
 from segue.providers.claude import hooks, profile
 from segue.providers.claude.usage import read_usage
 
@@ -23,21 +21,25 @@ class ClaudeCode(ProviderEntry):
     command = "claude"
     mark = "L"
     home_variable = "CLAUDE_CONFIG_DIR"
+    resume_words = ("--resume",)
+    headless_words = ("-p", "--resume")
     headless = HeadlessCommands(
-        compact=lazy("segue.providers.claude.compact:compact"),
-        summarize=lazy("segue.providers.claude.summarize:summarize"),
+        compact=lazy("segue.providers.claude.headless:compact"),
+        summarize=lazy("segue.providers.claude.headless:summarize"),
     )
 
     home = staticmethod(paths.config_dir)
     session_files = staticmethod(paths.iter_session_files)
     session_files_for = staticmethod(paths.session_files_for)
+    recorded_session_id = staticmethod(paths.recorded_session_id)
     read = staticmethod(reader.read_session)
     peek = lazy("segue.formats.claude.peek:peek")
-    outline = lazy("segue.formats.claude.outline:outline")
+    outline = lazy("segue.formats.claude.peek:outline")
     target_profile = staticmethod(profile.target_profile)
     model_key = staticmethod(profile.model_key)
     select = staticmethod(writer.select)
     prepare = staticmethod(writer.prepare_session)
+    fork = staticmethod(prepare_fork)
     usage = staticmethod(read_usage)
     running_session = lazy("segue.providers.claude.agents:running_session")  # psutil
     install_hooks = staticmethod(hooks.install_hooks)
@@ -52,30 +54,5 @@ class ClaudeCode(ProviderEntry):
             return path.suffix == ".jsonl" and paths.looks_like_session_id(path.stem)
         return any(marker in head for marker in paths.TRANSCRIPT_MARKERS)
 
-    def session_id(self, path: Path) -> str:
-        return path.stem
-
-    def recorded_id(self, path: Path) -> str | None:
-        recorded = paths.recorded_session_id(path)
-        return recorded if recorded != path.stem else None
-
     def read_lines(self, path: Path, lines: Iterable[bytes]) -> Conversation:
         return reader.read_lines(path, lines, follow_chain=False)
-
-    def fork(
-        self,
-        parent: Path,
-        delta: Sequence[Item],
-        handoff_text: str | None,
-        *,
-        cwd: str,
-        env: Env,
-        now: datetime,
-    ) -> NativeSession:
-        return prepare_fork(parent, delta, handoff_text=handoff_text, cwd=cwd, now=now)
-
-    def headless_argv(self, executable: str, session_id: str, prompt: str) -> list[str]:
-        return [executable, "-p", "--resume", session_id, "--", prompt]
-
-    def resume_args(self, session_id: str) -> list[str]:
-        return ["--resume", session_id]

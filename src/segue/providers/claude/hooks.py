@@ -33,11 +33,10 @@ from segue.providers.hooks import (
     HookChange,
     HookEvent,
     HookKind,
+    hook_fields,
     is_segue_hook,
-    json_object,
     keep_copy,
     read_file,
-    text_field,
     undo_install,
     write_installed,
 )
@@ -206,11 +205,7 @@ def uninstall_hooks(env: Env, *, dry_run: bool = False) -> HookChange:
 
 def hook_event(args: Sequence[str], stdin: bytes) -> HookEvent:
     """What Claude Code's hook input says."""
-    data = json_object(stdin)
-
-    def text(key: str) -> str | None:
-        return text_field(data, key)
-
+    text = hook_fields(stdin)
     name = text("hook_event_name")
     kind = HookKind.OTHER
     if name == "Stop":

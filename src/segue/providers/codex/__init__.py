@@ -22,20 +22,24 @@ class Codex(ProviderEntry):
     command = "codex"
     mark = "C"
     home_variable = "CODEX_HOME"
+    resume_words = ("resume",)
+    headless_words = ("exec", "--skip-git-repo-check", "resume")
     compacts_on_arrival = True  # from the token count segue seeds
     headless = HeadlessCommands(
-        compact=lazy("segue.providers.codex.compact:compact"),  # through its app-server
-        summarize=lazy("segue.providers.codex.summarize:summarize"),
+        compact=lazy("segue.providers.codex.headless:compact"),  # through its app-server
+        summarize=lazy("segue.providers.codex.headless:summarize"),
     )
 
     home = staticmethod(paths.codex_home)
     session_files = staticmethod(paths.iter_session_files)
+    recorded_session_id = staticmethod(paths.recorded_session_id)
     read = staticmethod(reader.read_session)
     read_lines = staticmethod(reader.read_lines)
     peek = lazy("segue.formats.codex.peek:peek")
-    outline = lazy("segue.formats.codex.outline:outline")
+    outline = lazy("segue.formats.codex.peek:outline")
     target_profile = staticmethod(profile.target_profile)
     select = staticmethod(writer.select)
+    fork = staticmethod(prepare_fork)
     usage = lazy("segue.providers.codex.usage:read_usage")  # its app-server
     new_scan = lazy("segue.providers.codex.agents:new_scan")
     running_session = lazy("segue.providers.codex.agents:running_session")  # psutil
@@ -58,10 +62,6 @@ class Codex(ProviderEntry):
     def session_id(self, path: Path) -> str:
         return paths.session_id_from_name(path) or path.stem
 
-    def recorded_id(self, path: Path) -> str | None:
-        recorded = paths.recorded_session_id(path)
-        return recorded if recorded != self.session_id(path) else None
-
     def prepare(self, items: Sequence[Item], *, cwd: str, env: Env, now: datetime) -> NativeSession:
         return writer.prepare_session(items, cwd=cwd, codex_home=paths.codex_home(env), now=now)
 
@@ -72,22 +72,3 @@ class Codex(ProviderEntry):
 
     def current_file(self, path: Path, env: Env) -> Path:
         return current_file(path)
-
-    def fork(
-        self,
-        parent: Path,
-        delta: Sequence[Item],
-        handoff_text: str | None,
-        *,
-        cwd: str,
-        env: Env,
-        now: datetime,
-    ) -> NativeSession:
-        home = paths.codex_home(env)
-        return prepare_fork(parent, delta, handoff_text=handoff_text, codex_home=home, now=now)
-
-    def headless_argv(self, executable: str, session_id: str, prompt: str) -> list[str]:
-        return [executable, "exec", "--skip-git-repo-check", "resume", session_id, "--", prompt]
-
-    def resume_args(self, session_id: str) -> list[str]:
-        return ["resume", session_id]

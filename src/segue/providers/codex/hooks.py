@@ -21,11 +21,10 @@ from segue.providers.hooks import (
     HookChange,
     HookEvent,
     HookKind,
+    hook_fields,
     is_segue_hook,
-    json_object,
     keep_copy,
     read_file,
-    text_field,
     undo_install,
     write_installed,
 )
@@ -148,11 +147,7 @@ def hook_event(args: Sequence[str], stdin: bytes) -> HookEvent:
     argv = list(args)
     payload = argv[-1] if argv else ""
     _, then = _split(argv[:-1]) if argv else ([], [])
-    data = json_object(payload)
-
-    def text(key: str) -> str | None:
-        return text_field(data, key)
-
+    text = hook_fields(payload)
     kind = HookKind.TURN_END if text("type") == "agent-turn-complete" else HookKind.OTHER
     return HookEvent(
         kind,
