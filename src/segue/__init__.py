@@ -71,56 +71,25 @@ if TYPE_CHECKING:
     from segue.transforms.effective import effective_history, portable_history
     from segue.transforms.plan import Label, Plan
 
+# each name, by the module it comes from (as imported above)
 _WHERE = {
-    "AssistantMessage": "segue.model.conversation",
-    "Compaction": "segue.model.conversation",
-    "CompactionState": "segue.model.conversation",
-    "ConfigError": "segue.model.errors",
-    "Conversation": "segue.model.conversation",
-    "ErrorKind": "segue.model.conversation",
-    "ErrorNotice": "segue.model.conversation",
-    "Image": "segue.model.conversation",
-    "Item": "segue.model.conversation",
-    "Label": "segue.transforms.plan",
-    "LimitWindow": "segue.model.conversation",
-    "Listing": "segue.providers.sessions",
-    "Opaque": "segue.model.conversation",
-    "Origin": "segue.model.conversation",
-    "Plan": "segue.transforms.plan",
-    "Provenance": "segue.model.conversation",
-    "Provider": "segue.model.conversation",
-    "ProviderUsage": "segue.running.usage",
-    "Reasoning": "segue.model.conversation",
-    "Rollback": "segue.model.conversation",
-    "SegueError": "segue.model.errors",
-    "SessionError": "segue.model.errors",
-    "SessionInfo": "segue.model.session_info",
-    "SessionMeta": "segue.model.conversation",
-    "SessionState": "segue.model.session_info",
-    "Skip": "segue.model.conversation",
-    "StoreError": "segue.model.errors",
-    "Switch": "segue.switch",
-    "SwitchError": "segue.model.errors",
-    "SwitchLocked": "segue.model.errors",
-    "TargetExists": "segue.model.errors",
-    "TargetProfile": "segue.transforms.budget",
-    "ToolCall": "segue.model.conversation",
-    "ToolKind": "segue.model.conversation",
-    "ToolResult": "segue.model.conversation",
-    "TurnMarker": "segue.model.conversation",
-    "TurnStatus": "segue.model.conversation",
-    "UserMessage": "segue.model.conversation",
-    "effective_history": "segue.transforms.effective",
-    "exhausted_providers": "segue.running.usage",
-    "find_session": "segue.providers.sessions",
-    "list_sessions": "segue.providers.sessions",
-    "plan_switch": "segue.switch",
-    "portable_history": "segue.transforms.effective",
-    "read_session": "segue.providers.sessions",
-    "read_usage": "segue.running.usage",
-    "switch_conversation": "segue.switch",
-    "switch_session": "segue.switch",
-    "target_profile": "segue.providers",
+    name: module
+    for module, names in {
+        "segue.model.conversation": "AssistantMessage Compaction CompactionState Conversation "
+        "ErrorKind ErrorNotice Image Item LimitWindow Opaque Origin Provenance Provider Reasoning "
+        "Rollback SessionMeta Skip ToolCall ToolKind ToolResult TurnMarker TurnStatus UserMessage",
+        "segue.model.errors": "ConfigError SegueError SessionError StoreError SwitchError "
+        "SwitchLocked TargetExists",
+        "segue.model.session_info": "SessionInfo SessionState",
+        "segue.providers": "target_profile",
+        "segue.providers.sessions": "Listing find_session list_sessions read_session",
+        "segue.running.usage": "ProviderUsage exhausted_providers read_usage",
+        "segue.switch": "Switch plan_switch switch_conversation switch_session",
+        "segue.transforms.budget": "TargetProfile",
+        "segue.transforms.effective": "effective_history portable_history",
+        "segue.transforms.plan": "Label Plan",
+    }.items()
+    for name in names.split()
 }
 
 

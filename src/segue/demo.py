@@ -42,11 +42,8 @@ def run_demo(to: Provider | None = None, home: Path | None = None) -> Demo:
     root, about = bundled_session()
     home = home or Path(tempfile.mkdtemp(prefix="segue-demo-"))
     shutil.copytree(root / "home", home, dirs_exist_ok=True)
-    env = {
-        "HOME": str(home),
-        "SEGUE_STATE_DIR": str(home / ".segue"),
-        "SEGUE_DATA_DIR": str(home / ".segue"),
-    }
+    state = str(home / ".segue")
+    env = {"HOME": str(home), "SEGUE_STATE_DIR": state, "SEGUE_DATA_DIR": state}
     source_path = home / str(about["transcript"]).removeprefix("home/")
     provider = Provider(about["provider"])
     to = default_target(provider) if to is None else to

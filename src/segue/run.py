@@ -151,9 +151,7 @@ def run_turn(
             new = [r for r in after.new_runs if r.prompt.strip() == prompt.strip()]
             run = new[-1] if new else (after.new_runs[-1] if after.new_runs else None)
             output = done.stdout if done.returncode == 0 else (done.stderr or done.stdout)
-            error: str | None = None
-            if run is not None and run.note:
-                error = run.note
+            error = (run.note or None) if run is not None else None
             checkpoint = None
             if run is not None:  # the folder as the turn left it
                 taken = take_checkpoint(
@@ -169,7 +167,7 @@ def run_turn(
                 error = (
                     error
                     or _last_line(done.stderr or done.stdout)
-                    or (f"{target.value} ended with exit code {done.returncode}")
+                    or f"{target.value} ended with exit code {done.returncode}"
                 )
     return RunResult(
         thread_id,
@@ -232,10 +230,8 @@ def _refuse_mid_turn(
     interleave in its file (and the run would be lost). The synced graph says whether its last
     run is unfinished; only then are the running agents looked at."""
     mine = {pt.id for pt in graph.provider_threads if pt.native_id == session_id}
-    working = [
-        r for r in graph.runs if r.provider_thread_id in mine and r.status is RunStatus.WORKING
-    ]
-    if not working:
+    working = (r.provider_thread_id in mine and r.status is RunStatus.WORKING for r in graph.runs)
+    if not any(working):
         return
     agent = working_on(provider, session_id, env=env)
     if agent is not None:

@@ -7,30 +7,36 @@ from __future__ import annotations
 import errno
 import os
 import sys
+from dataclasses import dataclass
+from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, NoReturn
+from typing import Annotated, NoReturn
 
-from segue.cli.grammar import Argument, Option, UsageError, option_names, writable_stdout
+from segue.cli import terminal
+from segue.cli.grammar import (
+    Argument,
+    Group,
+    Option,
+    Options,
+    UsageError,
+    option_names,
+    writable_stdout,
+)
 from segue.cli.options import (
     PROVIDER,
     JsonOption,
     RedactOption,
-    command_group,
     print_json,
     printable,
+    terminal_answer,
     visible,
 )
 from segue.model.conversation import Provider
 from segue.model.errors import SegueError
 from segue.support import collector
 
-if TYPE_CHECKING:
-    from rich.console import Console
-
-app = command_group(
-    "segue", "Keep one coding-agent conversation alive across Claude Code and Codex."
-)
+app = Group("segue", "Keep one coding-agent conversation alive across Claude Code and Codex.")
 
 ShowSecrets = Annotated[
     bool,
@@ -39,18 +45,6 @@ ShowSecrets = Annotated[
         help="Print detected secrets (API keys, tokens, private keys) instead of masking them.",
     ),
 ]
-
-
-def _console() -> Console:
-    from segue.cli.terminal import console
-
-    return console()
-
-
-def _stderr() -> Console:
-    from segue.cli.terminal import console
-
-    return console(stderr=True)
 
 
 class Arrival(StrEnum):
@@ -87,14 +81,13 @@ def sessions(
         rows = [session_info_to_json(s) for s in listing.sessions]
         print_json({"sessions": rows, "problems": listing.problems})
         return
-    console = _console()
-    if not listing.sessions:
-        scope = "anywhere" if where is None else f"for {where} (try --all)"
-        console.print(f"No sessions found {scope}.", markup=False)
+    if listing.sessions:
+        print_sessions(terminal.console(), listing.sessions, show_secrets)
     else:
-        print_sessions(console, listing.sessions, show_secrets)
+        scope = "anywhere" if where is None else f"for {where} (try --all)"
+        terminal.console().print(f"No sessions found {scope}.")
     for problem in listing.problems:
-        _stderr().print(f"skipped {problem}", style="yellow", markup=False)
+        terminal.console(stderr=True).print(f"skipped {problem}", style="yellow")
 
 
 @app.command()
@@ -114,12 +107,10 @@ def agents(
     found = list_agents(tmux_sockets=sockets or (), every_home=True)
     if as_json:
         print_json({"agents": [agent_to_json(a) for a in found]})
-        return
-    console = _console()
-    if not found:
-        console.print("No Claude Code or Codex agents are running.", markup=False)
+    elif found:
+        print_agents(terminal.console(), found)
     else:
-        print_agents(console, found)
+        terminal.console().print("No Claude Code or Codex agents are running.")
 
 
 @app.command()
@@ -132,21 +123,98 @@ def show(
     show_secrets: ShowSecrets = False,
 ) -> None:
     """Print one session's decoded conversation."""
+    from segue.model.codec import conversation_to_json
     from segue.providers.sessions import find_session, read_session
+    from segue.transforms.effective import effective_history
 
     provider, path = find_session(session)
     conversation = read_session(path, provider)
     if as_json:
-        from segue.model.codec import conversation_to_json
-        from segue.transforms.effective import effective_history
-
         effective = effective_history(conversation)
         first = conversation.items.index(effective[0]) if effective else 0
         print_json(conversation_to_json(conversation, extra={"effective_from": first}))
         return
-    from segue.cli.render import print_conversation
+    from segue.cli.render import print_conversation  # (rich: not for a document)
 
-    print_conversation(_console(), conversation, verbose, show_secrets)
+    print_conversation(terminal.console(), conversation, verbose, show_secrets)
+
+
+@dataclass(frozen=True)
+class SwitchOptions:
+    """``segue switch``'s options: one session's switch and a fleet's take them."""
+
+    to: Annotated[
+        Provider | None,
+        Option("--to", kind=PROVIDER, help="The provider to move to (default: the other one)."),
+    ] = None
+    from_: Annotated[
+        Provider | None,
+        Option(
+            "--from",
+            kind=PROVIDER,
+            help="Move a fleet off this provider (default: the exhausted one).",
+        ),
+    ] = None
+    all_: Annotated[
+        bool, Option("--all", help="Every session of the source provider, in any directory.")
+    ] = False
+    cwd: Annotated[
+        Path | None, Option("--cwd", help="The source provider's sessions of this directory.")
+    ] = None
+    under: Annotated[
+        Path | None,
+        Option(
+            "--under", help="Only the sessions and agents working in this directory or below it."
+        ),
+    ] = None
+    yes: Annotated[bool, Option("--yes", "-y", help="Confirm the whole batch.")] = False
+    dry_run: Annotated[bool, Option("--dry-run", help="Show the plan; write nothing.")] = False
+    as_json: JsonOption = False
+    exec_: Annotated[
+        bool, Option("--exec", help="Then replace this process with the resume command.")
+    ] = False
+    relaunch: Annotated[
+        bool,
+        Option("--relaunch", help="Restart each agent's tmux pane on its new session."),
+    ] = False
+    arrival_compact: Annotated[
+        Arrival | None,
+        Option(
+            "--arrival-compact",
+            help="Compact on the target after arriving: auto (above half its window), on or "
+            "off (default: auto for a fleet, off for one session).",
+        ),
+    ] = None
+    source_compact: Annotated[
+        bool,
+        Option("--source-compact", help="Ask the source CLI to compact first (opt-in)."),
+    ] = False
+    return_: Annotated[
+        bool, Option("--return", help="Move a batch's agents back (default: the latest).")
+    ] = False
+    force: Annotated[
+        bool,
+        Option(
+            "--force",
+            help="With --return: move them back even to a provider segue reads as still exhausted.",
+        ),
+    ] = False
+    clean: Annotated[
+        bool,
+        Option("--clean", help="A clean context: a new session, never an earlier one."),
+    ] = False
+    redact_secrets: RedactOption = False
+    summary_by: Annotated[
+        str | None,
+        Option(
+            "--summary-by",
+            help="Who writes a summary handoff: claude, codex, left or entered "
+            "(default: segue's deterministic summary).",
+        ),
+    ] = None
+
+
+_SWITCH_OPTIONS = SwitchOptions()
 
 
 @app.command()
@@ -155,188 +223,78 @@ def switch(
         list[str] | None,
         Argument(help="Session ids, unique id prefixes or paths (with --return: a batch)."),
     ] = None,
-    to: Annotated[
-        Provider | None,
-        Option("--to", kind=PROVIDER, help="The provider to move to (default: the other one)."),
-    ] = None,
-    from_: Annotated[
-        Provider | None,
-        Option(
-            "--from",
-            kind=PROVIDER,
-            help="Move a fleet off this provider (default: the exhausted one).",
-        ),
-    ] = None,
-    all_: Annotated[
-        bool, Option("--all", help="Every session of the source provider, in any directory.")
-    ] = False,
-    cwd: Annotated[
-        Path | None, Option("--cwd", help="The source provider's sessions of this directory.")
-    ] = None,
-    under: Annotated[
-        Path | None,
-        Option(
-            "--under", help="Only the sessions and agents working in this directory or below it."
-        ),
-    ] = None,
-    yes: Annotated[bool, Option("--yes", "-y", help="Confirm the whole batch.")] = False,
-    dry_run: Annotated[bool, Option("--dry-run", help="Show the plan; write nothing.")] = False,
-    as_json: JsonOption = False,
-    exec_: Annotated[
-        bool, Option("--exec", help="Then replace this process with the resume command.")
-    ] = False,
-    relaunch: Annotated[
-        bool,
-        Option("--relaunch", help="Restart each agent's tmux pane on its new session."),
-    ] = False,
-    arrival_compact: Annotated[
-        Arrival | None,
-        Option(
-            "--arrival-compact",
-            help="Compact on the target after arriving: auto (above half its window), on or "
-            "off (default: auto for a fleet, off for one session).",
-        ),
-    ] = None,
-    source_compact: Annotated[
-        bool,
-        Option("--source-compact", help="Ask the source CLI to compact first (opt-in)."),
-    ] = False,
-    return_: Annotated[
-        bool, Option("--return", help="Move a batch's agents back (default: the latest).")
-    ] = False,
-    force: Annotated[
-        bool,
-        Option(
-            "--force",
-            help="With --return: move them back even to a provider segue reads as still exhausted.",
-        ),
-    ] = False,
-    clean: Annotated[
-        bool,
-        Option("--clean", help="A clean context: a new session, never an earlier one."),
-    ] = False,
-    redact_secrets: RedactOption = False,
-    summary_by: Annotated[
-        str | None,
-        Option(
-            "--summary-by",
-            help="Who writes a summary handoff: claude, codex, left or entered "
-            "(default: segue's deterministic summary).",
-        ),
-    ] = None,
+    options: Annotated[SwitchOptions, Options()] = _SWITCH_OPTIONS,
 ) -> None:
     """Move a session, or a whole fleet of agents, to the other provider as native sessions.
 
     The source provider is never asked for anything (unless --source-compact) and its files
     are never written."""
-    fleet = bool(from_ or all_ or cwd or under or return_ or relaunch or len(sessions or []) != 1)
+    o, names = options, sessions or []
+    fleet = bool(o.from_ or o.all_ or o.cwd or o.under or o.return_ or o.relaunch)
     # the same checks whichever mode: every value first, then what each mode cannot do
-    if summary_by is not None:
+    if o.summary_by is not None:
         from segue.switch.summaries import summary_by_choices
 
-        if summary_by not in summary_by_choices():
+        if o.summary_by not in summary_by_choices():
             raise UsageError(f"--summary-by takes {', '.join(summary_by_choices())}")
-    if exec_ and dry_run:
+    if o.exec_ and o.dry_run:
         raise UsageError(
             "--exec starts the target CLI on the switched session; --dry-run writes none"
         )
-    if exec_ and as_json:
+    if o.exec_ and o.as_json:
         raise UsageError(
             "--exec hands this terminal to the target CLI; --json prints a document for a "
             "program (its resume command is in it)"
         )
-    if under is not None and return_:
+    if o.under is not None and o.return_:
         raise UsageError("--under chooses a fleet; --return takes back the batch it names")
-    if force and not return_:
+    if o.force and not o.return_:
         raise UsageError(
             "--force takes a batch back to a provider still exhausted; it goes with --return"
         )
-    if not fleet:
-        _switch_one(
-            (sessions or [""])[0],
-            to,
-            dry_run,
-            as_json,
-            exec_,
-            redact_secrets,
-            clean,
-            summary_by,
-            arrival_compact or Arrival.OFF,
-            source_compact,
-        )
+    if not fleet and len(names) == 1:
+        _switch_one(names[0], o)
         return
-    if summary_by is not None:
+    if o.summary_by is not None:
         raise UsageError("--summary-by applies to the switch of one session")
-    if exec_:
+    if o.exec_:
         raise UsageError("--exec switches one session; a fleet is relaunched with --relaunch")
-    from segue.cli.fleet import run_fleet_command
-
-    run_fleet_command(
-        sessions=list(sessions or []),
-        source=from_,
-        target=to,
-        all_sessions=all_,
-        cwd=None if cwd is None else str(cwd),
-        under=None if under is None else str(under),
-        yes=yes,
-        dry_run=dry_run,
-        as_json=as_json,
-        relaunch=relaunch,
-        redact_secrets=redact_secrets,
-        arrival_compact=(arrival_compact or Arrival.AUTO).value,
-        source_compact=source_compact,
-        clean=clean,
-        return_batch=return_,
-        force=force,
-        out=print_json,
-        console=_console(),
-    )
+    _switch_fleet(names, o)
 
 
-def _switch_one(
-    session: str,
-    to: Provider | None,
-    dry_run: bool,
-    as_json: bool,
-    exec_: bool,
-    redact_secrets: bool,
-    clean: bool,
-    summary_by: str | None,
-    arrival: Arrival,
-    source_compact: bool,
-) -> None:
+def _switch_one(session: str, o: SwitchOptions) -> None:
+    from segue.cli.documents import switch_to_json
     from segue.switch import switch_session
 
     notes: list[str] = []
-    if source_compact and not dry_run:
+    if o.source_compact and not o.dry_run:
         from segue.fleet.batch import compact_source
 
         notes.append(compact_source(session))
     result = switch_session(
         session,
-        to,
-        dry_run=dry_run,
-        clean=clean,
-        need_cwd=exec_,
-        redact_secrets=redact_secrets,
-        summary_by=summary_by,
+        o.to,
+        dry_run=o.dry_run,
+        clean=o.clean,
+        need_cwd=o.exec_,
+        redact_secrets=o.redact_secrets,
+        summary_by=o.summary_by,
     )
-    if result.written and not dry_run and arrival is not Arrival.OFF:
+    arrival = o.arrival_compact or Arrival.OFF
+    if result.written and not o.dry_run and arrival is not Arrival.OFF:
         from segue.fleet.batch import ArrivalCompact, arrival_compaction
 
         note = arrival_compaction(result, ArrivalCompact(arrival.value))
         if note:
             notes.append(note)
     result.plan.notes += notes
-    if as_json:
-        from segue.cli.documents import switch_to_json
-
+    if o.as_json:
         print_json(switch_to_json(result))
     else:
-        from segue.cli.render import print_switch
+        from segue.cli.render import print_switch  # (rich: not for a document)
 
-        print_switch(_console(), result, result.thread)
-    if exec_ and not dry_run and result.session_id is not None:
+        print_switch(terminal.console(), result, result.thread)
+    if o.exec_ and not o.dry_run and result.session_id is not None:
         argv = result.resume_argv
         try:
             os.chdir(result.cwd)
@@ -346,6 +304,74 @@ def _switch_one(
                 f"cannot run {argv[0]} in {result.cwd}: {exc.strerror}; the session was written, "
                 f"continue it with: {result.resume_command}"
             ) from None
+
+
+def _switch_fleet(sessions: list[str], o: SwitchOptions) -> None:
+    """A fleet switch: preview, one confirmation, the batch, the tally (the work is
+    :mod:`segue.fleet.batch`). Exits 1 when any agent's switch failed (the batch itself always
+    goes on past one). A return to a provider still exhausted is refused in one line (a dry run
+    shows it under the plan) unless ``--force``."""
+    from segue.cli.documents import fleet_to_json
+    from segue.cli.render import print_fleet_plan, print_fleet_result
+    from segue.fleet import batch
+
+    if o.return_:
+        plan = batch.return_plan(
+            sessions[0] if sessions else None,
+            target=o.to,
+            redact_secrets=o.redact_secrets,
+            clean=o.clean,
+            dry_run=o.dry_run,
+            check_usage=True,
+        )
+        if plan.blocked and not o.dry_run and not o.force:
+            raise SegueError(
+                f"{plan.blocked}: nothing was moved back (--force moves them back anyway)"
+            )
+    else:
+        plan = batch.plan_fleet(
+            o.from_,
+            o.to,
+            sessions=sessions,
+            cwd=None if o.cwd is None else str(o.cwd),
+            all_sessions=o.all_,
+            redact_secrets=o.redact_secrets,
+            under=None if o.under is None else str(o.under),
+            clean=o.clean,
+        )
+    if o.source_compact:
+        batch.check_source_compact(plan)
+    console = terminal.console()
+    if not o.as_json:
+        print_fleet_plan(console, plan)
+        if not plan.to_switch:
+            console.print("Nothing to switch.")
+        if plan.blocked:  # a return's provider is still exhausted
+            warning = f"warning: {plan.blocked}; only --force moves them back now"
+            console.print(warning, style="yellow")
+    if o.dry_run or not plan.to_switch:
+        if o.as_json:
+            print_json(fleet_to_json(plan))
+        if plan.failing and not o.dry_run:
+            raise SystemExit(1)
+        return
+    n = len(plan.to_switch)
+    question = f"Switch {n} session{'s' if n != 1 else ''} to {plan.target.value}? [y/N] "
+    if not o.yes and (o.as_json or terminal_answer(question) is not True):
+        raise SegueError(f"nothing switched: confirm the {n} switches with --yes")
+    result = batch.run_fleet(
+        plan,
+        relaunch=o.relaunch,
+        arrival_compact=batch.ArrivalCompact((o.arrival_compact or Arrival.AUTO).value),
+        source_compact=o.source_compact,
+        force=o.force,
+    )
+    if o.as_json:
+        print_json(fleet_to_json(result.plan, result))
+    else:
+        print_fleet_result(console, result)
+    if result.failed:
+        raise SystemExit(1)
 
 
 @app.command()
@@ -359,6 +385,7 @@ def batches(
     """List the recorded batches of fleet switches, newest first, or show one batch's agents.
 
     The store is $SEGUE_DATABASE_URL, else segue.db in segue's data folder."""
+    from segue.cli.documents import batch_summary_to_json, batch_to_json
     from segue.store import open_store
     from segue.watch import watch_batches
 
@@ -368,32 +395,21 @@ def batches(
         else:
             found = store.find_batch(batch)
         by_watch = watch_batches(store)
-    if batch is None:
-        if as_json:
-            from segue.cli.batch_documents import summary_to_json
-
-            print_json(
-                {
-                    "batches": [
-                        {**summary_to_json(s), "watch": by_watch.get(s.id)} for s in summaries
-                    ]
-                }
-            )
-        elif summaries:
-            from segue.cli.render_batches import print_batches
-
-            print_batches(_console(), summaries, by_watch)
-        else:
-            _console().print("No batches recorded yet.", markup=False)
+    if as_json and batch is None:
+        rows = [{**batch_summary_to_json(s), "watch": by_watch.get(s.id)} for s in summaries]
+        print_json({"batches": rows})
         return
     if as_json:
-        from segue.cli.batch_documents import batch_to_json
-
         print_json(batch_to_json(found))
-    else:
-        from segue.cli.render_batches import print_batch
+        return
+    from segue.cli.render import print_batch, print_batches  # (rich: not for a document)
 
-        print_batch(_console(), found)
+    if batch is not None:
+        print_batch(terminal.console(), found)
+    elif summaries:
+        print_batches(terminal.console(), summaries, by_watch)
+    else:
+        terminal.console().print("No batches recorded yet.")
 
 
 @app.command()
@@ -408,20 +424,17 @@ def usage(
 
     Sources: the newest session files, Claude's OAuth usage endpoint (cached a minute) and
     Claude Code's own cache, and Codex's own app-server. One that cannot answer is a note."""
-    from datetime import UTC, datetime
-
+    from segue.cli.documents import usage_to_json
     from segue.running.usage import read_usage
 
     now = datetime.now(UTC)
     usages = read_usage(now=now, remote=not offline)
     if as_json:
-        from segue.cli.documents import usage_to_json
-
         print_json(usage_to_json(usages))
         return
-    from segue.cli.render import print_usage
+    from segue.cli.render import print_usage  # (rich: not for a document)
 
-    print_usage(_console(), usages, now)
+    print_usage(terminal.console(), usages, now)
 
 
 @app.command()
@@ -467,25 +480,21 @@ def run(
             }
         )
     else:
-        out = result.output
-        if out:
-            sys.stdout.write(printable(out if out.endswith("\n") else out + "\n"))
+        if result.output:
+            sys.stdout.write(printable(result.output.removesuffix("\n") + "\n"))
         how = f" ({result.move.strategy})" if result.move else ""
-        err = _stderr()
+        err = terminal.console(stderr=True)
         for warning in result.warnings:
-            err.print(f"warning: {warning}", style="yellow", markup=False)
+            err.print(f"warning: {warning}", style="yellow")
         status = f", {result.status}" if result.status else ", not recorded"
         err.print(
             f"run {result.run_ordinal or '-'} of thread {result.thread_id} on "
             f"{result.provider.value}{how}, session {result.session_id}{status}",
             style="dim",
-            markup=False,
         )
         if failed:
-            why = (
-                result.error or f"{result.provider.value} ended with exit code {result.returncode}"
-            )
-            err.print(f"segue: {visible(' '.join(why.split()))}", style="red", markup=False)
+            ended = f"{result.provider.value} ended with exit code {result.returncode}"
+            _fail(result.error or ended, 1, False)
     if failed:
         raise SystemExit(1)
 
@@ -501,21 +510,20 @@ def demo(
     from segue.cli.render import print_demo
     from segue.demo import run_demo
 
-    print_demo(_console(), run_demo(home=home))
+    print_demo(terminal.console(), run_demo(home=home))
 
 
 # the other commands, each imported only when a line names it (or the help lists them all)
-for _name, _where in (
-    ("thread", "segue.cli.threads:thread_app"),
-    ("hooks", "segue.cli.checkpoints:hooks_app"),
-    ("checkpoint", "segue.cli.checkpoints:checkpoint_command"),
-    ("checkpoints", "segue.cli.checkpoints:checkpoints_command"),
-    ("rollback", "segue.cli.rollback:rollback_command"),
-    ("fork", "segue.cli.rollback:fork_command"),
-    ("watch", "segue.cli.watch:watch_command"),
-    ("tui", "segue.cli.tui:tui_command"),
-):
-    app.add_lazy(_name, _where)
+app.entries.update(
+    thread="segue.cli.threads:thread_app",
+    hooks="segue.cli.rewind:hooks_app",
+    checkpoint="segue.cli.rewind:checkpoint_command",
+    checkpoints="segue.cli.rewind:checkpoints_command",
+    rollback="segue.cli.rewind:rollback_command",
+    fork="segue.cli.rewind:fork_command",
+    watch="segue.cli.watch:watch_command",
+    tui="segue.cli.watch:tui_command",
+)
 
 
 def _fail(message: str, code: int, as_json: bool) -> NoReturn:
@@ -527,7 +535,7 @@ def _fail(message: str, code: int, as_json: bool) -> NoReturn:
             except (OSError, ValueError, SegueError):  # no stdout to say it on: stderr
                 as_json = False
         if not as_json:
-            _stderr().print(f"segue: {visible(line)}", style="red", markup=False)
+            terminal.console(stderr=True).print(f"segue: {visible(line)}", style="red")
     except (OSError, ValueError, SegueError):
         pass  # nowhere left to say it: the exit status says it
     raise SystemExit(code)
@@ -552,12 +560,9 @@ def _looks_like_a_prompt(args: list[str]) -> bool:
     )
 
 
-_RUNS_ON = ("watch", "tui")  # the commands whose process does not end after one command
-
-
 def main(argv: list[str] | None = None) -> None:
     args = list(sys.argv[1:] if argv is None else argv)
-    if not args or args[0] not in _RUNS_ON:
+    if args[:1] not in (["watch"], ["tui"]):  # (their process goes on: not one command)
         collector.one_command()
     as_json = "--json" in _before_dashes(args)
     try:

@@ -1,5 +1,6 @@
 """The documents the commands print with ``--json``: a switch, an agent, a session row, a fleet's
-plan and result, usage windows and a thread move. Stable: fields are only ever added.
+plan and result, usage windows, a thread move and the recorded batches. Stable: fields are only
+ever added.
 
 Items and conversations are spelled by the model's codec (:mod:`segue.model.codec`).
 """
@@ -12,6 +13,7 @@ from segue.model.codec import SCHEMA_VERSION, to_json_value
 from segue.model.conversation import LimitWindow
 from segue.model.session_info import SessionInfo
 from segue.model.times import iso_z
+from segue.store.records import AgentResult, Batch, BatchAgent, BatchSummary
 
 if TYPE_CHECKING:
     from segue.fleet.batch import Candidate, FleetPlan, FleetResult, Outcome
@@ -19,14 +21,13 @@ if TYPE_CHECKING:
     from segue.running.usage import ProviderUsage
     from segue.switch import Switch
     from segue.switch.result import ThreadMove
-    from segue.transforms.plan import Plan
 
 
 def switch_to_json(switch: Switch) -> dict[str, Any]:
     """A switch (``segue.switch.Switch``) as the stable ``segue switch --json`` document, with
     how it moved its app thread."""
     plan = switch.plan
-    target = plan.target
+    target, before, after = plan.target, plan.measure_before, plan.measure_after
     return {
         "schema": SCHEMA_VERSION,
         "source": {
@@ -60,7 +61,21 @@ def switch_to_json(switch: Switch) -> dict[str, Any]:
         "not_carried": plan.not_carried,
         "chars_before": plan.chars_before,
         "chars_after": plan.chars_after,
-        "tokens": _tokens_document(plan),
+        "tokens": {  # what the history costs the target by each limit, before and after
+            "cli_estimate": {
+                "before": before.cli_tokens,
+                "after": after.cli_tokens,
+                "limit": target.budget_tokens,
+            },
+            "tokenizer": {
+                "name": target.counted_by,
+                "before": before.tokens,
+                "after": after.tokens,
+                "limit": target.window_budget_tokens,
+            },
+            "deciding_limit": target.deciding_limit(after),
+            "fits": plan.fits,
+        },
         "shrink": None if plan.shrink is None else to_json_value(plan.shrink),
         "capped_results": plan.capped_results,
         "capped_chars": plan.capped_chars,
@@ -82,35 +97,12 @@ def switch_to_json(switch: Switch) -> dict[str, Any]:
     }
 
 
-def _tokens_document(plan: Plan) -> dict[str, Any]:
-    """What the history costs the target by each limit, before and after the plan."""
-    before, after, target = plan.measure_before, plan.measure_after, plan.target
-    return {
-        "cli_estimate": {
-            "before": before.cli_tokens,
-            "after": after.cli_tokens,
-            "limit": target.budget_tokens,
-        },
-        "tokenizer": {
-            "name": target.counted_by,
-            "before": before.tokens,
-            "after": after.tokens,
-            "limit": target.window_budget_tokens,
-        },
-        "deciding_limit": target.deciding_limit(after),
-        "fits": plan.fits,
-    }
-
-
 def agent_to_json(agent: Agent) -> dict[str, Any]:
     """A running agent as the stable ``segue agents --json`` object."""
-    pane = agent.pane
     return {
         "provider": agent.provider.value,
         "pid": agent.pid,
-        "pane": None
-        if pane is None
-        else {"server": pane.server, "id": pane.id, "target": pane.target},
+        "pane": to_json_value(agent.pane),
         "session": agent.session_id,
         "path": None if agent.session_path is None else str(agent.session_path),
         "cwd": agent.cwd,
@@ -158,8 +150,16 @@ def _fleet_agent(candidate: Candidate, outcome: Outcome | None) -> dict[str, Any
     }
 
 
-def _fleet_head(plan: FleetPlan, result: FleetResult | None) -> dict[str, Any]:
-    """The keys a fleet switch's preview and its result share, in their order."""
+def fleet_to_json(plan: FleetPlan, result: FleetResult | None = None) -> dict[str, Any]:
+    """``segue switch --from … --json``: the batch, its agents and their switches; a preview
+    (``--dry-run``, or nothing to switch, no ``result``) has the same keys, with what it would
+    do."""
+    agents = (
+        [_fleet_agent(c, None) for c in plan.candidates]
+        if result is None
+        else [_fleet_agent(o.candidate, o) for o in result.outcomes]
+    )
+    counted = plan if result is None else result
     return {
         "batch": None if result is None else result.batch_id,
         "from": plan.source.value,
@@ -169,29 +169,10 @@ def _fleet_head(plan: FleetPlan, result: FleetResult | None) -> dict[str, Any]:
         "reason": plan.reason,
         "dry_run": result is None,
         "blocked": plan.blocked,
-    }
-
-
-def fleet_plan_to_json(plan: FleetPlan) -> dict[str, Any]:
-    """A fleet switch's preview (``--dry-run``, or nothing to switch): the same keys as the
-    result, with what it would do."""
-    return {
-        **_fleet_head(plan, None),
-        "tally": plan.tally(),
-        "summary": plan.tally_line(),
-        "notes": [],
-        "agents": [_fleet_agent(c, None) for c in plan.candidates],
-    }
-
-
-def fleet_result_to_json(result: FleetResult) -> dict[str, Any]:
-    """``segue switch --from … --json``: the batch, its agents and their switches."""
-    return {
-        **_fleet_head(result.plan, result),
-        "tally": result.tally(),
-        "summary": result.tally_line(),
-        "notes": list(result.notes),
-        "agents": [_fleet_agent(o.candidate, o) for o in result.outcomes],
+        "tally": counted.tally(),
+        "summary": counted.tally_line(),
+        "notes": [] if result is None else list(result.notes),
+        "agents": agents,
     }
 
 
@@ -229,23 +210,104 @@ def thread_move_to_json(move: ThreadMove | None) -> dict[str, Any] | None:
     """How a switch moved its app thread (``segue switch --json`` → ``"thread"``)."""
     if move is None:
         return None
-    handoff = (
-        None
-        if move.handoff_id is None
-        else {
+    handoff: dict[str, Any] | None = None
+    if move.handoff_id is not None:
+        handoff = {
             "id": move.handoff_id,
-            "covers": None if move.covers is None else list(move.covers),
+            "covers": to_json_value(move.covers),
             "form": move.form,
             "created_by_provider": move.created_by_provider,
         }
-    )
     return {
         "id": move.thread_id,
         "strategy": move.strategy,
         "reason": move.reason,
         "handoff": handoff,
         "provider_thread": move.provider_thread,
-        "covers": None if move.covers is None else list(move.covers),
+        "covers": to_json_value(move.covers),
         "form": move.form,
         "recorded": move.recorded,
+    }
+
+
+def batch_summary_to_json(summary: BatchSummary) -> dict[str, Any]:
+    return {
+        "batch": summary.id,
+        "created_at": iso_z(summary.created_at),
+        "from": summary.from_provider,
+        "to": summary.to_provider,
+        "planned": summary.planned,
+        "agents": summary.agents,
+        "tally": summary.tally,
+    }
+
+
+def batch_to_json(batch: Batch) -> dict[str, Any]:
+    """``{"batch", "from", "to", "agents": [...]}`` with when, where and how it ran."""
+    header = batch.header
+    return {
+        "batch": header.id,
+        "from": header.from_provider,
+        "to": header.to_provider,
+        "created_at": iso_z(header.created_at),
+        "planned": header.planned,
+        "selection": header.selection,
+        "options": header.options,
+        "host": header.host,
+        "pid": header.pid,
+        "segue_version": header.segue_version,
+        "tally": batch.tally,
+        "agents": [_batch_agent(agent) for agent in batch.agents],
+    }
+
+
+def _batch_agent(agent: BatchAgent) -> dict[str, Any]:
+    r = agent.result
+    return {
+        "ordinal": r.ordinal,
+        "session": r.session,
+        "provider": r.provider,
+        "path": r.path,
+        "cwd": r.cwd,
+        "pane": r.pane,
+        "pid": r.pid,
+        "state": r.state,
+        "skipped": r.skipped,
+        "error": r.error,
+        "outcome": agent.outcome,
+        "label": r.label,
+        "target": None
+        if r.target_session is None
+        else {"provider": r.target_provider, "session": r.target_session, "path": r.target_path},
+        "first": {"provider": r.first_provider, "session": r.first_session},
+        "thread_strategy": r.strategy,
+        "summary": r.summary,
+        "resume_command": r.resume_command,
+        "warnings": list(r.warnings),
+        "recorded_at": iso_z(agent.recorded_at),
+        "switch": _switch(r),
+    }
+
+
+def _switch(r: AgentResult) -> dict[str, Any] | None:
+    """The deprecated ``switch`` object: the whole ``segue switch --json`` document for a row an
+    earlier version recorded, else the part of it the row keeps: who and where, the label, the
+    summary line, the resume command, the warnings, and the thread move's strategy (the plan's
+    figures are in ``segue switch --json``, not in the store)."""
+    if r.switch is not None or r.target_session is None:
+        return r.switch
+    return {
+        "schema": SCHEMA_VERSION,
+        "source": {"provider": r.provider, "id": r.session, "path": r.path},
+        "target": {"provider": r.target_provider},
+        "strategy": r.label,
+        "label": r.label,
+        "summary": r.summary,
+        "dry_run": False,
+        "session_id": r.target_session,
+        "path": r.target_path,
+        "cwd": r.cwd,
+        "resume_command": r.resume_command,
+        "warnings": list(r.warnings),
+        "thread": None if r.strategy is None else {"strategy": r.strategy},
     }

@@ -20,7 +20,14 @@ def main(argv: list[str] | None = None) -> None:
     if argv is None:
         _tolerant_streams()
     try:
-        _run(args)
+        if args[:1] == ["hook"]:  # what the CLIs' hooks run: never an error, never a word on stdout
+            from segue.cli.hook import run_hook
+
+            run_hook(args[1:])
+        else:
+            from segue.cli.app import main as run_command
+
+            run_command(args)
     except SystemExit as exc:
         code = exc.code
     else:
@@ -41,14 +48,3 @@ def _tolerant_streams() -> None:
         if reconfigure is not None and getattr(stream, "errors", None) == "strict":
             with contextlib.suppress(OSError, ValueError):  # closed: nothing to say on it
                 reconfigure(errors="backslashreplace")
-
-
-def _run(args: list[str]) -> None:
-    if args[:1] == ["hook"]:  # what the CLIs' hooks run: never an error, never a word on stdout
-        from segue.cli.hook import run_hook
-
-        run_hook(args[1:])
-        return
-    from segue.cli.app import main as run_command
-
-    run_command(args)

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import inspect
 import shutil
 import sys
 import textwrap
@@ -57,11 +58,10 @@ class UsageError(SegueError):
 class Kind(Protocol):
     """How an option reads a value its type cannot say how to read."""
 
-    def metavar(self) -> str: ...
+    metavar: str  # the value's name in the help
 
     def convert(self, text: str) -> Any:
         """The value, or ``ValueError`` with what is wrong with ``text``."""
-        ...
 
 
 class Option:
@@ -107,14 +107,6 @@ class Group:
 
         return register
 
-    def add_group(self, group: Group) -> None:
-        self.entries[group.name] = group
-
-    def add_lazy(self, name: str, where: str) -> None:
-        """The command or group ``name`` is ``where`` ("module:attribute"), imported only
-        when a line names it (or the group's help lists it)."""
-        self.entries[name] = where
-
     def entry(self, name: str) -> Callable[..., Any] | Group | None:
         found = self.entries.get(name)
         if isinstance(found, str):
@@ -147,10 +139,9 @@ class Group:
             if entry is None:
                 raise UsageError(group._unknown(word, prog))
             prog = f"{prog} {word}"
-            if isinstance(entry, Group):
-                group = entry
-                continue
-            return entry, _command_values(entry, prog, rest)
+            if not isinstance(entry, Group):
+                return entry, _command_values(entry, prog, rest)
+            group = entry
 
     def help_text(self, prog: str) -> str:
         width = max((len(name) for name in self.entries), default=0)
@@ -214,7 +205,7 @@ class _Parser(argparse.ArgumentParser):
 def _command_values(fn: Callable[..., Any], prog: str, args: list[str]) -> dict[str, Any]:
     parser = _Parser(
         prog=prog,
-        description=_description(fn.__doc__),
+        description=inspect.cleandoc(fn.__doc__ or ""),
         formatter_class=argparse.RawDescriptionHelpFormatter,
         allow_abbrev=False,
     )
@@ -275,40 +266,25 @@ def _hold_words(args: list[str], valued: set[str], held: dict[str, str]) -> list
 
 def _number(word: str) -> bool:
     """A negative number argparse would take for an option (``-1e3``, ``-inf``)."""
-    if not word.startswith("-"):
-        return False
     try:
         float(word)
     except ValueError:
         return False
-    return True
+    return word.startswith("-")
 
 
 # what a stand-in starts with: no word of a command line can hold a NUL
 _HELD, _AFTER = "\0H", "\0A"
 
 
-def _description(doc: str | None) -> str:
-    lines = (doc or "").strip().splitlines()
-    rest = [line.strip() for line in lines[1:]]
-    return "\n".join([*lines[:1], *rest])
-
-
 def _parameters(fn: Callable[..., Any], *, flat: bool = False) -> list[tuple[str, Any, Any]]:
     """(name, annotation, default) of each parameter, in order; ``flat``: an :class:`Options`
     parameter's fields in its place."""
-    code = fn.__code__
-    names = code.co_varnames[: code.co_argcount]
-    defaults = fn.__defaults__ or ()
-    missing = len(names) - len(defaults)
     hints = typing.get_type_hints(fn, include_extras=True)
-    keyword = code.co_varnames[code.co_argcount : code.co_argcount + code.co_kwonlyargcount]
-    given = fn.__kwdefaults__ or {}
     found = [
-        *((name, hints[name], defaults[n - missing] if n >= missing else _REQUIRED)
-          for n, name in enumerate(names)),
-        *((name, hints[name], given.get(name, _REQUIRED)) for name in keyword),
-    ]  # fmt: skip
+        (p.name, hints[p.name], _REQUIRED if p.default is p.empty else p.default)
+        for p in inspect.signature(fn).parameters.values()
+    ]
     if not flat:
         return found
     return [field for parameter in found for field in _fields(parameter)]
@@ -332,7 +308,6 @@ def _fields(parameter: tuple[str, Any, Any]) -> list[tuple[str, Any, Any]]:
 
 
 _REQUIRED = object()
-_NONE_TYPE = type(None)
 
 
 def _add(
@@ -343,7 +318,7 @@ def _add(
         raise TypeError(f"{name}: a command's parameter is Annotated with Option or Argument")
     base, spec = hint.__origin__, hint.__metadata__[0]
     if typing.get_origin(base) in (types.UnionType, typing.Union):
-        kinds = [a for a in typing.get_args(base) if a is not _NONE_TYPE]
+        kinds = [a for a in typing.get_args(base) if a is not types.NoneType]
         if len(kinds) != 1:
             raise TypeError(f"{name}: one type, or one type or None ({base!r})")
         base = kinds[0]
@@ -353,13 +328,9 @@ def _add(
     help_text = spec.help.replace("%", "%%")  # (argparse formats a help with %)
     if isinstance(spec, Argument):
         word = name.upper()
-        shape: dict[str, Any] = (
-            {"nargs": "*"}
-            if many
-            else {}
-            if default is _REQUIRED
-            else {"nargs": "?", "default": default}
-        )
+        shape: dict[str, Any] = {"nargs": "*"} if many else {}
+        if not many and default is not _REQUIRED:
+            shape = {"nargs": "?", "default": default}
         parser.add_argument(
             name, type=_reader(base, None, word, held), help=help_text, metavar=word, **shape
         )
@@ -370,7 +341,7 @@ def _add(
             raise TypeError(f"{name}: a flag is off unless given (its default is False)")
         parser.add_argument(*spec.names, dest=name, action="store_true", help=help_text)
         return ()
-    metavar = spec.kind.metavar() if spec.kind is not None else _metavar(base)
+    metavar = spec.kind.metavar if spec.kind is not None else _metavar(base)
     parser.add_argument(
         *spec.names,
         dest=name,
@@ -400,27 +371,17 @@ def _reader(
     convert: Callable[[str], Any]
     if kind is not None:
         convert = kind.convert
-    elif isinstance(base, type) and issubclass(base, Enum):
-        choices = [str(m.value) for m in base]
-
-        def convert(text: str) -> Any:
-            if text not in choices:
-                raise ValueError(f"{text!r} is not one of {', '.join(choices)}")
-            return base(text)
-
-    elif base in _NUMBERS:
-        number, what = base, _NUMBERS[base]
+    elif base in _NUMBERS or (isinstance(base, type) and issubclass(base, Enum)):
+        what = _NUMBERS.get(base) or f"one of {', '.join(str(m.value) for m in base)}"
 
         def convert(text: str) -> Any:
             try:
-                return number(text)
+                return base(text)
             except ValueError:
                 raise ValueError(f"{text!r} is not {what}") from None
 
-    elif base is Path:
-        convert = Path
-    elif base is str:
-        convert = str
+    elif base in (Path, str):
+        convert = base
     else:
         raise TypeError(f"no reader for {base!r}")
 

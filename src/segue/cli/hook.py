@@ -4,6 +4,7 @@ other commands (the ``segue`` command comes here straight from :mod:`segue.cli.e
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 
@@ -21,12 +22,9 @@ def run_hook(args: list[str]) -> None:
     stdin = b""
     if "--payload" in args:  # the input, given by a hook that went on in the background
         at = args.index("--payload")
-        payload = args[at + 1] if at + 1 < len(args) else ""
+        stdin = os.fsencode(args[at + 1] if at + 1 < len(args) else "")
         args = args[:at] + args[at + 2 :]
-        stdin = os.fsencode(payload)
     elif sys.stdin is not None and not sys.stdin.isatty():
-        try:
+        with contextlib.suppress(OSError, ValueError):
             stdin = sys.stdin.buffer.read(1 << 20)
-        except (OSError, ValueError):
-            stdin = b""
     handle_hook(args[0] if args else "", args[1:], stdin)

@@ -1,4 +1,4 @@
-"""What the commands share: their groups, the ``--json`` option, and the provider option type.
+"""What the commands share: the ``--json`` option, and the provider option type.
 
 A provider is taken by its name in the registry (:func:`segue.providers.known`), so an option
 offers whatever providers this segue has, and a provider added to the registry is offered
@@ -14,14 +14,14 @@ from typing import Annotated
 
 import orjson
 
-from segue.cli.grammar import Group, Option, writable_stdout
+from segue.cli.grammar import Argument, Option, writable_stdout
 from segue.model.conversation import Provider
 
 __all__ = [
     "PROVIDER",
     "JsonOption",
     "RedactOption",
-    "command_group",
+    "ThreadArgument",
     "print_json",
     "printable",
     "terminal_answer",
@@ -32,8 +32,7 @@ __all__ = [
 class _ProviderKind:
     """A provider, by its name in the registry."""
 
-    def metavar(self) -> str:
-        return "PROVIDER"
+    metavar = "PROVIDER"
 
     def convert(self, text: str) -> Provider:
         from segue.providers import known, names
@@ -48,6 +47,13 @@ PROVIDER = _ProviderKind()
 
 
 JsonOption = Annotated[bool, Option("--json", help="Machine-readable output.")]
+ThreadArgument = Annotated[
+    str | None,
+    Argument(
+        help="A thread id or unique prefix, or a session it holds (default: this folder's "
+        "newest session's thread)."
+    ),
+]
 RedactOption = Annotated[
     bool,
     Option(
@@ -124,8 +130,3 @@ def visible(text: str) -> str:
     """``text`` as a terminal may be given it: undecodable bytes and control characters
     written out as ``\\xNN``."""
     return str(_readable(text)).translate(_CONTROLS)
-
-
-def command_group(name: str, help: str) -> Group:
-    """A group of commands (``segue``, ``segue thread``): its help when called bare."""
-    return Group(name, help)

@@ -1,22 +1,24 @@
-"""Human-readable views of conversations and listings (for the terminal)."""
+"""Human-readable views of conversations, listings and batches (for the terminal)."""
 
 from __future__ import annotations
 
 import shlex
-from collections.abc import Callable, Sequence
-from datetime import datetime
+from collections.abc import Callable, Mapping, Sequence
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, assert_never
 
 import orjson
 from rich.console import Console
 from rich.text import Text
 
+from segue.cli.terminal import print_table
 from segue.model import conversation as neutral
 from segue.model.session_info import SessionInfo
 from segue.model.times import ago, in_time, local_clock, utc_minutes
 from segue.model.units import format_bytes
 from segue.providers import entry
 from segue.running.usage import ProviderUsage, source_kind, window_label
+from segue.store.records import Batch, BatchSummary, tally_line
 from segue.transforms.effective import active_prompts
 from segue.transforms.plan import Label
 from segue.transforms.secrets import mask as mask_secrets
@@ -31,10 +33,6 @@ if TYPE_CHECKING:
 
 
 Mask = Callable[[str], str]
-
-
-def _shown(text: str) -> str:
-    return text
 
 
 def _clip(text: str, lines: int = 6, width: int = 160, mask: Mask = mask_secrets) -> str:
@@ -124,7 +122,7 @@ def print_conversation(
     show_secrets: bool = False,
 ) -> None:
     """The conversation, turn by turn; detected secrets are masked unless ``show_secrets``."""
-    mask: Mask = _shown if show_secrets else mask_secrets
+    mask: Mask = str if show_secrets else mask_secrets
     meta = conversation.meta
     header = Text()
     header.append(f"{meta.provider.value} session {meta.id}\n", style="bold")
@@ -147,16 +145,10 @@ def print_conversation(
                 console.print(Text("\n── turn (rolled back later)", style="bold dim"))
             prompt = _clip(turn.prompt.text, 8, mask=mask).replace("\n", "\n  ")
             console.print(Text("> " + prompt, style="bold"))
-        for item in turn.items:
-            rendered = render_item(item, verbose, mask)
-            if rendered is not None:
-                console.print(rendered)
+        _print_items(console, turn.items, verbose, mask)
     for side in conversation.sidechains:
         console.print(Text(f"\n══ subagent transcript {side.meta.path}", style="bold"))
-        for item in side.items:
-            rendered = render_item(item, verbose, mask)
-            if rendered is not None:
-                console.print(rendered)
+        _print_items(console, side.items, verbose, mask)
     if conversation.skipped or conversation.notes:
         console.print(Text("\nwhat was skipped", style="bold yellow"))
         for skip in conversation.skipped:
@@ -165,62 +157,46 @@ def print_conversation(
             console.print(Text(f"  {note}", style="yellow"))
 
 
+def _print_items(
+    console: Console, items: Sequence[neutral.Item], verbose: bool, mask: Mask
+) -> None:
+    for rendered in (render_item(item, verbose, mask) for item in items):
+        if rendered is not None:
+            console.print(rendered)
+
+
+def _state(state: str, reset_at: datetime | None) -> str:
+    return state + (f" until {utc_minutes(reset_at)}" if reset_at else "")
+
+
 def print_sessions(
     console: Console, sessions: Sequence[SessionInfo], show_secrets: bool = False
 ) -> None:
     """One line per session, full ids (they are what ``show`` and ``switch`` take); detected
     secrets in titles and prompts are masked unless ``show_secrets``."""
-    mask: Mask = _shown if show_secrets else mask_secrets
+    mask: Mask = str if show_secrets else mask_secrets
     rows: list[tuple[str, ...]] = [
         ("PROVIDER", "ID", "STATE", "TURNS", "UPDATED", "SIZE", "TITLE / FIRST PROMPT")
     ]
     for s in sessions:
-        state = s.state.value
-        if s.reset_at:
-            state += f" until {utc_minutes(s.reset_at)}"
+        state = _state(s.state.value, s.reset_at)
         updated = (s.updated or "")[:16].replace("T", " ")
-        rows.append(
-            (
-                s.provider.value,
-                s.id,
-                state,
-                str(s.turns),
-                updated,
-                format_bytes(s.size),
-                mask(s.label),
-            )
-        )
-    _print_table(console, rows, right={3, 5})
+        size = format_bytes(s.size)
+        rows.append((s.provider.value, s.id, state, str(s.turns), updated, size, mask(s.label)))
+    print_table(console, rows, right={3, 5})
 
 
 def print_agents(console: Console, agents: Sequence[Agent]) -> None:
     """One line per running agent; the session id last (it is what ``switch`` takes)."""
     rows: list[tuple[str, ...]] = [("PROVIDER", "PID", "PANE", "STATE", "CWD", "SESSION")]
     for a in agents:
-        state = a.state.value
-        if a.reset_at:
-            state += f" until {utc_minutes(a.reset_at)}"
+        state = _state(a.state.value, a.reset_at)
         pane = f"{a.pane.target} {a.pane.id}" if a.pane else "-"
         session = a.session_id or "-"
         if a.session_id and a.session_path is None:
             session += " (no prompt yet)"
         rows.append((a.provider.value, str(a.pid), pane, state, a.cwd or "?", session))
-    _print_table(console, rows, right={1})
-
-
-def _print_table(console: Console, rows: list[tuple[str, ...]], right: set[int]) -> None:
-    """Columns padded to their widest cell (the last one left free)."""
-    columns = len(rows[0]) - 1
-    widths = [max(len(row[c]) for row in rows) for c in range(columns)]
-    for n, row in enumerate(rows):
-        cells = [
-            row[c].rjust(widths[c]) if c in right else row[c].ljust(widths[c])
-            for c in range(columns)
-        ]
-        line = "  ".join([*cells, row[-1]])
-        if console.is_terminal and len(line) > console.width:
-            line = line[: console.width - 1] + "…"
-        console.print(Text(line, style="bold" if n == 0 else ""), soft_wrap=True)
+    print_table(console, rows, right={1})
 
 
 def print_switch(console: Console, switch: Switch, move: ThreadMove | None = None) -> None:
@@ -271,30 +247,21 @@ def print_switch(console: Console, switch: Switch, move: ThreadMove | None = Non
 
 
 def print_demo(console: Console, demo: Demo) -> None:
-    source = demo.source
+    source, switch = demo.source, demo.switch
     console.print(Text("segue demo", style="bold"))
-    console.print(
-        Text(
-            f"A recorded {source.provider.value} session ({demo.about['recorded_with']}),\n"
-            f"copied into the scratch home {demo.home}:\n",
-            style="dim",
-        )
-    )
+    recorded = f"A recorded {source.provider.value} session ({demo.about['recorded_with']})"
+    console.print(Text(f"{recorded},\ncopied into the scratch home {demo.home}:\n", style="dim"))
     print_sessions(console, [source])
     console.print(
         Text("\n1. The switch, planned and written (the source is only read):", style="bold")
     )
-    print_switch(console, demo.switch)
+    print_switch(console, switch)
     console.print(Text("\n2. The native file it wrote, record by record:", style="bold"))
     for n, line in enumerate(demo.written, 1):
         console.print(Text(f"  {n:>3}  {line}"))
-    console.print(
-        Text(
-            f"\nWith a {entry(demo.switch.target).label} login, continue it with:\n"
-            f"  HOME={demo.home} {shlex.join(demo.switch.resume_argv)}   (from {demo.switch.cwd})",
-            style="bold",
-        )
-    )
+    resume = f"HOME={demo.home} {shlex.join(switch.resume_argv)}   (from {switch.cwd})"
+    login = f"With a {entry(switch.target).label} login"
+    console.print(Text(f"\n{login}, continue it with:\n  {resume}", style="bold"))
 
 
 def print_fleet_plan(console: Console, plan: FleetPlan) -> None:
@@ -307,15 +274,9 @@ def print_fleet_plan(console: Console, plan: FleetPlan) -> None:
     console.print(Text(head, style="bold"))
     rows = [("AGENT", "PROJECT", "STATE", "SIZE", "PLAN")]
     for c in plan.candidates:
-        state = c.state + (f" until {utc_minutes(c.reset_at)}" if c.reset_at else "")
+        state = _state(c.state, c.reset_at)
         rows.append((c.who, c.cwd or "?", state, format_bytes(c.size), c.plan_line))
-    widths = [max(len(row[col]) for row in rows) for col in range(4)]
-    for n, row in enumerate(rows):
-        cells = [
-            row[col].ljust(widths[col]) if col != 3 else row[col].rjust(widths[col])
-            for col in range(4)
-        ]
-        console.print(Text("  ".join(cells) + "  " + row[4], style="bold" if n == 0 else ""))
+    print_table(console, rows, right={3})
 
 
 def print_fleet_result(console: Console, result: FleetResult) -> None:
@@ -333,12 +294,8 @@ def print_fleet_result(console: Console, result: FleetResult) -> None:
         console.print(Text(f"  note: {note}", style="yellow"))
     console.print(Text(result.tally_line(), style="bold"))
     if result.batch_id:
-        console.print(
-            Text(
-                f"batch {result.batch_id} (segue switch --return {result.batch_id[:8]})",
-                style="dim",
-            )
-        )
+        back = f"segue switch --return {result.batch_id[:8]}"
+        console.print(Text(f"batch {result.batch_id} ({back})", style="dim"))
 
 
 def _until(window: neutral.LimitWindow, now: datetime) -> str:
@@ -353,14 +310,13 @@ def _usage_headline(usage: ProviderUsage, now: datetime) -> Text:
     if usage.exhausted and blocking is not None:
         line.append("exhausted", style="bold red")
         line.append(f" — blocked by the {window_label(blocking)} limit {_until(blocking, now)}")
-    elif blocking is not None and blocking.exhausted:
-        line.append("ok", style="bold green")
+        return line
+    line.append("ok", style="bold green")
+    if blocking is not None and blocking.exhausted:
         line.append(f" — the {window_label(blocking)} limit is used up {_until(blocking, now)}")
     elif blocking is not None and blocking.used_percent is not None:
-        line.append("ok", style="bold green")
         line.append(f" — fullest: {window_label(blocking)} {blocking.used_percent:.0f}% used")
     else:
-        line.append("ok", style="bold green")
         line.append(" — no usage reported", style="dim")
     return line
 
@@ -385,3 +341,49 @@ def print_usage(console: Console, usages: Sequence[ProviderUsage], now: datetime
             console.print(row)
         for note in usage.notes:
             console.print(Text(f"  note: {note}", style="dim"))
+
+
+def _when(moment: datetime) -> str:
+    return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M")
+
+
+def _route(from_provider: str | None, to_provider: str | None) -> str:
+    return f"{from_provider or 'several'} → {to_provider or 'several'}"
+
+
+def print_batches(
+    console: Console, summaries: Sequence[BatchSummary], by_watch: Mapping[str, str]
+) -> None:
+    """One line per batch, newest first, full ids (what ``segue batches BATCH`` takes); a batch
+    ``segue watch`` made says so."""
+    rows: list[tuple[str, ...]] = [("BATCH", "CREATED (UTC)", "ROUTE", "AGENTS", "OUTCOME")]
+    for s in summaries:
+        agents = str(s.agents) if s.planned in (None, s.agents) else f"{s.agents}/{s.planned}"
+        route = _route(s.from_provider, s.to_provider)
+        outcome = s.tally_line + (f" (watch: {by_watch[s.id]})" if s.id in by_watch else "")
+        rows.append((s.id, _when(s.created_at), route, agents, outcome))
+    print_table(console, rows, right={3})
+
+
+def print_batch(console: Console, batch: Batch) -> None:
+    """The batch's heading, then one line per agent in selection order."""
+    h = batch.header
+    out = Text()
+    out.append(f"batch {h.id}  {_route(h.from_provider, h.to_provider)}\n", style="bold")
+    out.append(
+        f"  created  {_when(h.created_at)} UTC on {h.host} (pid {h.pid}, segue {h.segue_version})\n"
+    )
+    recorded = len(batch.agents)
+    planned = "" if h.planned in (None, recorded) else f" of {h.planned} selected"
+    out.append(f"  agents   {recorded} recorded{planned}: {tally_line(batch.tally)}")
+    console.print(out, soft_wrap=True)
+    if not batch.agents:
+        return
+    rows: list[tuple[str, ...]] = [("#", "FROM", "SESSION", "STATE", "OUTCOME", "RESULT")]
+    for agent in batch.agents:
+        r = agent.result
+        moved = "" if r.target_session is None else f"{r.target_provider} {r.target_session}"
+        now = next((why for why in (r.skipped, r.error) if why is not None), moved)
+        rows.append((str(r.ordinal), r.provider, r.session, r.state or "", agent.outcome, now))
+    console.print()
+    print_table(console, rows, right={0})

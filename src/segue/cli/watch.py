@@ -1,6 +1,7 @@
-"""``segue watch``: the work is :mod:`segue.watch`; this module declares its options (once:
-:class:`WatchOptions`), asks the questions, prints the events (one JSON object a line with
-``--json``), and writes the systemd unit."""
+"""``segue watch`` and ``segue tui``: the work is :mod:`segue.watch` (and :func:`segue.tui.run_tui`,
+Textual loaded only there); this module declares their options (once: :class:`WatchOptions`),
+asks the questions, prints the events (one JSON object a line with ``--json``), and writes the
+systemd unit."""
 
 from __future__ import annotations
 
@@ -15,15 +16,17 @@ import tty
 import typing
 from dataclasses import dataclass
 from datetime import timedelta
+from functools import partial
 from typing import Annotated
 
 import orjson
 
 from segue.cli.grammar import Option, Options, UsageError
 from segue.cli.options import JsonOption, RedactOption, printable
+from segue.model.errors import SegueError
 from segue.watch import DEFAULT_INTERVAL_S, Mode, WatchEvent, WatchPolicy
 
-__all__ = ["WatchOptions", "watch_command", "watch_policy"]
+__all__ = ["WatchOptions", "tui_command", "watch_command"]
 
 MAX_SECONDS = 10 * 365 * 86400.0  # ten years: beyond it, a time span no clock takes
 _DEFAULT = WatchPolicy()
@@ -31,9 +34,10 @@ _DEFAULT = WatchPolicy()
 
 @dataclass(frozen=True)
 class WatchOptions:
-    """The watch options, declared once: ``segue watch`` takes them (the grammar reads each
-    field's option), :meth:`policy` makes the :class:`~segue.watch.WatchPolicy` of them, and
-    :meth:`argv` writes them back for the systemd unit."""
+    """The watch options, declared once: ``segue watch`` and ``segue tui`` take them (the
+    grammar reads each field's option), :meth:`policy` makes the
+    :class:`~segue.watch.WatchPolicy` of them, and :meth:`argv` writes them back for the
+    systemd unit."""
 
     auto: Annotated[bool, Option("--auto", help="Move without asking.")] = False
     ask: Annotated[bool, Option("--ask", help="Ask once per move (the default).")] = False
@@ -107,26 +111,14 @@ def _notify(text: str) -> None:
     sys.stderr.write("\a")
     sys.stderr.flush()
     first = text.splitlines()[0] if text else "segue watch"
+    run = partial(subprocess.run, capture_output=True, text=True, timeout=5, check=False)
     if shutil.which("tmux"):  # every client of the user's tmux server
-        listed = subprocess.run(
-            ["tmux", "list-clients", "-F", "#{client_name}"],
-            capture_output=True,
-            text=True,
-            timeout=5,
-            check=False,
-        )
+        listed = run(["tmux", "list-clients", "-F", "#{client_name}"])
+        message = f"segue watch: {first}".replace("#", "##")
         for client in listed.stdout.split() if listed.returncode == 0 else ():
-            message = f"segue watch: {first}".replace("#", "##")
-            subprocess.run(
-                ["tmux", "display-message", "-c", client, message],
-                capture_output=True,
-                timeout=5,
-                check=False,
-            )
+            run(["tmux", "display-message", "-c", client, message])
     if shutil.which("notify-send"):
-        subprocess.run(
-            ["notify-send", "segue watch", first], capture_output=True, timeout=5, check=False
-        )
+        run(["notify-send", "segue watch", first])
 
 
 def _getchar() -> str:
@@ -156,44 +148,25 @@ def _ask(text: str) -> bool:
     sys.stderr.write(printable(text) + "\nGo ahead? [y/N] ")
     sys.stderr.flush()
 
-    class Stopped(Exception):
-        pass
+    ended = False
 
     def stopped(signum: int, frame: object) -> None:
-        raise Stopped
+        nonlocal ended
+        ended = True
+        raise EOFError
 
     previous = signal.getsignal(signal.SIGTERM)
     signal.signal(signal.SIGTERM, stopped)  # a SIGTERM while it waits is a no, and the end
-    ended = False
     try:
         key = _getchar()
     except (EOFError, KeyboardInterrupt):
         key = ""
-    except Stopped:
-        key, ended = "", True
     finally:
         signal.signal(signal.SIGTERM, previous)
     sys.stderr.write(printable(key) + "\n")
     if ended:
         os.kill(os.getpid(), signal.SIGTERM)  # now the loop's own handler: it stops after this
     return key.lower() == "y"
-
-
-def watch_policy(
-    auto: bool,
-    ask: bool,
-    returns: str,
-    quiet: float,
-    under: str | None,
-    offline: bool,
-    no_relaunch: bool,
-    redact_secrets: bool = False,
-) -> WatchPolicy:
-    """The policy the watch options give (``segue tui``, which takes them too)."""
-    given = WatchOptions(
-        auto, ask, returns, DEFAULT_INTERVAL_S, quiet, under, offline, no_relaunch, redact_secrets
-    )
-    return given.policy()
 
 
 def _say_where_the_unit_finds_the_store() -> None:
@@ -234,20 +207,45 @@ def watch_command(
         _say_where_the_unit_finds_the_store()
         return
 
+    seen: list[WatchEvent] = []
+
     def emit(event: WatchEvent) -> None:
+        seen.append(event)
         if as_json:
             sys.stdout.buffer.write(orjson.dumps(event.to_json()) + b"\n")
         else:
             sys.stdout.write(printable(event.line()) + "\n")
         sys.stdout.flush()
 
-    seen: list[WatchEvent] = []
-
-    def keep(event: WatchEvent) -> None:
-        seen.append(event)
-        emit(event)
-
     ask = None if options.auto else _ask
-    watch(policy, once=once, interval=options.interval, ask=ask, emit=keep)
+    watch(policy, once=once, interval=options.interval, ask=ask, emit=emit)
     if once and not seen and not as_json:
         sys.stdout.write("nothing new: nothing to move, nothing to bring back\n")
+
+
+def tui_command(
+    options: Annotated[WatchOptions, Options()] = _OPTIONS,
+    watching: Annotated[
+        bool, Option("--watch", help="Start with the watch loop on (w toggles it).")
+    ] = False,
+) -> None:
+    """The whole fleet on one screen: usage, agents, switch, return, threads and the watch
+    loop. ? shows every key."""
+    policy = options.policy()
+    from segue.tui.screen import NEEDS_A_TERMINAL, screen_out
+
+    screen = screen_out()  # (stderr, else stdout, else stdin's terminal: never a file)
+    if screen is None:
+        raise SegueError(NEEDS_A_TERMINAL)
+    from segue.tui import run_tui
+
+    try:
+        run_tui(
+            policy=policy,
+            interval=options.interval,
+            remote=not options.offline,
+            start_watching=watching,
+            screen=screen.stream,
+        )
+    finally:
+        screen.close()
