@@ -11,24 +11,16 @@ that take them), rollback of the files and the context together, and forks.
 from __future__ import annotations
 
 from segue.rewind.checkpoints import (
-    Checkpoints,
-    HookOutcome,
-    Taken,
     checkpoint_now,
     handle_hook,
-    hook_command,
     install_hooks,
     list_thread_checkpoints,
     uninstall_hooks,
 )
 
 __all__ = [
-    "Checkpoints",
-    "HookOutcome",
-    "Taken",
     "checkpoint_now",
     "handle_hook",
-    "hook_command",
     "install_hooks",
     "list_thread_checkpoints",
     "uninstall_hooks",

@@ -100,11 +100,6 @@ HOOK_LOCK_WAIT_S = "5"
 _LOG_CAP = 1 << 20
 
 
-def hook_command(provider: Provider) -> list[str]:
-    """What a CLI's hook runs: this Python's segue, whatever the ``PATH`` of the CLI."""
-    return [sys.executable, "-m", "segue", "hook", provider.value]
-
-
 def install_hooks(
     providers: Sequence[Provider] | None = None,
     *,
@@ -112,24 +107,11 @@ def install_hooks(
     env: Mapping[str, str] | None = None,
 ) -> list[tuple[Provider, HookChange | None]]:
     """``segue hooks install``: each CLI's end-of-turn hook, merged into its settings."""
-    env = dict(os.environ) if env is None else dict(env)
-    return _each(providers, lambda p: entry(p).install_hooks(env, hook_command(p), dry_run=dry_run))
-
-
-def _each(
-    providers: Sequence[Provider] | None, change: Callable[[Provider], HookChange | None]
-) -> list[tuple[Provider, HookChange | None]]:
-    """Each CLI's change (default: every provider's); a settings file that cannot be changed is
-    reported, and the other CLIs are still done."""
-    done: list[tuple[Provider, HookChange | None]] = []
-    for p in list(providers) if providers else [e.provider for e in all_entries()]:
-        try:
-            done.append((p, change(p)))
-        except ConfigError as exc:
-            message = " ".join(str(exc).split())
-            where = Path(message.split(": ", 1)[0]) if ": " in message else Path()
-            done.append((p, HookChange(where, False, "left as it is", error=message)))
-    return done
+    # (what the hook runs: this Python's segue, whatever the PATH of the CLI)
+    run = [sys.executable, "-m", "segue", "hook"]
+    return _each(
+        providers, env, lambda p, env: entry(p).install_hooks(env, [*run, p.value], dry_run=dry_run)
+    )
 
 
 def uninstall_hooks(
@@ -139,8 +121,26 @@ def uninstall_hooks(
     env: Mapping[str, str] | None = None,
 ) -> list[tuple[Provider, HookChange | None]]:
     """``segue hooks uninstall``: exactly what ``install`` put in, taken out."""
+    return _each(providers, env, lambda p, env: entry(p).uninstall_hooks(env, dry_run=dry_run))
+
+
+def _each(
+    providers: Sequence[Provider] | None,
+    env: Mapping[str, str] | None,
+    change: Callable[[Provider, dict[str, str]], HookChange | None],
+) -> list[tuple[Provider, HookChange | None]]:
+    """Each CLI's change (default: every provider's); a settings file that cannot be changed is
+    reported, and the other CLIs are still done."""
     env = dict(os.environ) if env is None else dict(env)
-    return _each(providers, lambda p: entry(p).uninstall_hooks(env, dry_run=dry_run))
+    done: list[tuple[Provider, HookChange | None]] = []
+    for p in list(providers) if providers else [e.provider for e in all_entries()]:
+        try:
+            done.append((p, change(p, env)))
+        except ConfigError as exc:
+            message = " ".join(str(exc).split())
+            where = Path(message.split(": ", 1)[0]) if ": " in message else Path()
+            done.append((p, HookChange(where, False, "left as it is", error=message)))
+    return done
 
 
 class HookOutcome(msgspec.Struct, frozen=True):

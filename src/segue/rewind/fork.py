@@ -22,6 +22,7 @@ from segue.threads.checkpoints import (
     Checkpoint,
     CheckpointKind,
     list_checkpoints,
+    no_checkpoint,
     run_checkpoint,
     take_checkpoint,
 )
@@ -84,9 +85,7 @@ def fork_thread(
             if taken.note:
                 notes.append(taken.note)
         if mark is None:
-            have = sorted({c.run_ordinal for c in found if c.kind is not CheckpointKind.SAFETY})
-            which = f"checkpoints of runs {', '.join(map(str, have))}" if have else "none"
-            raise SegueError(f"run {at_run} of thread {thread_id} has no checkpoint ({which})")
+            raise SegueError(no_checkpoint(found, thread_id, at_run, "none"))
         target = Path(into).expanduser().absolute() if into else _default_into(ws.folder, at_run)
         if ws.private:
             count = materialize(ws, mark.commit_id, target)

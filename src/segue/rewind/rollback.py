@@ -39,6 +39,7 @@ from segue.threads.checkpoints import (
     Checkpoint,
     CheckpointKind,
     list_checkpoints,
+    no_checkpoint,
     run_checkpoint,
     take_checkpoint,
 )
@@ -167,12 +168,8 @@ def _plan(
         ws = locate(folder, env, create=create)
         target = run_checkpoint(found, str(ws.folder), to_run)
         if target is None:
-            have = sorted({c.run_ordinal for c in found if c.kind is not CheckpointKind.SAFETY})
-            which = f"checkpoints of runs {', '.join(map(str, have))}" if have else "no checkpoint"
-            raise SegueError(
-                f"run {to_run} of thread {graph.thread.id} has no checkpoint ({which}): "
-                "--context-only rolls back the conversation alone"
-            )
+            why = no_checkpoint(found, graph.thread.id, to_run, "no checkpoint")
+            raise SegueError(f"{why}: --context-only rolls back the conversation alone")
         _check_there(ws, target, f"the checkpoint of run {to_run}")
         actions, left = preview(ws, target.commit_id, left_out=target.skipped)
         here = str(ws.folder)
@@ -251,16 +248,10 @@ def rollback(
             safety_checkpoint_id=None if safety is None else safety.id,
             target_checkpoint_id=None if plan.target is None else plan.target.id,
             later=later,
+            only=None if context else frozenset(),  # (files only: no run rolled back)
         )
-        if not context:
-            changes = Changes()
-            record = replace(record, runs=(), provider_threads=(), handoffs=())
         record_rollback(store, graph, record, changes)
-        done: tuple[FileAction, ...] = ()
-        failed: tuple[Skipped, ...] = ()
-        if files:
-            assert plan.target is not None and safety is not None and plan.folder is not None
-            done, failed = _restore(plan.folder, plan.target, safety, env, notes)
+        done, failed = _restore(plan, safety, env, notes)
     copies: list[Copy] = []
     if context and record.provider_threads:
         copies = _copies(graph, record.provider_threads, source, to_run, env)
@@ -292,7 +283,6 @@ def _copies(
     env: Mapping[str, str],
 ) -> list[Copy]:
     """A session at run N for each provider whose session held rolled-back runs."""
-
     providers = dict.fromkeys(graph.provider_thread(pt_id).provider for pt_id, _ in marked)
     out: list[Copy] = []
     for provider in providers:
@@ -333,12 +323,16 @@ def _safety(
 
 
 def _restore(
-    folder: str, target: Checkpoint, safety: Checkpoint, env: Mapping[str, str], notes: list[str]
+    plan: RollbackPlan, safety: Checkpoint | None, env: Mapping[str, str], notes: list[str]
 ) -> tuple[tuple[FileAction, ...], tuple[Skipped, ...]]:
-    """``folder`` made ``target`` (what ``safety`` or ``target`` left out kept as it is): what
-    was done and what failed; what was left as it is goes to ``notes``."""
+    """The plan's folder made its target (what ``safety`` or the target left out kept as it
+    is): what was done and what failed; what was left as it is goes to ``notes``. Nothing
+    without a safety snapshot (files left alone)."""
+    target = plan.target
+    if plan.folder is None or target is None or safety is None:
+        return (), ()
     keep = (*safety.skipped, *target.skipped)
-    restored = restore(locate(folder, env), target.commit_id, safety.commit_id, keep=keep)
+    restored = restore(locate(plan.folder, env), target.commit_id, safety.commit_id, keep=keep)
     notes += [f"{quoted(s.path)}: left as it is ({s.reason})" for s in restored.left]
     return restored.done, restored.failed
 
@@ -357,7 +351,6 @@ def _undo_preview(
 ) -> RollbackPlan:
     """What undoing ``last`` would do: the folder back to ``before`` (the safety snapshot
     ``last`` took), and its runs put back (or, for an undo, rolled back again)."""
-
     actions: list[FileAction] = []
     left: list[Skipped] = []
     if before is not None:
@@ -428,8 +421,6 @@ def undo_rollback(
         plan = _undo_preview(graph, last, before, env)  # (checks before anything is changed)
         none = None if before is None else f"no safety snapshot of {before.folder}"
         safety = _safety(store, graph, plan, env, none)
-        done: tuple[FileAction, ...] = ()
-        failed: tuple[Skipped, ...] = ()
         safety_id = None if safety is None else safety.id
         if plan.redo:  # an undo undone: the runs it put back are rolled back again
             record, changes = rollback_changes(
@@ -457,6 +448,5 @@ def undo_rollback(
                     "rolled back)"
                 )
         record_rollback(store, graph, record, changes)
-        if before is not None and safety is not None:
-            done, failed = _restore(before.folder, before, safety, env, notes)
+        done, failed = _restore(plan, safety, env, notes)
     return RollbackDone(plan, record.id, safety, done, failed, (), tuple(notes))

@@ -25,7 +25,6 @@ from segue.threads.repository import ThreadStore
 from segue.threads.syncing import adopt, sync
 
 if TYPE_CHECKING:
-    from segue.store import Store
     from segue.threads.model import ThreadGraph
 
 __all__ = ["ThreadView", "show_thread"]
@@ -52,8 +51,13 @@ def show_thread(
         threads = ThreadStore(store)
         try:
             thread_id = threads.resolve(ref)
-        except StoreError:
-            held = _holding(store, ref, env)
+        except StoreError:  # a session it holds (an id, a prefix, or a path)?
+            try:
+                provider, path = find_session(ref, env)
+            except SessionError:
+                held = threads.thread_holding(ref)
+            else:
+                held = holding_thread(store, provider, path)
             if held is None and adopting:
                 held = adopt(store, ref, env).thread.id
             if held is None:
@@ -73,12 +77,3 @@ def show_thread(
         forks = threads.forks_of(thread_id)
         found = list_checkpoints(store, thread_id)
     return ThreadView(result.graph, forks, found, [*recorded, *result.notes])
-
-
-def _holding(store: Store, ref: str, env: Mapping[str, str]) -> str | None:
-    """The thread holding the session ``ref`` names (an id, a prefix, or a path)."""
-    try:
-        provider, path = find_session(ref, env)
-    except SessionError:
-        return ThreadStore(store).thread_holding(ref)
-    return holding_thread(store, provider, path)

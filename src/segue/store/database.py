@@ -28,7 +28,7 @@ from contextlib import contextmanager, suppress
 from datetime import UTC, datetime
 from enum import Enum
 from functools import lru_cache
-from typing import Any, Protocol
+from typing import Any
 
 import orjson
 
@@ -65,12 +65,6 @@ def _common_kinds() -> dict[str, Kind]:
 
 
 _COMMON = _common_kinds()
-
-
-class _Cursor(Protocol):
-    description: Any
-
-    def fetchall(self) -> list[Any]: ...
 
 
 class Database:
@@ -189,12 +183,11 @@ class Transaction:
         self._postgres = backend == "postgresql"
         self._decode = _decode_pg if self._postgres else _decode_sqlite
 
-    def execute(self, sql: str, params: Mapping[str, Any] | None = None) -> _Cursor:
+    def execute(self, sql: str, params: Mapping[str, Any] | None = None) -> Any:
+        """The driver's cursor, the statement run."""
         if self._postgres:
-            cursor = self._connection.cursor()
-            cursor.execute(_pg(sql), _plain(params or {}))
-            return cursor  # type: ignore[no-any-return]
-        return self._connection.execute(sql, _plain(params or {}))  # type: ignore[no-any-return]
+            return self._connection.cursor().execute(_pg(sql), _plain(params or {}))
+        return self._connection.execute(sql, _plain(params or {}))
 
     def insert(self, table: Table, rows: Row | Sequence[Row]) -> None:
         """Insert one row or several, each given by column name (missing columns: NULL)."""
@@ -256,15 +249,6 @@ class Transaction:
             return [tuple(r) for r in found]
         decode = self._decode
         return [tuple(decode(k, v) for k, v in zip(kinds, r, strict=True)) for r in found]
-
-    def first(
-        self,
-        sql: str,
-        params: Mapping[str, Any] | None = None,
-        kinds: Mapping[str, Kind] | None = None,
-    ) -> Row | None:
-        found = self.rows(sql, params, kinds)
-        return found[0] if found else None
 
     def scalar(self, sql: str, params: Mapping[str, Any] | None = None) -> Any:
         """The first column of the first row (None: no row)."""

@@ -154,15 +154,14 @@ def _check_timeout(source: str, parsed: DatabaseUrl) -> None:
     """``?timeout=N``, segue's own option on either database (how long a connection waits for
     another writer, or a lock): a number of seconds, or the URL is refused."""
     text = parsed.option("timeout")
-    if text is not None:
-        try:
-            seconds = float(text)
-        except ValueError:
-            seconds = -1.0
-        if not 0 <= seconds < 1e9:
-            raise StoreError(
-                f"{source}: timeout={text!r} is not a number of seconds (e.g. ?timeout=30)"
-            )
+    try:
+        good = text is None or 0 <= float(text) < 1e9
+    except ValueError:
+        good = False
+    if not good:
+        raise StoreError(
+            f"{source}: timeout={text!r} is not a number of seconds (e.g. ?timeout=30)"
+        )
 
 
 def describe(url: DatabaseUrl) -> str:

@@ -12,7 +12,7 @@ import msgspec
 from segue.model.conversation import Provider
 from segue.store.tables import Table
 
-__all__ = ["from_row", "optional_provider", "row_of"]
+__all__ = ["from_json", "from_row", "optional_provider", "row_of"]
 
 _T = TypeVar("_T", bound=msgspec.Struct)
 
@@ -35,6 +35,15 @@ def from_row(cls: type[_T], row: Mapping[Any, Any], **fields: Any) -> _T:
         if name not in values and name in row:
             values[name] = row[name]
     return cls(**values)
+
+
+def from_json(value: object, kind: Any, default: Any = None) -> Any:
+    """A JSON column read back as ``kind`` (a type msgspec converts to); ``default`` for what is
+    not one (a hand edit, a broken cell): never an error."""
+    try:
+        return msgspec.convert(value, kind)
+    except msgspec.ValidationError:
+        return default
 
 
 def optional_provider(name: str | None) -> Provider | None:

@@ -45,7 +45,13 @@ def connect(path: Path, wait: float, *, read_only: bool) -> sqlite3.Connection:
         if read_only:
             connection.execute("PRAGMA query_only = ON")
         else:
-            _set_up(connection)
+            mode = _journal_mode_wal(connection, wait)
+            if mode is not None and str(mode[0]).lower() not in ("wal", "memory"):
+                raise sqlite3.OperationalError(
+                    f"cannot use write-ahead logging (journal mode {mode[0]})"
+                )
+            connection.execute("PRAGMA synchronous = NORMAL")
+            connection.execute("PRAGMA foreign_keys = ON")
     except BaseException:
         connection.close()
         raise
@@ -72,17 +78,10 @@ def _create_file(path: Path) -> None:
         raise StoreError(f"{path}: cannot create segue's database: {exc.strerror}") from None
 
 
-def _set_up(connection: sqlite3.Connection) -> None:
-    mode = _journal_mode_wal(connection)
-    if mode is not None and str(mode[0]).lower() not in ("wal", "memory"):
-        raise sqlite3.OperationalError(f"cannot use write-ahead logging (journal mode {mode[0]})")
-    connection.execute("PRAGMA synchronous = NORMAL")
-    connection.execute("PRAGMA foreign_keys = ON")
-
-
-def _journal_mode_wal(connection: sqlite3.Connection) -> Any:
-    """Switch to WAL (a no-op once the file is in WAL); the mode the file is in now."""
-    deadline = time.monotonic() + _busy_timeout(connection)
+def _journal_mode_wal(connection: sqlite3.Connection, wait: float) -> Any:
+    """Switch to WAL (a no-op once the file is in WAL), trying again for as long as the
+    connection waits for a lock; the mode the file is in now."""
+    deadline = time.monotonic() + wait
     pause = 0.005
     while True:
         try:
@@ -92,11 +91,3 @@ def _journal_mode_wal(connection: sqlite3.Connection) -> Any:
                 raise
         time.sleep(pause)
         pause = min(pause * 2, 0.25)
-
-
-def _busy_timeout(connection: sqlite3.Connection) -> float:
-    try:
-        row = connection.execute("PRAGMA busy_timeout").fetchone()
-        return float(row[0]) / 1000 if row else BUSY_TIMEOUT_S
-    except sqlite3.Error:
-        return BUSY_TIMEOUT_S

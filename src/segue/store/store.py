@@ -12,7 +12,6 @@ from collections import Counter, defaultdict
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from datetime import UTC, datetime
-from types import TracebackType
 from typing import Any
 
 from msgspec.structs import replace
@@ -38,10 +37,10 @@ from segue.store.rows import from_row, optional_provider, row_of
 from segue.store.sqlite import BUSY_TIMEOUT_S
 from segue.store.tables import batch_agents, batches
 
-__all__ = ["Store", "StoreAbsent", "open_store"]
+__all__ = ["ID_PREFIX", "Store", "StoreAbsent", "open_store"]
 
-_SHOWN_CANDIDATES = 5
-_ID_PREFIX = re.compile(r"[0-9a-f-]+")
+_SHOWN = 5  # ids an ambiguous prefix names
+ID_PREFIX = re.compile(r"[0-9a-f-]+")
 
 
 def open_store(
@@ -94,11 +93,7 @@ class Store:
     def __init__(self, db: Database) -> None:
         self._db = db
         self.where = db.where  # the database as messages name it (no password)
-
-    @property
-    def backend(self) -> str:
-        """``sqlite`` or ``postgresql``."""
-        return self._db.backend
+        self.backend = db.backend  # sqlite / postgresql
 
     def close(self) -> None:
         self._db.close()
@@ -106,12 +101,7 @@ class Store:
     def __enter__(self) -> Store:
         return self
 
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        value: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     @contextmanager
@@ -208,37 +198,57 @@ class Store:
 
     def get_batch(self, batch_id: str) -> Batch:
         """The batch with exactly this id, with its agents."""
+        key = {"id": batch_id}
         with self.reading(f"cannot read batch {batch_id}") as connection:
-            batch = _batch(connection, batch_id)
-        if batch is None:
+            heads = connection.rows("SELECT * FROM batches WHERE id = :id", key, batches.kinds)
+            agents = connection.rows(
+                "SELECT * FROM batch_agents WHERE batch_id = :id ORDER BY ordinal",
+                key,
+                batch_agents.kinds,
+            )
+        if not heads:
             raise StoreError(f"{self.where}: no batch {batch_id}")
-        return batch
+        m = heads[0]
+        header = from_row(
+            BatchHeader,
+            m,
+            from_provider=optional_provider(m["from_provider"]),
+            to_provider=optional_provider(m["to_provider"]),
+        )
+        return Batch(header=header, agents=[_agent(a) for a in agents])
 
     def find_batch(self, ref: str) -> Batch:
-        """The batch whose id is ``ref`` or starts with it (hex digits and dashes only); an
-        ambiguous prefix is an error."""
-        ref = ref.strip().lower()
-        ids: list[str] = []
-        with self.reading(f"cannot read batch {ref}") as connection:
-            if _ID_PREFIX.fullmatch(ref):
-                ids = [
-                    row[0]
-                    for row in connection.tuples(
-                        "SELECT id FROM batches WHERE id LIKE :prefix ORDER BY id LIMIT :limit",
-                        {"prefix": f"{ref}%", "limit": _SHOWN_CANDIDATES + 1},
-                    )
-                ]
-            exact = ref in ids
-            batch = _batch(connection, ref if exact else ids[0]) if ids else None
-        if batch is None:
-            raise StoreError(f"{self.where}: no batch {ref or '(empty id)'}")
-        if len(ids) > 1 and not exact:
-            shown = ", ".join(ids[:_SHOWN_CANDIDATES])
-            more = ", …" if len(ids) > _SHOWN_CANDIDATES else ""
-            raise StoreError(
-                f"batch id prefix {ref} is ambiguous: {shown}{more} (give more characters)"
+        """The batch whose id is ``ref`` or starts with it; an ambiguous prefix is an error."""
+        return self.get_batch(self.resolve_id("batches", "batch", ref))
+
+    def ids_like(self, table: str, what: str, ref: str) -> list[str]:
+        """The ids in ``table`` that are ``ref`` or start with it (hex digits and dashes only),
+        a few at most."""
+        if not ID_PREFIX.fullmatch(ref):
+            return []
+        with self.reading(f"cannot read {what} {ref}") as connection:
+            rows = connection.tuples(
+                f"SELECT id FROM {table} WHERE id LIKE :prefix ORDER BY id LIMIT :limit",
+                {"prefix": f"{ref}%", "limit": _SHOWN + 1},
             )
-        return batch
+        return [row[0] for row in rows]
+
+    def resolve_id(self, table: str, what: str, ref: str) -> str:
+        """The id in ``table`` that is ``ref`` or starts with it; none, or a prefix of several,
+        is an error naming ``what``."""
+        ref = ref.strip().lower()
+        ids = self.ids_like(table, what, ref)
+        if ref in ids:
+            return ref
+        if not ids:
+            raise StoreError(f"{self.where}: no {what} {ref or '(empty id)'}")
+        if len(ids) > 1:
+            more = ", …" if len(ids) > _SHOWN else ""
+            raise StoreError(
+                f"{what} id prefix {ref} is ambiguous: {', '.join(ids[:_SHOWN])}{more} "
+                "(give more characters)"
+            )
+        return ids[0]
 
 
 def _origin(connection: Transaction, provider: str, session: str) -> tuple[str, str]:
@@ -289,27 +299,6 @@ def _agent(m: Row) -> BatchAgent:
 
 def _text(value: object) -> str | None:
     return value if isinstance(value, str) else None
-
-
-def _header(m: Row) -> BatchHeader:
-    return from_row(
-        BatchHeader,
-        m,
-        from_provider=optional_provider(m["from_provider"]),
-        to_provider=optional_provider(m["to_provider"]),
-    )
-
-
-def _batch(connection: Transaction, batch_id: str) -> Batch | None:
-    row = connection.first("SELECT * FROM batches WHERE id = :id", {"id": batch_id}, batches.kinds)
-    if row is None:
-        return None
-    agents = connection.rows(
-        "SELECT * FROM batch_agents WHERE batch_id = :id ORDER BY ordinal",
-        {"id": batch_id},
-        batch_agents.kinds,
-    )
-    return Batch(header=_header(row), agents=[_agent(a) for a in agents])
 
 
 def _outcome_counts(

@@ -29,7 +29,6 @@ from segue.support.lazy import lazy_names
 
 if TYPE_CHECKING:  # (``X as X``: each name is exported)
     from segue.threads.config import StalenessConfig as StalenessConfig
-    from segue.threads.config import config_path as config_path
     from segue.threads.config import load_config as load_config
     from segue.threads.documents import coverage_lines as coverage_lines
     from segue.threads.documents import graph_to_json as graph_to_json
@@ -45,27 +44,23 @@ if TYPE_CHECKING:  # (``X as X``: each name is exported)
     from segue.threads.model import Run as Run
     from segue.threads.model import RunStatus as RunStatus
     from segue.threads.model import ThreadGraph as ThreadGraph
-    from segue.threads.model import ThreadSummary as ThreadSummary
-    from segue.threads.model import Transfer as Transfer
     from segue.threads.repository import ThreadStore as ThreadStore
-    from segue.threads.strategy import Decision as Decision
     from segue.threads.strategy import Facts as Facts
     from segue.threads.strategy import Strategy as Strategy
     from segue.threads.strategy import decide as decide
-    from segue.threads.syncing import SyncResult as SyncResult
     from segue.threads.syncing import adopt as adopt
     from segue.threads.syncing import sync as sync
 
 _WHERE = {
     name: f"segue.threads.{module}"
     for module, names in {
-        "config": "StalenessConfig config_path load_config",
+        "config": "StalenessConfig load_config",
         "documents": "coverage_lines graph_to_json provider_thread_names summary_to_json",
         "model": "AppThread Handoff HandoffForm HandoffStatus HandoffStrategy ProviderThread "
-        "ProviderThreadStatus Run RunStatus ThreadGraph ThreadSummary Transfer",
+        "ProviderThreadStatus Run RunStatus ThreadGraph",
         "repository": "ThreadStore",
-        "strategy": "Decision Facts Strategy decide",
-        "syncing": "SyncResult adopt sync",
+        "strategy": "Facts Strategy decide",
+        "syncing": "adopt sync",
     }.items()
     for name in names.split()
 }

@@ -19,12 +19,13 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 
 import msgspec
+from msgspec.structs import astuple
 
 from segue.model.conversation import Provider
 from segue.model.errors import CheckpointError
 from segue.store import Store
 from segue.store.ids import new_id
-from segue.store.rows import from_row, optional_provider, row_of
+from segue.store.rows import from_json, from_row, optional_provider, row_of
 from segue.store.tables import checkpoints
 from segue.threads.model import RunStatus, ThreadGraph, Tolerant
 from segue.workspace.changes import Change, Skipped
@@ -39,6 +40,7 @@ __all__ = [
     "diff_line",
     "latest_checkpoint",
     "list_checkpoints",
+    "no_checkpoint",
     "run_checkpoint",
     "take_checkpoint",
 ]
@@ -112,6 +114,13 @@ def run_checkpoint(found: Sequence[Checkpoint], folder: str, run: int) -> Checkp
     return chosen[-1] if chosen else None
 
 
+def no_checkpoint(found: Sequence[Checkpoint], thread_id: str, run: int, none: str) -> str:
+    """Why run ``run`` cannot be gone back to: the runs that have a checkpoint (``none``)."""
+    have = sorted({c.run_ordinal for c in found if c.kind is not CheckpointKind.SAFETY})
+    which = f"checkpoints of runs {', '.join(map(str, have))}" if have else none
+    return f"run {run} of thread {thread_id} has no checkpoint ({which})"
+
+
 def diff_line(checkpoint: Checkpoint, limit: int = 6) -> str:
     """One line naming the checkpoint and what it changed, e.g. ``checkpoint of run 3 (exact,
     3 files +12 -4 since run 2's: src/app.py +10 -4, …)``."""
@@ -142,22 +151,8 @@ def _file_part(change: Change) -> str:
 
 # ----------------------------------------------------------------------------- the rows
 
-
-def _changes(value: object) -> tuple[Change, ...]:
-    out: list[Change] = []
-    for item in value if isinstance(value, list) else ():
-        if isinstance(item, list) and len(item) == 4 and isinstance(item[0], str):
-            added, removed = (v if isinstance(v, int) else None for v in item[2:])
-            out.append(Change(item[0], str(item[1]), added, removed))
-    return tuple(out)
-
-
-def _skipped(value: object) -> tuple[Skipped, ...]:
-    return tuple(
-        Skipped(str(item[0]), str(item[1]))
-        for item in (value if isinstance(value, list) else ())
-        if isinstance(item, list) and len(item) == 2
-    )
+_FILES = tuple[tuple[str, str, int | None, int | None], ...]  # [[path, status, added, removed]]
+_SKIPPED = tuple[tuple[str, str], ...]  # [[path, reason]]
 
 
 def list_checkpoints(store: Store, thread_id: str) -> list[Checkpoint]:
@@ -175,21 +170,16 @@ def list_checkpoints(store: Store, thread_id: str) -> list[Checkpoint]:
             kind=CheckpointKind(row["kind"]),
             provider=optional_provider(row["provider"]),
             private=bool(row["private"]),
-            files=_changes(row["files"]),
-            skipped=_skipped(row["skipped"]),
+            files=tuple(Change(*f) for f in from_json(row["files"], _FILES, ())),
+            skipped=tuple(Skipped(*s) for s in from_json(row["skipped"], _SKIPPED, ())),
         )
         for row in rows
     ]
 
 
-def latest_checkpoint(found: Sequence[Checkpoint], up_to: int | None = None) -> Checkpoint | None:
-    """The newest run checkpoint (not a safety one) of runs up to ``up_to``."""
-    for checkpoint in reversed(found):
-        if checkpoint.kind is CheckpointKind.SAFETY:
-            continue
-        if up_to is None or checkpoint.run_ordinal <= up_to:
-            return checkpoint
-    return None
+def latest_checkpoint(found: Sequence[Checkpoint]) -> Checkpoint | None:
+    """The newest run checkpoint (not a safety one)."""
+    return next((c for c in reversed(found) if c.kind is not CheckpointKind.SAFETY), None)
 
 
 # ----------------------------------------------------------------------------- taking one
@@ -272,8 +262,8 @@ def take_checkpoint(
             row_of(
                 checkpoint,
                 checkpoints,
-                files=[[f.path, f.status, f.added, f.removed] for f in checkpoint.files],
-                skipped=[[s.path, s.reason] for s in checkpoint.skipped],
+                files=[astuple(f) for f in checkpoint.files],
+                skipped=[astuple(s) for s in checkpoint.skipped],
             ),
         )
     note = None

@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
+from msgspec import to_builtins
+
 from segue.model.times import iso_z
 from segue.providers import all_entries
 from segue.support.text import short
@@ -115,15 +117,8 @@ def graph_to_json(graph: ThreadGraph) -> dict[str, Any]:
 
 
 def summary_to_json(summary: ThreadSummary) -> dict[str, Any]:
-    return {
-        "id": summary.id,
-        "title": summary.title,
-        "cwd": summary.cwd,
-        "created_at": iso_z(summary.created_at),
-        "runs": summary.runs,
-        "providers": list(summary.providers),
-        "last_provider": summary.last_provider,
-    }
+    document: dict[str, Any] = to_builtins(summary, enc_hook=str)  # (times: as iso_z has them)
+    return document
 
 
 def provider_thread_names(graph: ThreadGraph) -> dict[str, str]:
@@ -172,11 +167,8 @@ def checkpoint_to_json(checkpoint: Checkpoint) -> dict[str, Any]:
         "against": checkpoint.base,
         "added": checkpoint.added,
         "removed": checkpoint.removed,
-        "files": [
-            {"path": f.path, "status": f.status, "added": f.added, "removed": f.removed}
-            for f in checkpoint.files
-        ],
-        "skipped": [{"path": s.path, "reason": s.reason} for s in checkpoint.skipped],
+        "files": to_builtins(checkpoint.files),  # [{path, status, added, removed}]
+        "skipped": to_builtins(checkpoint.skipped),  # [{path, reason}]
     }
 
 

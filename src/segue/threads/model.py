@@ -97,9 +97,6 @@ class HandoffStatus(Tolerant):
     UNKNOWN = "unknown"
 
 
-NOT_ON_THE_LINE = (RunStatus.ROLLED_BACK, RunStatus.DIVERGENT)
-
-
 def prompt_hash(prompt: str) -> str:
     """How a turn's prompt is remembered in a provider thread's layout."""
     return hashlib.blake2b(prompt.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
@@ -130,10 +127,10 @@ class FormerFile(msgspec.Struct, frozen=True):
     turns: tuple[TurnSlot, ...]
 
 
-class TurnSlot(msgspec.Struct, frozen=True):
+class TurnSlot(msgspec.Struct, frozen=True, array_like=True):
     """One typed-prompt turn of a provider thread's file, as segue last saw it: its prompt's
     hash and the run it is (natively, or carried by a handoff); ``prompt`` None: unknown (an
-    older record), matching any prompt."""
+    older record), matching any prompt. Stored as ``[prompt, run]``."""
 
     prompt: str | None
     run: int | None
@@ -166,7 +163,7 @@ class Run(msgspec.Struct, frozen=True):
     @property
     def live(self) -> bool:
         """On the thread's line (not rolled back, not parallel work off it)."""
-        return self.status not in NOT_ON_THE_LINE
+        return self.status not in (RunStatus.ROLLED_BACK, RunStatus.DIVERGENT)
 
 
 class Handoff(msgspec.Struct, frozen=True):
@@ -218,10 +215,6 @@ class ProviderThread(msgspec.Struct, frozen=True):
         # (the graph compares providers with ``is``)
         if type(self.provider) is not Provider:
             force_setattr(self, "provider", Provider(self.provider))
-
-    @property
-    def last_run(self) -> int | None:
-        return self.native_runs[-1] if self.native_runs else None
 
     def coverage(self) -> set[int]:
         """The runs it holds, natively or by a handoff."""
@@ -313,12 +306,12 @@ class ThreadGraph(msgspec.Struct, frozen=True):
 
 
 class ThreadSummary(msgspec.Struct, frozen=True):
-    """A row of ``segue thread list``."""
+    """A row of ``segue thread list`` (its JSON: its fields, in order)."""
 
     id: str
-    created_at: datetime
     title: str | None
     cwd: str | None
+    created_at: datetime
     runs: int
     providers: tuple[str, ...]
     last_provider: Provider | None

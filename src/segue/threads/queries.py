@@ -12,16 +12,17 @@ already holds the database's write lock from its start.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
+
+from msgspec import to_builtins
 
 from segue.formats.stamp import Stamp
 from segue.model.conversation import Provider
 from segue.model.errors import StoreError
 from segue.store.database import Row, Transaction, placeholders
 from segue.store.ids import new_id
-from segue.store.rows import from_row, optional_provider, row_of
+from segue.store.rows import from_json, from_row, optional_provider, row_of
 from segue.store.tables import (
     Kind,
     app_threads,
@@ -53,7 +54,6 @@ from segue.threads.model import (
 
 __all__ = [
     "Conflict",
-    "add_rollback",
     "add_transfer",
     "load_graph",
     "lock_thread",
@@ -74,52 +74,15 @@ def lock_thread(connection: Transaction, thread_id: str) -> None:
 
 
 def _revision_row(pt: ProviderThread, version: int, now: datetime) -> dict[str, Any]:
-    former = [
-        {
-            "path": f.path,
-            "stamp": None if f.stamp is None else f.stamp.to_json(),
-            "turns": _turns_json(f.turns),
-        }
-        for f in pt.former
-    ]
     return row_of(
         pt,
         provider_thread_revisions,
         provider_thread_id=pt.id,
         version=version,
         recorded_at=now,
-        stamp=None if pt.stamp is None else pt.stamp.to_json(),
-        turns=None if pt.turns is None else _turns_json(pt.turns),
-        former=former or None,
-    )
-
-
-def _turns_json(turns: Sequence[TurnSlot]) -> list[list[Any]]:
-    return [[slot.prompt, slot.run] for slot in turns]
-
-
-def _turns_of(value: object) -> tuple[TurnSlot, ...] | None:
-    """A layout read back from the store; None for a revision without one (or a broken one)."""
-    if not isinstance(value, list):
-        return None
-    slots: list[TurnSlot] = []
-    for entry in value:
-        if not isinstance(entry, list) or len(entry) != 2:
-            return None
-        prompt, run = entry
-        slots.append(
-            TurnSlot(prompt if isinstance(prompt, str) else None, run if type(run) is int else None)
-        )
-    return tuple(slots)
-
-
-def _former_of(value: object) -> tuple[FormerFile, ...]:
-    return tuple(
-        FormerFile(
-            entry["path"], Stamp.from_json(entry.get("stamp")), _turns_of(entry.get("turns")) or ()
-        )
-        for entry in (value if isinstance(value, list) else ())
-        if isinstance(entry, dict) and isinstance(entry.get("path"), str)
+        stamp=to_builtins(pt.stamp),
+        turns=to_builtins(pt.turns),  # [[prompt hash, run], …]
+        former=to_builtins(pt.former) or None,  # [{path, stamp, turns}, …]
     )
 
 
@@ -158,16 +121,9 @@ def _insert_handoff(connection: Transaction, handoff: Handoff) -> None:
         )
         if taken is not None:
             raise StoreError(f"handoff {handoff.supersedes} is already superseded by {taken}")
-    connection.insert(
-        context_handoffs,
-        row_of(
-            handoff,
-            context_handoffs,
-            from_provider_threads=list(handoff.from_provider_threads),
-            covers_from=handoff.covers[0],
-            covers_to=handoff.covers[1],
-        ),
-    )
+    first, last = handoff.covers
+    row = row_of(handoff, context_handoffs, covers_from=first, covers_to=last)
+    connection.insert(context_handoffs, row)
 
 
 def _handoff(m: Row) -> Handoff:
@@ -191,8 +147,8 @@ _RUN_KINDS: tuple[Kind, ...] = (
 def load_graph(connection: Transaction, thread_id: str) -> ThreadGraph | None:
     """The app thread as it is now; None when there is no such thread."""
     key = {"id": thread_id}
-    row = connection.first("SELECT * FROM app_threads WHERE id = :id", key, app_threads.kinds)
-    if row is None:
+    heads = connection.rows("SELECT * FROM app_threads WHERE id = :id", key, app_threads.kinds)
+    if not heads:
         return None
     current: dict[int, Run] = {}
     rows = connection.tuples(  # the hot loop of a decision: rows unpacked as tuples
@@ -220,7 +176,7 @@ def load_graph(connection: Transaction, thread_id: str) -> ThreadGraph | None:
         rollbacks.kinds,
     )
     return assemble(
-        from_row(AppThread, row),
+        from_row(AppThread, heads[0]),
         current.values(),
         _provider_threads(connection, thread_id),
         [_handoff(h) for h in handoff_rows],
@@ -228,34 +184,13 @@ def load_graph(connection: Transaction, thread_id: str) -> ThreadGraph | None:
     )
 
 
-def _pairs(value: object) -> list[tuple[Any, str]]:
-    return [
-        (item[0], str(item[1]))
-        for item in (value if isinstance(value, list) else ())
-        if isinstance(item, list) and len(item) == 2
-    ]
-
-
 def _rollback(r: Row) -> Rollback:
     return from_row(
         Rollback,
         r,
-        runs=tuple((int(n), s) for n, s in _pairs(r["runs"]) if isinstance(n, int)),
-        provider_threads=tuple((str(p), s) for p, s in _pairs(r["provider_threads"])),
-        handoffs=tuple(str(h) for h in (r["handoffs"] if isinstance(r["handoffs"], list) else ())),
-    )
-
-
-def add_rollback(connection: Transaction, rollback: Rollback) -> None:
-    connection.insert(
-        rollbacks,
-        row_of(
-            rollback,
-            rollbacks,
-            runs=[list(p) for p in rollback.runs],
-            provider_threads=[list(p) for p in rollback.provider_threads],
-            handoffs=list(rollback.handoffs),
-        ),
+        runs=from_json(r["runs"], tuple[tuple[int, str], ...], ()),
+        provider_threads=from_json(r["provider_threads"], tuple[tuple[str, str], ...], ()),
+        handoffs=from_json(r["handoffs"], tuple[str, ...], ()),
     )
 
 
@@ -278,9 +213,9 @@ def _provider_threads(connection: Transaction, thread_id: str) -> list[ProviderT
             thread_id=thread_id,
             provider=Provider(m["provider"]),
             status=ProviderThreadStatus(m["status"]),
-            stamp=Stamp.from_json(m["stamp"]),
-            turns=_turns_of(m["turns"]),
-            former=_former_of(m["former"]),
+            stamp=from_json(m["stamp"], Stamp | None),
+            turns=from_json(m["turns"], tuple[TurnSlot, ...] | None),
+            former=from_json(m["former"], tuple[FormerFile, ...], ()),
         )
         for m in latest.values()
     ]

@@ -22,9 +22,9 @@ new revisions of provider threads); nothing is recorded here.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TypeVar
 
 import msgspec
 from msgspec.structs import replace
@@ -62,6 +62,7 @@ __all__ = [
     "turns_to_layout",
 ]
 
+_R = TypeVar("_R", ProviderThread, Run)
 _FOREVER = datetime.max.replace(tzinfo=UTC)
 PROMPT_SHOWN = 50
 
@@ -115,29 +116,27 @@ class Changes(msgspec.Struct):
         revision, the later state."""
         if later.thread is not None:
             self.thread = later.thread
-        new_pts = {pt.id: n for n, pt in enumerate(self.provider_threads)}
-        for pt_id, revised in later.revisions.items():
-            if pt_id in new_pts:
-                self.provider_threads[new_pts[pt_id]] = replace(revised, version=1)
-            elif pt_id in self.revisions:
-                self.revisions[pt_id] = replace(revised, version=self.revisions[pt_id].version)
-            else:
-                self.revisions[pt_id] = revised
+        _revise(self.provider_threads, self.revisions, later.revisions, lambda pt: pt.id)
         self.provider_threads += later.provider_threads
-        new_runs = {run.ordinal: n for n, run in enumerate(self.runs)}
-        for ordinal, run in later.run_versions.items():
-            if ordinal in new_runs:
-                self.runs[new_runs[ordinal]] = replace(run, version=1)
-            elif ordinal in self.run_versions:
-                self.run_versions[ordinal] = replace(
-                    run, version=self.run_versions[ordinal].version
-                )
-            else:
-                self.run_versions[ordinal] = run
+        _revise(self.runs, self.run_versions, later.run_versions, lambda run: run.ordinal)
         self.runs += later.runs
         self.transfers += later.transfers
         self.handoffs += later.handoffs
         self.decisions += later.decisions
+
+
+def _revise(
+    new: list[_R], revised: dict[Any, _R], later: dict[Any, _R], key: Callable[[_R], Any]
+) -> None:
+    """``later``'s revisions, over the records these changes add (``new``) or revise."""
+    at = {key(record): n for n, record in enumerate(new)}
+    for k, record in later.items():
+        if k in at:
+            new[at[k]] = replace(record, version=1)
+        elif k in revised:
+            revised[k] = replace(record, version=revised[k].version)
+        else:
+            revised[k] = record
 
 
 class SyncResult(msgspec.Struct):

@@ -7,34 +7,21 @@ line naming the database.
 
 from __future__ import annotations
 
-import re
-import zlib
 from datetime import UTC, datetime
 
 from msgspec.structs import replace
 
 from segue.model.errors import StoreError
-from segue.store import Store
-from segue.store.database import Transaction, placeholders
+from segue.store.database import placeholders
 from segue.store.ids import new_id
 from segue.store.rows import optional_provider, row_of
+from segue.store.store import ID_PREFIX, Store
 from segue.store.tables import app_threads
 from segue.threads import queries
 from segue.threads.model import AppThread, ProviderThreadStatus, ThreadGraph, ThreadSummary
 from segue.threads.reconcile import Changes
 
-__all__ = ["ThreadStore", "native_lock"]
-
-_SHOWN = 5
-_ID_PREFIX = re.compile(r"[0-9a-f-]+")
-
-
-def native_lock(connection: Transaction, provider: str, native_id: str) -> None:
-    """Serialize adopting one native session (PostgreSQL: a transaction-scoped advisory lock;
-    a SQLite write transaction already holds the database's write lock)."""
-    if connection.backend == "postgresql":
-        key = zlib.crc32(f"segue-adopt:{provider}:{native_id}".encode())
-        connection.execute("SELECT pg_advisory_xact_lock(:key)", {"key": key})
+__all__ = ["ThreadStore"]
 
 
 class ThreadStore:
@@ -57,12 +44,11 @@ class ThreadStore:
     def forks_of(self, thread_id: str) -> list[tuple[str, int | None, str | None]]:
         """The threads forked from ``thread_id``: (id, source run, title), oldest first."""
         with self.store.reading(f"cannot read the forks of thread {thread_id}") as connection:
-            rows = connection.tuples(
+            return connection.tuples(
                 "SELECT id, parent_run_ordinal, title FROM app_threads "
                 "WHERE parent_thread_id = :id ORDER BY created_at, id",
                 {"id": thread_id},
             )
-        return [(row[0], row[1], row[2]) for row in rows]
 
     def list_threads(self, limit: int | None = None) -> list[ThreadSummary]:
         """App threads, newest first, with their run count and providers."""
@@ -76,13 +62,8 @@ class ThreadStore:
             if not heads:
                 return []
             listed, params = placeholders("t", [row["id"] for row in heads])
-            counts = connection.tuples(
-                f"SELECT thread_id, count(DISTINCT ordinal) FROM runs "
-                f"WHERE thread_id IN ({listed}) GROUP BY thread_id",
-                params,
-            )
-            run_providers = connection.tuples(
-                f"SELECT thread_id, provider FROM runs WHERE thread_id IN ({listed}) "
+            run_rows = connection.tuples(
+                f"SELECT thread_id, provider, ordinal FROM runs WHERE thread_id IN ({listed}) "
                 "ORDER BY thread_id, ordinal",
                 params,
             )
@@ -91,18 +72,19 @@ class ThreadStore:
                 "ORDER BY created_at",
                 params,
             )
-        runs = {thread_id: int(n) for thread_id, n in counts}
-        last: dict[str, str] = dict(run_providers)  # (each thread's newest run's, the last one)
+        runs: dict[str, set[int]] = {}  # (each run once, whatever its versions)
         providers: dict[str, dict[str, None]] = {}  # (in order, once each)
-        for thread_id, provider in [*run_providers, *pt_providers]:
+        for thread_id, provider, *ordinal in [*run_rows, *pt_providers]:
+            runs.setdefault(thread_id, set()).update(ordinal)
             providers.setdefault(thread_id, {})[provider] = None
+        last = {thread_id: provider for thread_id, provider, _ in run_rows}  # (the newest run's)
         return [
             ThreadSummary(
                 id=row["id"],
                 created_at=row["created_at"],
                 title=row["title"],
                 cwd=row["cwd"],
-                runs=runs.get(row["id"], 0),
+                runs=len(runs.get(row["id"], ())),
                 providers=tuple(providers.get(row["id"], ())),
                 last_provider=optional_provider(last.get(row["id"])),
             )
@@ -120,7 +102,7 @@ class ThreadStore:
         session held by several threads (one went on as a thread forked from the other) names
         the newest."""
         ref = ref.strip().lower()
-        if not _ID_PREFIX.fullmatch(ref):
+        if not ID_PREFIX.fullmatch(ref):
             return None
         with self.store.reading(f"cannot look up session {ref}") as connection:
             pairs = connection.tuples(
@@ -137,31 +119,11 @@ class ThreadStore:
 
     def thread_ids(self, ref: str) -> list[str]:
         """The ids of threads that are ``ref`` or start with it (a few at most)."""
-        prefix = ref.lower()
-        if not _ID_PREFIX.fullmatch(prefix):
-            return []
-        with self.store.reading(f"cannot read thread {ref}") as connection:
-            rows = connection.tuples(
-                "SELECT id FROM app_threads WHERE id LIKE :prefix ORDER BY id LIMIT :limit",
-                {"prefix": f"{prefix}%", "limit": _SHOWN + 1},
-            )
-        return [row[0] for row in rows]
+        return self.store.ids_like("app_threads", "thread", ref.lower())
 
     def resolve(self, ref: str) -> str:
         """The thread whose id is ``ref`` or starts with it; an ambiguous prefix is an error."""
-        ref = ref.strip().lower()
-        ids = self.thread_ids(ref)
-        if ref in ids:
-            return ref
-        if not ids:
-            raise StoreError(f"{self.store.where}: no thread {ref or '(empty id)'}")
-        if len(ids) > 1:
-            more = ", …" if len(ids) > _SHOWN else ""
-            raise StoreError(
-                f"thread id prefix {ref} is ambiguous: {', '.join(ids[:_SHOWN])}{more} "
-                "(give more characters)"
-            )
-        return ids[0]
+        return self.store.resolve_id("app_threads", "thread", ref)
 
     # -- writing ------------------------------------------------------------------------------
 
@@ -195,8 +157,7 @@ class ThreadStore:
         with self.store.writing(f"cannot mark provider thread {provider_thread_id}") as connection:
             queries.lock_thread(connection, thread_id)
             graph = queries.load_graph(connection, thread_id)
-            if graph is None:
-                raise StoreError(f"{self.store.where}: no thread {thread_id}")
+            assert graph is not None  # (lock_thread refuses a thread that is not there)
             pt = graph.provider_thread(provider_thread_id)
             changes = Changes.based_on(graph)
             changes.revisions[pt.id] = replace(

@@ -15,8 +15,9 @@ from datetime import UTC, datetime
 
 from msgspec.structs import replace
 
-from segue.store import Store
+from segue.store import Store, tables
 from segue.store.ids import new_id
+from segue.store.rows import row_of
 from segue.threads import queries
 from segue.threads.model import (
     HandoffStatus,
@@ -41,7 +42,6 @@ def rollback_changes(
     safety_checkpoint_id: str | None = None,
     target_checkpoint_id: str | None = None,
     later: frozenset[str] = frozenset(),
-    now: datetime | None = None,
     only: frozenset[int] | None = None,
     undoes: str | None = None,
 ) -> tuple[Rollback, Changes]:
@@ -58,7 +58,7 @@ def rollback_changes(
         thread_id=graph.thread.id,
         to_run=to_run,
         scope=scope,
-        created_at=now or datetime.now(UTC),
+        created_at=datetime.now(UTC),
         safety_checkpoint_id=safety_checkpoint_id,
         target_checkpoint_id=target_checkpoint_id,
         runs=tuple((r.ordinal, r.status.value) for r in undone),
@@ -111,7 +111,6 @@ def undo_changes(
     rollback: Rollback,
     *,
     safety_checkpoint_id: str | None = None,
-    now: datetime | None = None,
 ) -> tuple[Rollback, Changes]:
     """The undo of ``rollback`` (or of a redo) and the changes that record it: its runs and
     provider threads back to what they were (those changed since are left as they are now).
@@ -144,7 +143,7 @@ def undo_changes(
         thread_id=graph.thread.id,
         to_run=rollback.to_run,
         scope=rollback.scope,
-        created_at=now or datetime.now(UTC),
+        created_at=datetime.now(UTC),
         safety_checkpoint_id=safety_checkpoint_id,
         target_checkpoint_id=rollback.safety_checkpoint_id,
         runs=tuple(restored),
@@ -163,4 +162,4 @@ def record_rollback(
         if not changes.empty:
             queries.record_changes(connection, graph.thread.id, changes)
         if rollback is not None:
-            queries.add_rollback(connection, rollback)
+            connection.insert(tables.rollbacks, row_of(rollback, tables.rollbacks))

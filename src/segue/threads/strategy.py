@@ -208,7 +208,7 @@ def _staleness(
     name = f"{target} provider thread {pt.id}"
     if facts.model_changed:
         return f"the {target} model or mode changed incompatibly since {name}"
-    last = pt.last_run or 0
+    last = max(pt.native_runs, default=0)  # its last own run
     off = sum(1 for run in graph.live_runs if run.ordinal > last)
     if off > config.max_off_provider_runs:
         return (

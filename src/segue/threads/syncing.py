@@ -11,6 +11,7 @@ again. The same two steps run without a store (:func:`observe_graph`) for a dry 
 from __future__ import annotations
 
 import os
+import zlib
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
@@ -35,7 +36,7 @@ from segue.threads.model import (
 from segue.threads.native import NativeTurn, split_native_turns
 from segue.threads.observe import Observation, observe, observe_former
 from segue.threads.reconcile import Changes, SyncResult, reconcile, turns_to_layout
-from segue.threads.repository import ThreadStore, native_lock
+from segue.threads.repository import ThreadStore
 from segue.transforms.secrets import mask
 
 __all__ = [
@@ -66,14 +67,11 @@ def observe_graph(
     graph: ThreadGraph, reads: SessionReads, env: Mapping[str, str]
 ) -> list[Observation]:
     """What every provider thread's file (and every file one continued from) says now."""
-    seen: list[Observation] = []
+    seen: list[Observation | None] = []
     for pt in graph.provider_threads:
         seen.append(observe(pt, reads, env))
-        for index in range(len(pt.former)):
-            former = observe_former(pt, index, reads, env)
-            if former is not None:
-                seen.append(former)
-    return seen
+        seen += (observe_former(pt, index, reads, env) for index in range(len(pt.former)))
+    return [observation for observation in seen if observation is not None]
 
 
 def adoption(
@@ -81,7 +79,6 @@ def adoption(
     path: Path,
     reads: SessionReads,
     env: Mapping[str, str],
-    now: datetime | None = None,
     *,
     thread_id: str | None = None,
 ) -> tuple[ThreadGraph, Changes]:
@@ -92,7 +89,7 @@ def adoption(
     conversation = reads.read(current, provider)
     turns = split_native_turns(conversation)
     title, meta = title_of(conversation, turns), conversation.meta
-    thread = AppThread(thread_id or new_id(), now or datetime.now(UTC), title, meta.cwd)
+    thread = AppThread(thread_id or new_id(), datetime.now(UTC), title, meta.cwd)
     pt_id = new_id()
     # (a native turn's fields are its run's: prompt, status, times, note)
     runs = [Run(thread.id, n, provider, pt_id, n, **asdict(t)) for n, t in enumerate(turns, 1)]
@@ -131,7 +128,10 @@ def record_outcome(store: Store, graph: ThreadGraph, changes: Changes, doing: st
     with store.writing(doing) as connection:
         if changes.thread is not None and changes.thread.parent_thread_id is None:
             for pt in changes.provider_threads[:1]:
-                native_lock(connection, pt.provider, pt.native_id)
+                # one adoption of a session at a time (SQLite: the write lock is held already)
+                if connection.backend == "postgresql":
+                    key = zlib.crc32(f"segue-adopt:{pt.provider}:{pt.native_id}".encode())
+                    connection.execute("SELECT pg_advisory_xact_lock(:key)", {"key": key})
                 known = queries.threads_of_native(connection, pt.provider, pt.native_id)
                 if known:
                     raise AdoptedMeanwhile(known[0])
