@@ -32,8 +32,7 @@ class Demo(msgspec.Struct):
 
 def bundled_session() -> tuple[Path, dict[str, Any]]:
     root = Path(str(resources.files("segue") / "data" / "demo"))
-    about = orjson.loads((root / "session.json").read_bytes())
-    return root, about
+    return root, orjson.loads((root / "session.json").read_bytes())
 
 
 def run_demo(to: Provider | None = None, home: Path | None = None) -> Demo:

@@ -27,6 +27,7 @@ from segue.cli.options import (
     PROVIDER,
     JsonOption,
     RedactOption,
+    picked,
     print_json,
     printable,
     terminal_answer,
@@ -464,15 +465,10 @@ def run(
     result = run_turn(prompt, thread=thread, provider=provider)
     failed = result.returncode != 0 or result.status == "failed"
     if as_json:
+        keys = "thread=thread_id provider session_id run=run_ordinal status returncode output"
         print_json(
             {
-                "thread": result.thread_id,
-                "provider": result.provider.value,
-                "session_id": result.session_id,
-                "run": result.run_ordinal,
-                "status": result.status,
-                "returncode": result.returncode,
-                "output": result.output,
+                **picked(result, keys),
                 "error": result.error if failed else None,
                 "warnings": list(result.warnings),
                 "move": thread_move_to_json(result.move),
@@ -545,31 +541,20 @@ def _fail(message: str, code: int, as_json: bool) -> NoReturn:
 _OUTPUT_ERRNOS = frozenset({errno.ENOSPC, errno.EIO, errno.EBADF, errno.EDQUOT})
 
 
-def _before_dashes(args: list[str]) -> list[str]:
-    """The words before ``--`` (after it, none is an option)."""
-    return args[: args.index("--")] if "--" in args else args
-
-
-def _looks_like_a_prompt(args: list[str]) -> bool:
-    """Whether a wrong ``segue run`` line holds a word that starts with ``-`` and is none of its
-    options: a prompt taken for an option (one that holds a space, ``- fix it``, is a prompt
-    already)."""
-    options = option_names(run)
-    return any(
-        w.startswith("-") and w.split("=", 1)[0] not in options for w in _before_dashes(args)
-    )
-
-
 def main(argv: list[str] | None = None) -> None:
     args = list(sys.argv[1:] if argv is None else argv)
     if args[:1] not in (["watch"], ["tui"]):  # (their process goes on: not one command)
         collector.one_command()
-    as_json = "--json" in _before_dashes(args)
+    options = args[: args.index("--")] if "--" in args else args  # (after --, none is one)
+    as_json = "--json" in options
     try:
         try:
             command, values = app.parse(args)
         except UsageError as exc:
-            if args[:1] == ["run"] and _looks_like_a_prompt(args[1:]):
+            # a wrong run line with a word that starts with - and is none of its options: a
+            # prompt taken for an option (one that holds a space, "- fix it", is a prompt already)
+            typed = {word.split("=", 1)[0] for word in options[1:] if word.startswith("-")}
+            if args[:1] == ["run"] and typed - option_names(run):
                 raise UsageError(
                     f"{exc}; a prompt that starts with - goes after --: segue run -- PROMPT"
                 ) from None
@@ -577,24 +562,17 @@ def main(argv: list[str] | None = None) -> None:
         writable_stdout()  # (started with it closed: the command's output would be lost)
         command(**values)
         sys.stdout.flush()  # (a failure to write what is left is said here, as one line)
-    except UsageError as exc:
-        _fail(str(exc), 2, as_json)
-    except SegueError as exc:
-        _fail(str(exc), 1, as_json)
+    except SegueError as exc:  # a UsageError among them: exit status 2
+        _fail(str(exc), 2 if isinstance(exc, UsageError) else 1, as_json)
     except KeyboardInterrupt:
         _fail("interrupted", 130, as_json)
     except BrokenPipeError:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         raise SystemExit(1) from None
-    except OSError as exc:
-        if exc.errno not in _OUTPUT_ERRNOS or exc.filename is not None:
-            _internal(exc, as_json)
-        _fail(f"cannot write the output: {exc.strerror}", 1, False)
     except Exception as exc:  # a bug: still one line, with a way to see the traceback
-        _internal(exc, as_json)
-
-
-def _internal(exc: Exception, as_json: bool) -> NoReturn:
-    if os.environ.get("SEGUE_DEBUG"):
-        raise exc
-    _fail(f"internal error: {type(exc).__name__}: {exc} (SEGUE_DEBUG=1 shows where)", 70, as_json)
+        if isinstance(exc, OSError) and exc.errno in _OUTPUT_ERRNOS and exc.filename is None:
+            _fail(f"cannot write the output: {exc.strerror}", 1, False)
+        if os.environ.get("SEGUE_DEBUG"):
+            raise
+        what = f"{type(exc).__name__}: {exc}"
+        _fail(f"internal error: {what} (SEGUE_DEBUG=1 shows where)", 70, as_json)

@@ -22,7 +22,6 @@ line naming what was wrong and where the command's help is.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import inspect
 import shutil
 import sys
@@ -218,19 +217,15 @@ def _command_values(fn: Callable[..., Any], prog: str, args: list[str]) -> dict[
     values = vars(parser.parse_intermixed_args(words))
     for name, hint, _ in _parameters(fn):
         if _gathered(hint):  # the dataclass an Options parameter is, made of its fields' values
-            fields = dataclasses.fields(hint.__origin__)
-            values[name] = hint.__origin__(**{f.name: values.pop(f.name) for f in fields})
+            fields = _parameters(hint.__origin__)
+            values[name] = hint.__origin__(**{field: values.pop(field) for field, _, _ in fields})
     return values
 
 
 def option_names(fn: Callable[..., Any]) -> set[str]:
     """Every option name a command takes, its help's included."""
-    names = {"-h", "--help"}
-    for _, hint, _ in _parameters(fn, flat=True):
-        spec = hint.__metadata__[0] if typing.get_origin(hint) is typing.Annotated else None
-        if isinstance(spec, Option):
-            names.update(spec.names)
-    return names
+    specs = (hint.__metadata__[0] for _, hint, _ in _parameters(fn, flat=True))
+    return {"-h", "--help", *(n for spec in specs if isinstance(spec, Option) for n in spec.names)}
 
 
 def _hold_words(args: list[str], valued: set[str], held: dict[str, str]) -> list[str]:
@@ -279,32 +274,20 @@ _HELD, _AFTER = "\0H", "\0A"
 
 def _parameters(fn: Callable[..., Any], *, flat: bool = False) -> list[tuple[str, Any, Any]]:
     """(name, annotation, default) of each parameter, in order; ``flat``: an :class:`Options`
-    parameter's fields in its place."""
+    parameter's fields in its place (its dataclass's own parameters)."""
     hints = typing.get_type_hints(fn, include_extras=True)
-    found = [
-        (p.name, hints[p.name], _REQUIRED if p.default is p.empty else p.default)
-        for p in inspect.signature(fn).parameters.values()
-    ]
-    if not flat:
-        return found
-    return [field for parameter in found for field in _fields(parameter)]
+    found: list[tuple[str, Any, Any]] = []
+    for p in inspect.signature(fn).parameters.values():
+        if flat and _gathered(hints[p.name]):
+            found += _parameters(hints[p.name].__origin__)
+        else:
+            found.append((p.name, hints[p.name], _REQUIRED if p.default is p.empty else p.default))
+    return found
 
 
 def _gathered(hint: Any) -> bool:
     """Whether a parameter is an :class:`Options` one."""
     return typing.get_origin(hint) is typing.Annotated and isinstance(hint.__metadata__[0], Options)
-
-
-def _fields(parameter: tuple[str, Any, Any]) -> list[tuple[str, Any, Any]]:
-    """An :class:`Options` parameter's fields as parameters (any other: itself)."""
-    _, hint, _ = parameter
-    if not _gathered(hint):
-        return [parameter]
-    hints = typing.get_type_hints(hint.__origin__, include_extras=True)
-    return [
-        (f.name, hints[f.name], _REQUIRED if f.default is dataclasses.MISSING else f.default)
-        for f in dataclasses.fields(hint.__origin__)
-    ]
 
 
 _REQUIRED = object()

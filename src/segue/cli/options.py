@@ -1,4 +1,4 @@
-"""What the commands share: the ``--json`` option, and the provider option type.
+"""What the commands share: the ``--json`` option and its documents, and the provider option type.
 
 A provider is taken by its name in the registry (:func:`segue.providers.known`), so an option
 offers whatever providers this segue has, and a provider added to the registry is offered
@@ -10,11 +10,14 @@ from __future__ import annotations
 
 import select
 import sys
-from typing import Annotated
+from operator import attrgetter
+from pathlib import PurePath
+from typing import Annotated, Any
 
 import orjson
 
 from segue.cli.grammar import Argument, Option, writable_stdout
+from segue.model.codec import to_json_value
 from segue.model.conversation import Provider
 
 __all__ = [
@@ -22,6 +25,7 @@ __all__ = [
     "JsonOption",
     "RedactOption",
     "ThreadArgument",
+    "picked",
     "print_json",
     "printable",
     "terminal_answer",
@@ -83,6 +87,18 @@ def print_json(obj: object) -> None:
             select.select([], [stdout.fileno()], [])  # until the reader makes room
         view = view[taken or 0 :]
     stdout.flush()
+
+
+def picked(obj: object, keys: str) -> dict[str, Any]:
+    """``obj``'s attributes as a document, a member for each word of ``keys``, in its order:
+    ``name``, or ``key=attribute`` (dotted: an attribute's attribute) for one named otherwise.
+    Each value as :func:`~segue.model.codec.to_json_value` gives it, a path as its text."""
+    document: dict[str, Any] = {}
+    for word in keys.split():
+        key, _, attribute = word.partition("=")
+        value = attrgetter(attribute or key)(obj)
+        document[key] = str(value) if isinstance(value, PurePath) else to_json_value(value)
+    return document
 
 
 def terminal_answer(prompt: str) -> bool | None:

@@ -35,19 +35,16 @@ if TYPE_CHECKING:
 Mask = Callable[[str], str]
 
 
-def _clip(text: str, lines: int = 6, width: int = 160, mask: Mask = mask_secrets) -> str:
-    """The first ``lines`` lines of ``text``, each cut at ``width``, with secrets masked (masked
-    before cutting, so no part of one shows)."""
+def _clip(text: str, lines: int, mask: Mask, indent: str = "") -> str:
+    """The first ``lines`` lines of ``text``, each cut at 160 characters, with secrets masked
+    (masked before cutting, so no part of one shows); with an ``indent``, each line after it."""
     rows = text.splitlines() or [""]
     shown = mask("\n".join(rows[:lines])).splitlines() or [""]
-    out = [r if len(r) <= width else r[: width - 1] + "…" for r in shown]
+    out = [r if len(r) <= 160 else r[:159] + "…" for r in shown]
     if len(rows) > lines:
         out.append(f"… ({len(rows) - lines} more lines, {len(text):,} chars)")
-    return "\n".join(out)
-
-
-def _indent(text: str, prefix: str) -> str:
-    return "\n".join(prefix + line for line in text.splitlines())
+    clipped = "\n".join(out)
+    return "\n".join(indent + line for line in clipped.splitlines()) if indent else clipped
 
 
 def _tool_input(call: neutral.ToolCall) -> str:
@@ -73,36 +70,32 @@ def render_item(
             label = "context" if item.origin is neutral.Origin.INJECTED else "command"
             if not verbose and item.origin is neutral.Origin.INJECTED:
                 return Text(f"  · {label}: {len(item.text):,} chars", style="dim")
-            return Text(
-                f"  · {label}:\n" + _indent(_clip(item.text, 4, mask=mask), "      "), style="dim"
-            )
+            return Text(f"  · {label}:\n" + _clip(item.text, 4, mask, "      "), style="dim")
         case neutral.AssistantMessage():
-            return Text(_indent(_clip(item.text, 12, mask=mask), "  "))
+            return Text(_clip(item.text, 12, mask, "  "))
         case neutral.Reasoning():
             note = " (+ provider-private payload)" if item.private else ""
-            body = _clip(item.text, 3, mask=mask) if item.text else "(no readable text)"
+            body = _clip(item.text, 3, mask) if item.text else "(no readable text)"
             return Text(f"  ~ reasoning{note}: " + body, style="italic dim")
         case neutral.ToolCall():
-            shown = _clip(_tool_input(item), 3, mask=mask)
+            shown = _clip(_tool_input(item), 3, mask)
             return Text(f"  $ {item.name} [{item.tool.value}] {shown}", style="cyan")
         case neutral.ToolResult():
             status = "error" if item.error else "ok" if item.error is False else "?"
             if item.exit_code is not None:
                 status += f", exit {item.exit_code}"
             head = f"    → {status}, {len(item.output):,} chars"
-            return Text(
-                head + "\n" + _indent(_clip(item.output, 4, mask=mask), "      "), style="green"
-            )
+            return Text(head + "\n" + _clip(item.output, 4, mask, "      "), style="green")
         case neutral.Compaction():
             trig = f", {item.trigger}" if item.trigger else ""
             kept = f", keeps {len(item.replacement)} items" if item.replacement else ""
             text = f"  ⟳ compaction ({item.state.value}{trig}{kept})"
             if item.summary:
-                text += "\n" + _indent(_clip(item.summary, 4, mask=mask), "      ")
+                text += "\n" + _clip(item.summary, 4, mask, "      ")
             return Text(text, style="magenta")
         case neutral.ErrorNotice():
             reset = f" (resets {utc_minutes(item.reset_at)})" if item.reset_at else ""
-            message = _clip(item.message, 2, mask=mask)
+            message = _clip(item.message, 2, mask)
             return Text(f"  ⚠ {item.error_kind.value}: {message}{reset}", style="red")
         case neutral.Rollback():
             return Text(f"  ↶ rolled back {item.turns} turn(s)", style="yellow")
@@ -143,7 +136,7 @@ def print_conversation(
                 console.print(Text(f"\n── turn {number}", style="bold blue"))
             else:
                 console.print(Text("\n── turn (rolled back later)", style="bold dim"))
-            prompt = _clip(turn.prompt.text, 8, mask=mask).replace("\n", "\n  ")
+            prompt = _clip(turn.prompt.text, 8, mask).replace("\n", "\n  ")
             console.print(Text("> " + prompt, style="bold"))
         _print_items(console, turn.items, verbose, mask)
     for side in conversation.sidechains:

@@ -4,12 +4,19 @@ reports."""
 
 from __future__ import annotations
 
+from functools import partial
 from typing import TYPE_CHECKING, Annotated, Any
 
 from segue.cli import terminal
 from segue.cli.grammar import Group, Option, UsageError
-from segue.cli.options import PROVIDER, JsonOption, ThreadArgument, print_json, terminal_answer
-from segue.model.codec import to_json_value
+from segue.cli.options import (
+    PROVIDER,
+    JsonOption,
+    ThreadArgument,
+    picked,
+    print_json,
+    terminal_answer,
+)
 from segue.model.conversation import Provider
 from segue.model.errors import SegueError
 
@@ -29,27 +36,15 @@ __all__ = [
 
 
 def plan_to_json(plan: RollbackPlan) -> dict[str, Any]:
+    at = plan.target
     return {
-        "thread": plan.thread_id,
-        "to_run": plan.to_run,
-        "undo": plan.undo,
-        "undoes": plan.undoes,
-        "redo": plan.redo,
-        "files": plan.files,
-        "context": plan.context,
-        "folder": plan.folder,
-        "checkpoint": None
-        if plan.target is None
-        else {
-            "id": plan.target.id,
-            "commit": plan.target.commit_id,
-            "run": plan.target.run_ordinal,
-        },
-        "on_disk": to_json_value(plan.actions),
-        "left": to_json_value(plan.left),
-        "not_in_a_checkpoint": to_json_value(plan.uncovered),
-        "runs_rolled_back": list(plan.runs),
-        "handoffs_superseded": list(plan.handoffs),
+        **picked(plan, "thread=thread_id to_run undo undoes redo files context folder"),
+        "checkpoint": None if at is None else picked(at, "id commit=commit_id run=run_ordinal"),
+        **picked(
+            plan,
+            "on_disk=actions left not_in_a_checkpoint=uncovered runs_rolled_back=runs "
+            "handoffs_superseded=handoffs",
+        ),
         "provider_threads": [
             {"id": pt, "provider": p.value, "what": what} for pt, p, what in plan.provider_threads
         ],
@@ -58,16 +53,12 @@ def plan_to_json(plan: RollbackPlan) -> dict[str, Any]:
 
 
 def done_to_json(done: RollbackDone) -> dict[str, Any]:
+    safety = done.safety
     return {
         **plan_to_json(done.plan),
         "rollback": done.rollback_id,
-        "safety_snapshot": None
-        if done.safety is None
-        else {"id": done.safety.id, "commit": done.safety.commit_id, "ref": done.safety.ref},
-        "done": to_json_value(done.done),
-        "failed": to_json_value(done.failed),
-        "sessions": to_json_value(done.copies),
-        "notes": list(done.notes),
+        "safety_snapshot": None if safety is None else picked(safety, "id commit=commit_id ref"),
+        **picked(done, "done failed sessions=copies notes"),
         "exit_code": 1 if done.failed else 0,
     }
 
@@ -110,17 +101,19 @@ def rollback_command(
         raise UsageError("give --to-run N (the run to go back to), or --undo")
     if to_run is not None and to_run < 1:
         raise UsageError(f"--to-run takes a run's number, from 1 (not {to_run})")
-    console = terminal.console(stderr=as_json)
     if undo and (files_only or context_only):
         raise UsageError("--undo puts back what the last rollback changed: no --files-only")
+    files, context = not context_only, not files_only
     if undo:
-        plan = plan_undo(thread)
+        plan, run = plan_undo(thread), partial(undo_rollback, thread)
     else:
         assert to_run is not None
-        plan = plan_rollback(thread, to_run, files=not context_only, context=not files_only)
+        plan = plan_rollback(thread, to_run, files=files, context=context)
+        run = partial(rollback, thread, to_run, files=files, context=context)
     if as_json and dry_run:
         print_json({**plan_to_json(plan), "dry_run": True})
         return
+    console = terminal.console()
     if not as_json:
         _print(console, plan_lines(plan))
     if plan.refused:
@@ -128,30 +121,20 @@ def rollback_command(
     if dry_run:
         console.print("dry run: nothing changed", style="dim")
         return
-    _confirm(yes, "Undo it?" if undo else "Roll back?", as_json)
-    if undo:
-        done = undo_rollback(thread, confirmed=True)
-    else:
-        assert to_run is not None
-        done = rollback(
-            thread, to_run, files=not context_only, context=not files_only, confirmed=True
-        )
+    if not yes:
+        question = "Undo it? [y/N]: " if undo else "Roll back? [y/N]: "
+        answer = None if as_json else terminal_answer(question)
+        if answer is None:
+            raise SegueError("not done: confirm with --yes (no terminal to ask on)")
+        if not answer:
+            raise SegueError("not done: not confirmed")
+    done = run(confirmed=True)
     if as_json:
         print_json(done_to_json(done))
     else:
         _print(console, done_lines(done))
     if done.failed:
         raise SystemExit(1)
-
-
-def _confirm(yes: bool, question: str, as_json: bool) -> None:
-    if yes:
-        return
-    answer = None if as_json else terminal_answer(f"{question} [y/N]: ")
-    if answer is None:
-        raise SegueError("not done: confirm with --yes (no terminal to ask on)")
-    if not answer:
-        raise SegueError("not done: not confirmed")
 
 
 def fork_command(
@@ -177,13 +160,9 @@ def fork_command(
     if as_json:
         print_json(
             {
-                "thread": forked.thread_id,
-                "parent": forked.parent_thread_id,
-                "at_run": forked.at_run,
-                "checkpoint": {"id": forked.checkpoint.id, "commit": forked.checkpoint.commit_id},
-                "folder": forked.folder,
-                "worktree": forked.worktree,
-                "notes": list(forked.notes),
+                **picked(forked, "thread=thread_id parent=parent_thread_id at_run"),
+                "checkpoint": picked(forked.checkpoint, "id commit=commit_id"),
+                **picked(forked, "folder worktree notes"),
             }
         )
         return
@@ -235,13 +214,8 @@ def checkpoints_command(thread: ThreadArgument = None, as_json: JsonOption = Fal
 
     found = list_thread_checkpoints(thread)
     if as_json:
-        print_json(
-            {
-                "thread": found.thread_id,
-                "folder": found.folder,
-                "checkpoints": [checkpoint_to_json(c) for c in found.checkpoints],
-            }
-        )
+        checkpoints = [checkpoint_to_json(c) for c in found.checkpoints]
+        print_json({**picked(found, "thread=thread_id folder"), "checkpoints": checkpoints})
         return
     console = terminal.console()
     console.print(f"thread {found.thread_id}  {found.folder or ''}")

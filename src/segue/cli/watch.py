@@ -169,24 +169,6 @@ def _ask(text: str) -> bool:
     return key.lower() == "y"
 
 
-def _say_where_the_unit_finds_the_store() -> None:
-    """The printed unit reads ``$SEGUE_DATABASE_URL`` from a file of the user's: say so (on
-    stderr, beside the unit sent to a file) while that file is not there yet."""
-    from segue.store.location import URL_VARIABLE
-    from segue.watch import unit_environment_file
-
-    if not os.environ.get(URL_VARIABLE):
-        return
-    path = unit_environment_file(os.environ)
-    if not path.exists():
-        sys.stderr.write(
-            printable(
-                f"segue: the unit reads {URL_VARIABLE} from {path} (never written into a unit: "
-                f"it may hold a password); put {URL_VARIABLE}=… there, readable only by you\n"
-            )
-        )
-
-
 def watch_command(
     options: Annotated[WatchOptions, Options()] = _OPTIONS,
     once: Annotated[bool, Option("--once", help="One pass, then exit.")] = False,
@@ -197,14 +179,25 @@ def watch_command(
 ) -> None:
     """Watch the usage windows: move the parked agents off a provider the moment it runs out,
     and bring them back when its window resets."""
-    from segue.watch import systemd_unit, watch
+    from segue.store.location import URL_VARIABLE
+    from segue.watch import systemd_unit, unit_environment_file, watch
 
     policy = options.policy()
     if print_unit:  # every option given, so the service watches as this command would
         argv = [sys.executable, "-m", "segue", "watch", *options.argv()]
         sys.stdout.write(systemd_unit(argv, os.environ))
         sys.stdout.flush()
-        _say_where_the_unit_finds_the_store()
+        # the unit reads the store's address from a file of the user's: said (on stderr, beside
+        # the unit sent to a file) while that file is not there yet
+        path = unit_environment_file(os.environ)
+        if os.environ.get(URL_VARIABLE) and not path.exists():
+            sys.stderr.write(
+                printable(
+                    f"segue: the unit reads {URL_VARIABLE} from {path} (never written into a "
+                    f"unit: it may hold a password); put {URL_VARIABLE}=… there, readable only "
+                    "by you\n"
+                )
+            )
         return
 
     seen: list[WatchEvent] = []
