@@ -103,42 +103,6 @@ class Git(msgspec.Struct, frozen=True):
                 env["GIT_INDEX_FILE"] = str(chosen)
         return env
 
-    def start(
-        self,
-        args: Sequence[str],
-        *,
-        index: Path | None = None,
-        work_tree: bool = True,
-    ) -> subprocess.Popen[bytes]:
-        """git running beside segue, its stdin and stdout pipes (for :meth:`finish`); it holds
-        the locks held now."""
-        try:
-            return subprocess.Popen(
-                [self.program, *_ALWAYS, *args],
-                cwd=self.work_tree,
-                env=self._env(index, work_tree),
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                pass_fds=_HELD.get(),
-            )
-        except OSError as exc:
-            raise CheckpointError(f"{self.work_tree}: cannot run git: {exc.strerror}") from None
-
-    def finish(
-        self, process: subprocess.Popen[bytes], stdin: bytes, what: str
-    ) -> subprocess.CompletedProcess[bytes]:
-        """Give a started git its input and wait for it (killed past the time limit)."""
-        try:
-            out, err = process.communicate(stdin, timeout=GIT_TIMEOUT_S)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.communicate()
-            raise CheckpointError(
-                f"{self.work_tree}: git {what} took more than {GIT_TIMEOUT_S:.0f} s"
-            ) from None
-        return subprocess.CompletedProcess(process.args, process.returncode, out, err)
-
     def run(
         self,
         args: Sequence[str],
@@ -148,9 +112,25 @@ class Git(msgspec.Struct, frozen=True):
         index: Path | None = None,
         work_tree: bool = True,
     ) -> subprocess.CompletedProcess[bytes]:
-        """git to its end: its exit code and output (a failure raised, with ``check``)."""
-        process = self.start(args, index=index, work_tree=work_tree)
-        done = self.finish(process, stdin or b"", args[0])
+        """git to its end (killed past the time limit), holding the locks held now: its exit
+        code and output (a failure raised, with ``check``)."""
+        try:
+            done = subprocess.run(
+                [self.program, *_ALWAYS, *args],
+                cwd=self.work_tree,
+                env=self._env(index, work_tree),
+                input=stdin or b"",
+                capture_output=True,
+                timeout=GIT_TIMEOUT_S,
+                pass_fds=_HELD.get(),
+                check=False,
+            )
+        except subprocess.TimeoutExpired:
+            raise CheckpointError(
+                f"{self.work_tree}: git {args[0]} took more than {GIT_TIMEOUT_S:.0f} s"
+            ) from None
+        except OSError as exc:
+            raise CheckpointError(f"{self.work_tree}: cannot run git: {exc.strerror}") from None
         if check and done.returncode != 0:
             raise failed(done, self.work_tree, args[0])
         return done

@@ -29,7 +29,7 @@ import msgspec
 from segue.model.errors import CheckpointError
 from segue.support.places import data_dir
 from segue.workspace.changes import Change, Skipped, Snapshot
-from segue.workspace.git import Git, call, failed, find_git, init_bare, locked, probe, read_diff
+from segue.workspace.git import Git, call, find_git, init_bare, locked, probe, read_diff
 
 __all__ = [
     "Workspace", "capture", "changes_between", "disk_ids", "is_commit", "listing", "locate",
@@ -69,9 +69,8 @@ class Workspace(msgspec.Struct, frozen=True):
     prefix: str
     private: bool  # a private repository in segue's data folder (the folder is not in git)
     objects: Path  # the repository's object folder (a linked worktree's is its main one's)
-    index: (
-        Path  # segue's index of the folder (``git``'s; the files kept beside it are named after it)
-    )
+    # segue's index of the folder (``git``'s; the files kept beside it are named after it)
+    index: Path
 
     def pathspec(self) -> list[str]:
         return ["--", self.prefix] if self.prefix else []
@@ -177,7 +176,6 @@ def _seed(ws: Workspace) -> None:
     index = ws.index
     if index.exists():
         return
-    index.with_name(index.name + ".folders").unlink(missing_ok=True)
     theirs = None if ws.private else users_index(ws)
     if theirs is not None and _converts(ws, theirs):
         ws.git.run(["read-tree", "--empty"])
@@ -233,16 +231,10 @@ def listing(ws: Workspace, *, refresh: bool = True) -> list[tuple[str, str]]:
     options = ["--raw", "-z", "--no-renames", "--no-relative", "--no-ext-diff", "--no-color"]
     refreshing = ["-c", "diff.autoRefreshIndex=true", *quiet]  # (whatever the user's setting)
     args = [*refreshing, "diff", *options, "--ignore-submodules=dirty", *ws.pathspec()]
-    changed = ws.git.start(args)
-    try:
-        others = ws.git.start(["ls-files", "--others", "--exclude-standard", "-z", *ws.pathspec()])
-    except BaseException:
-        ws.git.finish(changed, b"", "diff")
-        raise
-    try:
-        new = ws.git.finish(others, b"", "ls-files")
-    finally:
-        files = ws.git.finish(changed, b"", "diff")
+    files = ws.git.run(args, check=False)
+    new = ws.git.run(
+        ["ls-files", "--others", "--exclude-standard", "-z", *ws.pathspec()], check=False
+    )
     for done in (files, new):
         if done.returncode != 0:
             why = done.stderr.decode("utf-8", "replace").strip()[:300]
@@ -302,58 +294,34 @@ def screen(
 
 
 def _folders(ws: Workspace, entries: list[tuple[str, str]]) -> tuple[list[str], list[Skipped]]:
-    """What git's listing cannot see, in the folders segue's index holds files in: the outermost
-    that are repositories of their own now (git looks for one only in a folder the index holds
-    nothing in), and the special files (a FIFO, a socket: git lists none). The folders are kept
-    beside the index (``.folders``: each with its time when last looked in; its files' when the
-    index was made, and every new file's since); only one whose time moved (an entry made or
-    removed in it) is looked in again, and the special files found are kept there too."""
-    index = ws.index
-    kept = index.with_name(index.name + ".folders")
-    try:
-        known = {
-            name.decode("utf-8", "surrogateescape"): int(stamp)
-            for stamp, _, name in (r.partition(b" ") for r in kept.read_bytes().split(b"\0") if r)
-        }
-        new = [path for tag, path in entries if tag == "?"]
-    except (OSError, ValueError):
-        known, new = {}, ws.git.names(["ls-files", "-z", *ws.pathspec()])
-    before = dict(known)
-    for name in new:
-        at = name.rfind("/")
-        while at > len(ws.prefix) and (folder := name[:at]) not in known:
-            known[folder] = 0
-            at = folder.rfind("/")
-    known.setdefault(ws.prefix, 0)
+    """What git's listing cannot see, in the folders segue's index holds files in (and the new
+    files'): the outermost that are repositories of their own now (git looks for one only in a
+    folder the index holds nothing in), and the special files (a FIFO, a socket: git lists
+    none)."""
+    held = ws.git.names(["ls-files", "-z", *ws.pathspec()])
+    new = (path for tag, path in entries if tag == "?")
+    folders = {ws.prefix}
+    for folder in {name.rpartition("/")[0] for name in [*held, *new]}:
+        while len(folder) > len(ws.prefix) and folder not in folders:
+            folders.add(folder)
+            folder = folder.rpartition("/")[0]
     top = ws.git.work_tree
     nested: list[str] = []
     special: dict[str, str] = {}
-    for name in sorted(known):  # (a folder before the folders in it)
-        try:
-            info = (top / name).lstat()
-        except OSError:
-            info = None
-        if known[name] == -1:  # a special file found before: still one?
-            kind = None if info is None else _SPECIAL.get(stat.S_IFMT(info.st_mode))
-            if kind is not None and _outside(name, nested):
-                special[name] = kind
+    for name in sorted(folders):  # (a folder before the folders in it)
+        where = top / name
+        if not _outside(name, nested) or os.path.islink(where) or not os.path.isdir(where):
             continue
-        if info is None or not stat.S_ISDIR(info.st_mode) or not _outside(name, nested):
-            del known[name]
-            continue
-        if name != ws.prefix and os.path.lexists(top / name / ".git"):
+        if name != ws.prefix and os.path.lexists(where / ".git"):
             nested.append(name)
-        elif info.st_mtime_ns != known[name]:
-            known[name] = info.st_mtime_ns
-            with contextlib.suppress(OSError), os.scandir(top / name) as found:
-                for entry in found:
-                    kind = _SPECIAL.get(stat.S_IFMT(entry.stat(follow_symlinks=False).st_mode))
-                    if kind is not None:
-                        special[f"{name}/{entry.name}" if name else entry.name] = kind
-    known.update(dict.fromkeys(special, -1))
-    if known != before:
-        records = (b"%d %s\0" % (n, f.encode("utf-8", "surrogateescape")) for f, n in known.items())
-        write_atomic(kept, b"".join(records))
+            continue
+        with contextlib.suppress(OSError), os.scandir(where) as found:
+            for entry in found:
+                if entry.is_file(follow_symlinks=False) or entry.is_dir(follow_symlinks=False):
+                    continue
+                kind = _SPECIAL.get(stat.S_IFMT(entry.stat(follow_symlinks=False).st_mode))
+                if kind is not None:
+                    special[f"{name}/{entry.name}" if name else entry.name] = kind
     with contextlib.suppress(CheckpointError):  # (those git ignores are no snapshot's concern)
         for name in ws.git.ignored(list(special)):
             special.pop(name, None)
@@ -442,7 +410,6 @@ def capture(
         except CheckpointError:
             # segue's index is no use (a copy git cannot read, a conflict in it): afresh
             index.unlink(missing_ok=True)
-            index.with_name(index.name + ".folders").unlink(missing_ok=True)
             _seed_fresh(ws)
             tree, skipped = _snapshot(ws, max_bytes)
         parents = ["-p", parent] if parent and is_commit(ws, parent) else []
@@ -450,18 +417,13 @@ def capture(
             ["commit-tree", tree, *parents, "-F", "-"],
             stdin=message.encode("utf-8", "surrogateescape"),
         )
-        referrer = ws.git.start(["update-ref", ref, commit])
-        try:
-            if parents:
-                changes, against = changes_between(ws, parents[1], tree), "previous"
-            elif not ws.private and (head := _changes_from_head(ws, tree)) is not None:
-                changes, against = head, "HEAD"
-            else:
-                changes, against = changes_between(ws, None, tree), "nothing"
-        finally:
-            done = ws.git.finish(referrer, b"", "update-ref")
-    if done.returncode != 0:
-        raise failed(done, ws.git.work_tree, "update-ref")
+        ws.git.run(["update-ref", ref, commit])
+        if parents:
+            changes, against = changes_between(ws, parents[1], tree), "previous"
+        elif not ws.private and (head := _changes_from_head(ws, tree)) is not None:
+            changes, against = head, "HEAD"
+        else:
+            changes, against = changes_between(ws, None, tree), "nothing"
     return Snapshot(commit, tree, ref, changes, tuple(skipped), against)
 
 
@@ -480,8 +442,8 @@ def _snapshot(ws: Workspace, max_bytes: int) -> tuple[str, list[Skipped]]:
     ids = disk_ids(ws, [p for p in take if p not in out], write=True)
     records = [f"{mode} {sha}\t{path}" for path, (mode, sha) in ids.items()]
     if removed := [p for p in [*take, *gone] if p not in ids]:
-        zero = "0" * _id_length(ws)
-        records += [f"0 {zero}\t{p}" for p in removed]
+        sha256 = ws.git.out(["rev-parse", "--show-object-format"]) == "sha256"
+        records += [f"0 {'0' * (64 if sha256 else 40)}\t{p}" for p in removed]
     for tag, path in entries:
         if tag == "S" and (commit := _submodule(ws, path)) is not None:
             records.append(f"160000 {commit}\t{path}")
@@ -494,17 +456,6 @@ def _snapshot(ws: Workspace, max_bytes: int) -> tuple[str, list[Skipped]]:
     if tree == EMPTY_TREE.get(len(tree)):  # (git knows it without writing it; fsck does not)
         ws.git.run(["hash-object", "-w", "-t", "tree", "--stdin"], stdin=b"")
     return tree, list({s.path: s for s in skipped}.values())
-
-
-_ID_LENGTHS: dict[Path, int] = {}
-
-
-def _id_length(ws: Workspace) -> int:
-    """How long the repository's object ids are (40: SHA-1, 64: SHA-256)."""
-    if ws.git.git_dir not in _ID_LENGTHS:
-        form = ws.git.out(["rev-parse", "--show-object-format"])
-        _ID_LENGTHS[ws.git.git_dir] = 64 if form == "sha256" else 40
-    return _ID_LENGTHS[ws.git.git_dir]
 
 
 def _submodule(ws: Workspace, path: str) -> str | None:
