@@ -19,6 +19,7 @@ from segue.model.errors import CheckpointError
 from segue.workspace import Snapshot, Workspace, capture, changes_between, locate
 from segue_testbed.claude_cli import ClaudeHome, claude_bin
 from segue_testbed.codex_cli import CodexHome, codex_bin
+from segue_testbed.copilot_cli import CopilotHome
 from segue_testbed.standin.anthropic import RateLimited, ToolUse
 from segue_testbed.standin.anthropic import Reply as ClaudeReply
 from segue_testbed.standin.anthropic import Text as ClaudeText
@@ -671,11 +672,12 @@ def test_installed_hooks_checkpoint_turns_typed_into_either_cli_and_uninstall_un
 ) -> None:
     lane = standin.lane()
     codex, claude = CodexHome(tmp_path, lane), ClaudeHome(tmp_path, lane)
+    copilot = CopilotHome(tmp_path, lane)
     segue_env = {
         "SEGUE_STATE_DIR": str(tmp_path / "state"),
         "SEGUE_DATA_DIR": str(tmp_path / "data"),
     }
-    env = {**codex.env(), **claude.env(), **segue_env}
+    env = {**copilot.env(), **codex.env(), **claude.env(), **segue_env}
     # the user's own settings: a hook of theirs, a notify program of theirs, comments
     theirs = tmp_path / "their-notify.sh"
     theirs.write_text(f'#!/bin/sh\necho "$1" >> {tmp_path / "their-notify.log"}\n')
@@ -696,10 +698,10 @@ def test_installed_hooks_checkpoint_turns_typed_into_either_cli_and_uninstall_un
     claude_before, codex_before = orjson.loads(settings.read_bytes()), config.read_bytes()
 
     installed = segue_json(["hooks", "install", "--json"], env)
-    assert [h["changed"] for h in installed["hooks"]] == [True, True]
+    assert [h["changed"] for h in installed["hooks"]] == [True, True, True]
     hooked_settings, hooked_config = settings.read_bytes(), config.read_bytes()
     again = segue_json(["hooks", "install", "--json"], env)
-    assert [h["changed"] for h in again["hooks"]] == [False, False]
+    assert [h["changed"] for h in again["hooks"]] == [False, False, False]
     assert (settings.read_bytes(), config.read_bytes()) == (hooked_settings, hooked_config)
     assert orjson.loads(hooked_settings)["hooks"]["Stop"][0] == user_hook  # theirs kept
 
@@ -738,10 +740,31 @@ def test_installed_hooks_checkpoint_turns_typed_into_either_cli_and_uninstall_un
     logged = _wait_for(lambda: (tmp_path / "their-notify.log").read_text() or None)
     assert '"type":"agent-turn-complete"' in logged
 
+    # a Copilot turn: its agentStop hook (segue's own hooks file) takes the checkpoint
+    third = tmp_path / "third"
+    third.mkdir()
+    git(third, "init", "-q", "-b", "main")
+    lane.script(
+        "anthropic",
+        ClaudeReply((ToolUse("bash", {"command": "printf 'c\\n' > c.txt", "description": "c"}),)),
+        ClaudeText("wrote c"),
+    )
+    assert copilot.run("Write c.", cwd=third, env=segue_env).returncode == 0
+
+    def copilot_checkpoint() -> dict[str, Any] | None:
+        done = segue(["checkpoints", "--json"], env, cwd=third)
+        found = orjson.loads(done.stdout).get("checkpoints") if done.returncode == 0 else None
+        return found[0] if found else None
+
+    made = _wait_for(copilot_checkpoint)
+    assert (made["kind"], made["provider"]) == ("exact", "copilot")
+    assert tree_files(third / ".git", made["commit"], third) == {"c.txt": b"c\n"}
+
     # (Claude Code wrote settings of its own meanwhile: they stay too)
     now = orjson.loads(settings.read_bytes())
     removed = segue_json(["hooks", "uninstall", "--json"], env)
-    assert [h["changed"] for h in removed["hooks"]] == [True, True]
+    assert [h["changed"] for h in removed["hooks"]] == [True, True, True]
+    assert not (copilot.copilot_home / "hooks" / "segue.json").exists()
     assert orjson.loads(settings.read_bytes()) == {**now, "hooks": claude_before["hooks"]}
     assert config.read_bytes() == codex_before
 
@@ -829,8 +852,6 @@ def test_a_git_that_outlives_its_capture_keeps_the_workspace_locked(
     wait for that git, never run beside it (a killed segue's own lock goes with it)."""
     import fcntl
 
-    from segue.workspace.snapshot import locked
-
     ws = locate(repo, env_for(tmp_path))
     capture(ws, "refs/segue/checkpoints/t/1", parent=None, message="m")
     index = ws.git.index
@@ -847,11 +868,32 @@ def test_a_git_that_outlives_its_capture_keeps_the_workspace_locked(
         finally:
             os.close(probe)
 
-    with locked(index):
-        child = ws.git.start(["cat-file", "--batch"])  # a git that waits on its input
-    assert not free()  # segue's descriptor is closed; the git it started still holds the lock
-    ws.git.finish(child, b"", "cat-file")
-    assert free()
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)  # (a git that reads it waits for its writer)
+    holding = (
+        "import os, sys\nfrom segue.workspace import locate\n"
+        "from segue.workspace.git import locked\nws = locate(sys.argv[1], os.environ)\n"
+        "with locked(ws.index):\n"
+        "    ws.git.run(['hash-object', '--stdin-paths'], stdin=sys.argv[2].encode() + b'\\n')\n"
+    )
+    segue_side = subprocess.Popen(
+        [sys.executable, "-c", holding, str(repo), str(fifo)], env=env_for(tmp_path)
+    )
+    deadline = time.monotonic() + 30
+    while True:  # (until the git started under the lock opens the FIFO)
+        try:
+            writer = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+            break
+        except OSError:
+            assert time.monotonic() < deadline and segue_side.poll() is None
+            time.sleep(0.02)
+    segue_side.kill()  # (segue killed: its descriptor is closed; its git still holds the lock)
+    segue_side.wait()
+    assert not free()
+    os.close(writer)  # (the git reads to the end and ends)
+    while not free():
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
 
 
 def test_a_link_is_taken_as_its_target_and_a_fifo_is_left_out_without_waiting(

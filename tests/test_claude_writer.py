@@ -18,7 +18,7 @@ from typing import Any
 import orjson
 import pytest
 
-from segue.formats.claude.writer import prepare_session, project, select, shell_command
+from segue.formats.claude.writer import prepare_session, project, select
 from segue.model.conversation import (
     AssistantMessage,
     Compaction,
@@ -38,6 +38,7 @@ from segue.model.conversation import (
 from segue.model.errors import TargetExists
 from segue.providers import entry
 from segue.providers.sessions import read_session
+from segue.transforms.carry import shell_command
 from segue.transforms.effective import portable_history
 from segue_testbed.claude_cli import ClaudeHome
 from segue_testbed.fixtures import Fixture, all_fixtures

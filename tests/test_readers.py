@@ -39,8 +39,8 @@ def fixture(request: pytest.FixtureRequest) -> Fixture:
     return request.param  # type: ignore[no-any-return]
 
 
-def test_there_are_fixtures_of_both_providers() -> None:
-    assert {f.provider for f in FIXTURES} == {"claude", "codex"}
+def test_there_are_fixtures_of_every_provider() -> None:
+    assert {f.provider for f in FIXTURES} == {"claude", "codex", "copilot"}
 
 
 def test_meta(fixture: Fixture) -> None:

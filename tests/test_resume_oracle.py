@@ -45,6 +45,17 @@ def test_effective_history_is_what_the_cli_sends(
         returncode, stdout, stderr = run.returncode, run.stdout, run.stderr
         requests = [r.body for r in claude.model_requests()]
         sent = atoms_from_claude_request(requests[0], MARKER)
+    elif fixture.provider == "copilot":
+        from segue_testbed.copilot_cli import CopilotHome
+        from segue_testbed.standin.anthropic import Text as CopilotText
+
+        lane.script("anthropic", CopilotText("MARKER"))
+        copilot = CopilotHome(tmp_path, lane)
+        shutil.copytree(fixture.home, copilot.home, dirs_exist_ok=True)
+        done = copilot.run(MARKER, cwd=cwd, resume=fixture.spec["session_id"])
+        returncode, stdout, stderr = done.returncode, done.stdout, done.stderr
+        requests = [r.body for r in copilot.model_requests()]  # type: ignore[attr-defined]
+        sent = atoms_from_claude_request(requests[0], MARKER)
     else:
         from segue_testbed.codex_cli import CodexHome
         from segue_testbed.standin.openai import Text as CodexText

@@ -118,7 +118,7 @@ def _relay_home(tmp_path: Path, fixture: str) -> tuple[dict[str, str], str, Path
 
 def test_a_registered_provider_is_listed_found_and_read(relay: Relay, tmp_path: Path) -> None:
     env, session_id, path = _relay_home(tmp_path, "codex-multi_turn")
-    assert names() == ("claude", "codex", "relay")
+    assert names() == ("claude", "codex", "copilot", "relay")
     listing = list_sessions(None, None, env=env)
     assert [(s.provider, s.id) for s in listing.sessions] == [(RELAY, session_id)]
     assert find_session(session_id, env) == (RELAY, path)
@@ -180,7 +180,7 @@ def test_the_commands_offer_a_registered_provider(
         "claude",
     }
     code, out, err = _command(["switch", session_id, "--to", "gemini"], env, monkeypatch, capsys)
-    assert code == 2 and "claude, codex, relay" in err, err
+    assert code == 2 and "claude, codex, copilot, relay" in err, err
 
 
 def test_the_graph_holds_the_registry_type_whatever_names_a_provider() -> None:

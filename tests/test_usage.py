@@ -117,9 +117,12 @@ def test_json_shape(tmp_path: Path) -> None:
     usages = read_usage(env, now=at("2026-11-29T21:00:00"))
     doc = usage_to_json(usages)
     assert set(doc) == {"providers"}
-    assert {p["provider"] for p in doc["providers"]} == {"claude", "codex"}
+    assert {p["provider"] for p in doc["providers"]} == {"claude", "codex", "copilot"}
     for row in doc["providers"]:
         assert set(row) == PROVIDER_KEYS
+        if row["provider"] == "copilot":  # no session of it here: nothing known, not exhausted
+            assert (row["exhausted"], row["blocking"], row["windows"]) == (False, None, [])
+            continue
         assert row["exhausted"] is True
         assert set(row["blocking"]) == WINDOW_KEYS
         for window in row["windows"]:
@@ -133,7 +136,7 @@ def test_json_shape(tmp_path: Path) -> None:
 def test_no_sessions_no_login_is_quiet(tmp_path: Path) -> None:
     env = {"HOME": str(tmp_path), "PATH": "/nonexistent", "SEGUE_STATE_DIR": str(tmp_path / "s")}
     usages = read_usage(env)
-    assert {u.provider for u in usages} == {Provider.CLAUDE, Provider.CODEX}
+    assert {u.provider for u in usages} == {Provider.CLAUDE, Provider.CODEX, Provider("copilot")}
     for usage in usages:
         assert not usage.exhausted and usage.windows == [] and usage.blocking is None
         assert usage.notes  # the sources that could not answer say so, quietly

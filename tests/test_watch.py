@@ -23,13 +23,18 @@ FIXTURES = all_fixtures()
 BOTH = datetime(2026, 11, 29, 21, 0, tzinfo=UTC)  # Claude's recorded limit and Codex's, both live
 CODEX_ONLY = datetime(2026, 11, 30, 9, 0, tzinfo=UTC)  # Claude's reset (22:51) has passed
 RESET = datetime(2030, 3, 18, 0, 0, tzinfo=UTC)  # Codex's recorded window has reset too
+TWO = ("claude", "codex")  # a home of these two (Copilot's watch has a test of its own)
 OFFLINE = WatchPolicy(move=Mode.AUTO, returns=Mode.AUTO, remote=False, relaunch=False)
 
 
-def _home(tmp_path: Path, scenarios: set[str] | None = None) -> dict[str, str]:
+def _home(
+    tmp_path: Path, scenarios: set[str] | None = None, providers: tuple[str, ...] = TWO
+) -> dict[str, str]:
     root = tmp_path / "home"
     root.mkdir(parents=True)
     for fixture in FIXTURES:
+        if fixture.provider not in providers:
+            continue
         if scenarios is None or fixture.spec["scenario"] in scenarios:
             shutil.copytree(fixture.home, root, dirs_exist_ok=True)
             Path(fixture.spec["cwd"]).mkdir(parents=True, exist_ok=True)
@@ -432,3 +437,17 @@ def test_a_program_in_a_folder_with_a_percent_a_space_or_a_dollar_is_run_by_the_
     for bad in ("/opt/it's/python", "/opt/a\nb/python", "/opt/a\\b/python"):
         with pytest.raises(SegueError, match="systemd runs no program"):
             systemd_unit([bad, "-m", "segue", "watch"], {})
+
+
+def test_with_claude_and_codex_exhausted_the_fleets_move_to_copilot(tmp_path: Path) -> None:
+    env = _home(tmp_path, providers=(*TWO, "copilot"))
+    for limited in (tmp_path / "home" / ".copilot" / "session-state").glob("*/events.jsonl"):
+        if b'"session.error"' in limited.read_bytes():
+            shutil.rmtree(limited.parent)  # Copilot itself is not limited here
+    events = watch_pass(OFFLINE, env=env, now=BOTH, agents=[])
+    assert [e.kind for e in events].count("moved") == 2  # claude's fleet and codex's
+    assert "waiting" not in [e.kind for e in events]
+    recorded = orjson.loads(segue(["batches", "--json"], env).stdout)["batches"]
+    assert {(b["from"], b["to"]) for b in recorded} == {("claude", "copilot"), ("codex", "copilot")}
+    written = list((tmp_path / "home" / ".copilot" / "session-state").glob("*/events.jsonl"))
+    assert len(written) > len([f for f in FIXTURES if f.provider == "copilot"]) - 1

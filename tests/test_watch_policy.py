@@ -40,7 +40,7 @@ def _moved(batch: str, off: Provider = CODEX, *, at: datetime, reset: datetime) 
 
 def test_nothing_to_do_decides_nothing() -> None:
     decisions = decide(Seen(NOW, FINE), AUTO)
-    assert decisions.returns == [] and decisions.states == [] and decisions.move is None
+    assert decisions.returns == [] and decisions.states == [] and decisions.moves == []
     assert decisions.switches == {} and decisions.staying == {}
 
 
@@ -55,8 +55,8 @@ def test_an_exhausted_provider_moves_its_fleet_but_the_sessions_kept_or_refused(
     (state,) = decisions.states
     assert (state.kind, state.provider, state.reset_at) == ("exhausted", CODEX, RESET)
     assert state.detail == "blocked by the 5-hour limit until 2026-12-01T17:00:00Z"
-    move = decisions.move
-    assert move is not None and move.source is CODEX and move.ask
+    (move,) = decisions.moves
+    assert move.source is CODEX and move.ask
     assert move.reset_at == RESET and move.why == state.detail
     # the batches' reason first, then what this pass brought back, then this limit's refusals
     assert move.exclude({"back-1": "just brought back", "no-1": "just brought back"}) == {
@@ -65,15 +65,15 @@ def test_an_exhausted_provider_moves_its_fleet_but_the_sessions_kept_or_refused(
         "back-1": "just brought back",
     }
     assert move.exclude() == {"away-1": "moved off, not back", "no-1": "quiet"}
-    alone = decide(Seen(NOW, [Reading(CLAUDE), _limited(CODEX)], [older, declined]), AUTO).move
-    assert alone is not None and not alone.ask
+    (alone,) = decide(Seen(NOW, [Reading(CLAUDE), _limited(CODEX)], [older, declined]), AUTO).moves
+    assert not alone.ask
     assert alone.exclude() == {"no-1": "declined for this limit"}  # not the older limit's
 
 
 def test_both_exhausted_waits_for_the_earliest_reset_and_moves_nothing() -> None:
     early = NOW + timedelta(hours=1)
     decisions = decide(Seen(NOW, [_limited(CLAUDE, early), _limited(CODEX)]), AUTO)
-    assert decisions.move is None
+    assert decisions.moves == []
     (state,) = decisions.states
     assert (state.kind, state.provider, state.reset_at) == ("waiting", None, early)
     assert state.detail == (
@@ -92,7 +92,7 @@ def test_a_reset_passed_brings_the_batch_back_asked_or_done() -> None:
     assert (going.batch, going.to, going.ask) == ("b1", CODEX, True)
     assert going.skip == {"t1": "back already, or moved on by a later batch"}
     assert going.why == "codex's window has reset: back from batch b1"
-    assert asked.move is None and asked.states == []
+    assert asked.moves == [] and asked.states == []
     done = decide(Seen(NOW, FINE, history, moves), AUTO)
     assert [(r.batch, r.ask) for r in done.returns] == [("b1", False)]
 
@@ -102,7 +102,7 @@ def test_a_return_waits_while_the_provider_is_exhausted_its_window_runs_or_it_is
     history = [_moved("b1", at=NOW - timedelta(hours=5), reset=reset)]
     still = decide(Seen(NOW, [Reading(CLAUDE), _limited(CODEX)], history), AUTO)
     assert still.returns == [] and still.staying == {"b1": "codex is still exhausted"}
-    assert still.move is not None and still.move.source is CODEX  # and its fleet moves off
+    assert [m.source for m in still.moves] == [CODEX]  # and its fleet moves off
     # the usage source says fine, but the window the batch hit has not reset yet
     early = decide(Seen(reset - timedelta(seconds=1), FINE, history), AUTO)
     assert early.returns == [] and early.staying["b1"].startswith("the window it hit resets")
@@ -143,7 +143,7 @@ def test_a_family_limit_is_said_and_switches_its_idle_agents_once() -> None:
         CLAUDE,
         "claude --model sonnet",
     )
-    assert decisions.move is None and decisions.returns == []
+    assert decisions.moves == [] and decisions.returns == []
     switch = decisions.switches[CLAUDE]
     assert (switch.model, switch.ask, switch.done) == ("sonnet", True, frozenset({"done"}))
 
@@ -190,3 +190,16 @@ def test_the_policy_loads_no_store_no_fleet_and_no_scanner() -> None:
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
                           timeout=60, check=False)  # fmt: skip
     assert done.returncode == 0 and done.stdout == "[]\n", done.stderr
+
+
+def test_two_exhausted_move_to_a_third_that_is_free_and_usable() -> None:
+    copilot = Provider("copilot")
+    early = NOW + timedelta(hours=1)
+    three = decide(Seen(NOW, [_limited(CLAUDE, early), _limited(CODEX), Reading(copilot)]), AUTO)
+    assert sorted(m.source.value for m in three.moves) == ["claude", "codex"]
+    assert [s.kind for s in three.states] == ["exhausted", "exhausted"]
+    unusable = Reading(copilot, usable=False)  # not installed, never used here
+    waits = decide(Seen(NOW, [_limited(CLAUDE, early), _limited(CODEX), unusable]), AUTO)
+    assert waits.moves == [] and [s.kind for s in waits.states] == ["waiting"]
+    every = decide(Seen(NOW, [_limited(CLAUDE), _limited(CODEX), _limited(copilot)]), AUTO)
+    assert every.states[0].detail.startswith("claude, codex and copilot are all exhausted")

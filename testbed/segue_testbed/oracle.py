@@ -9,6 +9,7 @@ whitespace: Claude Code adds a newline when it merges a prompt that got no answe
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -27,6 +28,10 @@ from segue.model.conversation import (
 CLAUDE_SUMMARY_PREFIX = "This session is being continued from a previous conversation"
 CLAUDE_FILLERS = ("No response requested.",)
 CODEX_SUMMARY_PREFIXES = ("Another language model started to solve this problem",)
+# Copilot CLI opens the message that stands for a compacted history with this (1.0.102)
+COPILOT_SUMMARY_PREFIX = "Some of the conversation history has been summarized"
+# … and sends a prompt it recorded itself with the time it was typed before it
+COPILOT_DATETIME = re.compile(r"^<current_datetime>[^<]*</current_datetime>\s*")
 
 
 @dataclass(slots=True)
@@ -77,8 +82,8 @@ def atoms_from_claude_request(body: dict[str, Any], marker: str) -> Atoms:
                 if btype == "tool_result":
                     atoms.results.append(str(block.get("tool_use_id")))
                 elif btype == "text":
-                    text = block.get("text", "")
-                    if text.startswith(CLAUDE_SUMMARY_PREFIX):
+                    text = COPILOT_DATETIME.sub("", block.get("text", ""))
+                    if text.startswith((CLAUDE_SUMMARY_PREFIX, COPILOT_SUMMARY_PREFIX)):
                         atoms.summaries.append(text)
                     elif text.strip() and text != marker and not _injected(text):
                         atoms.prompts.append(text.strip())

@@ -21,7 +21,7 @@ from segue_testbed.standin.server import StandIn
 from segue_testbed.testbed import repo_root
 
 Scenario = Callable[[Path, StandIn], None]
-PROVIDERS = ("claude", "codex")
+PROVIDERS = ("claude", "codex", "copilot")
 DEFAULT_OUT = repo_root() / "tests" / "fixtures"
 
 

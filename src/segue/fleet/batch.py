@@ -28,9 +28,10 @@ from segue.model.conversation import Provider
 from segue.model.errors import SegueError
 from segue.model.session_info import SessionInfo, SessionState
 from segue.model.times import in_time, parse_iso, utc_minutes
-from segue.providers import default_target, entry, known
+from segue.providers import entry, known
 from segue.providers.sessions import find_session, list_sessions
 from segue.running.agents import Agent, in_home, list_agents
+from segue.running.target import default_target
 from segue.running.usage import ProviderUsage, exhausted_providers, read_usage, window_label
 from segue.store import AgentResult, open_store
 from segue.store.location import store_wait
@@ -243,7 +244,7 @@ def plan_fleet(
         else Selection.DEFAULT
     )
     source, reason = _direction(source, sessions, env, exhausted)
-    target = default_target(source) if target is None else target
+    target = default_target(source, env, now=now) if target is None else target
     if source is target:
         raise SegueError(f"the source and the target are both {source.value}")
     running = list(_running_agents(env) if agents is None else agents)

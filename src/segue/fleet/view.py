@@ -21,9 +21,9 @@ from segue.fleet.moves import sessions_away
 from segue.model.conversation import Provider
 from segue.model.errors import SegueError
 from segue.model.session_info import SessionInfo, SessionState
-from segue.providers import default_target
 from segue.providers.sessions import list_sessions
 from segue.running.agents import Agent, AgentState, list_agents
+from segue.running.target import default_target
 from segue.running.usage import ProviderUsage, read_usage
 
 __all__ = ["FleetRow", "FleetView", "load_fleet", "plan_rows"]
@@ -203,7 +203,7 @@ def plan_rows(
             try:
                 plan = plan_fleet(
                     row.provider,
-                    default_target(row.provider),
+                    default_target(row.provider, env, usages=view.usages),
                     sessions=[str(row.path)],
                     env=env,
                     agents=view.agents,

@@ -16,6 +16,7 @@ from segue.model.errors import SegueError, SessionError
 from segue.providers.base import Env, ProviderEntry
 from segue.providers.claude import ClaudeCode
 from segue.providers.codex import Codex
+from segue.providers.copilot import Copilot
 from segue.transforms.budget import TargetProfile
 
 __all__ = [
@@ -33,10 +34,12 @@ __all__ = [
     "unregister",
 ]
 
-# Codex first: its files are recognised by name, Claude's by content. A provider registered
-# later comes after them as a default target, and before them when segue asks who wrote a file.
+# The order of the default targets (Codex first, as before there were three). A provider
+# registered later comes after them as a default target, and before them when segue asks who
+# wrote a file; of these, those that know their files by name are asked before Claude, which
+# knows its own by content.
 _ENTRIES: dict[Provider, ProviderEntry] = {
-    entry.provider: entry for entry in (Codex(), ClaudeCode())
+    entry.provider: entry for entry in (Codex(), ClaudeCode(), Copilot())
 }
 _BUILT_IN = tuple(_ENTRIES)
 
@@ -105,7 +108,8 @@ def entry_for_file(path: Path) -> ProviderEntry:
         except OSError as exc:
             raise SessionError(f"{path}: cannot read: {exc.strerror}") from None
     added = [e for p, e in _ENTRIES.items() if p not in _BUILT_IN]
-    for candidate in (*added, *(_ENTRIES[p] for p in _BUILT_IN)):
+    built_in = sorted((_ENTRIES[p] for p in _BUILT_IN), key=lambda e: e.known_by_content)
+    for candidate in (*added, *built_in):
         if candidate.recognises(path, head):
             return candidate
     raise SessionError(f"{path}: not a session file of any provider segue knows")

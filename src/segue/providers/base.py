@@ -129,6 +129,8 @@ class ProviderEntry(ABC):
     headless: ClassVar[HeadlessCommands | None] = None
     # the variable that names the CLI's home outright (else it is in ``$HOME``), if it has one
     home_variable: ClassVar[str | None] = None
+    # whether its files are known by what they hold rather than by their names (asked last)
+    known_by_content: ClassVar[bool] = False
     # the arguments before a session id that continue it interactively (after the program),
     # and that run one headless turn on it (after the executable; the prompt follows ``--``)
     resume_words: ClassVar[tuple[str, ...]]

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Literal
 
-__all__ = ["DATA_VARIABLE", "Kind", "data_dir", "user_folder"]
+__all__ = ["CONFIG_VARIABLE", "DATA_VARIABLE", "Kind", "config_file", "data_dir", "user_folder"]
 
 DATA_VARIABLE = "SEGUE_DATA_DIR"
 
@@ -52,3 +52,13 @@ def data_dir(env: Mapping[str, str] | None = None) -> Path:
     env = os.environ if env is None else env
     override = env.get(DATA_VARIABLE)
     return Path(override) if override else user_folder("data", env)
+
+
+CONFIG_VARIABLE = "SEGUE_CONFIG"
+
+
+def config_file(env: Mapping[str, str] | None = None) -> Path:
+    """segue's settings, ``segue.toml``: ``$SEGUE_CONFIG`` or in the user's config folder."""
+    env = os.environ if env is None else env
+    override = env.get(CONFIG_VARIABLE)
+    return Path(override) if override else user_folder("config", env) / "segue.toml"

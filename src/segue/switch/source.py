@@ -16,9 +16,10 @@ import msgspec
 from segue.formats.stamp import Stamp
 from segue.model.conversation import Conversation, Provider
 from segue.model.errors import SessionError, SwitchError
-from segue.providers import default_target, entry
+from segue.providers import entry
 from segue.providers.sessions import SessionReads, current_session, find_session
 from segue.running.agents import Agent, working_on
+from segue.running.target import default_target
 
 __all__ = ["Source", "find_source", "read_source", "refuse_mid_turn"]
 
@@ -41,7 +42,7 @@ def find_source(
         provider, path = find_session(ref, env)
     except SessionError as exc:
         raise SwitchError(str(exc)) from None
-    target = default_target(provider) if to is None else to
+    target = default_target(provider, env) if to is None else to
     if provider is target and not within:
         raise SwitchError(f"{path} is already a {target.value} session")
     return provider, path, target

@@ -1,6 +1,8 @@
 """segue's own settings for returning to a provider thread: ``segue.toml`` in the user's config
 folder (``$SEGUE_CONFIG`` names another file)::
 
+    fallback = ["claude", "codex", "copilot"]   # the order of targets (segue.running.target)
+
     [threads]
     max_off_provider_runs = 20   # more runs elsewhere since a provider thread's last run: stale
     max_chained_handoffs = 3     # more handoffs given to it since its last run: stale
@@ -12,20 +14,17 @@ is never waited on) or holds a wrong value is a
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
-from pathlib import Path
 
 import msgspec
 from msgspec.structs import fields
 
 from segue.formats.files import read_config
 from segue.model.errors import ConfigError
-from segue.support.places import user_folder
+from segue.support.places import CONFIG_VARIABLE, config_file
 
-__all__ = ["CONFIG_VARIABLE", "StalenessConfig", "config_path", "load_config"]
+__all__ = ["CONFIG_VARIABLE", "StalenessConfig", "load_config"]
 
-CONFIG_VARIABLE = "SEGUE_CONFIG"
 SECTION = "threads"
 
 
@@ -36,14 +35,8 @@ class StalenessConfig(msgspec.Struct, frozen=True):
     max_chained_handoffs: int = 3
 
 
-def config_path(env: Mapping[str, str] | None = None) -> Path:
-    env = os.environ if env is None else env
-    override = env.get(CONFIG_VARIABLE)
-    return Path(override) if override else user_folder("config", env) / "segue.toml"
-
-
 def load_config(env: Mapping[str, str] | None = None) -> StalenessConfig:
-    path = config_path(env)
+    path = config_file(env)
     raw = read_config(path, "segue configuration")  # a regular file, bounded; never a FIFO
     if raw is None:
         return StalenessConfig()

@@ -366,7 +366,7 @@ class FleetScreen(Screen[None]):
     def action_switch(self) -> None:
         from segue.fleet.batch import plan_fleet
         from segue.fleet.moves import sessions_away
-        from segue.providers import default_target
+        from segue.running.target import default_target
         from segue.tui.batch import BatchSheet
 
         rows = [r for r in self.chosen() if r.path is not None and r.state != "error"]
@@ -382,7 +382,8 @@ class FleetScreen(Screen[None]):
             if len(on_exhausted) == 1
             else max(providers, key=lambda p: sum(1 for r in rows if r.provider is p))
         )
-        directions = [(p, default_target(p)) for p in providers]
+        usages = None if self.view is None else self.view.usages
+        directions = [(p, default_target(p, state.env, usages=usages)) for p in providers]
 
         def planner(source: Provider, target: Provider) -> Any:
             on_source = [str(r.path) for r in rows if r.provider is source]

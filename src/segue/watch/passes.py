@@ -18,6 +18,7 @@ from segue.model.conversation import Provider
 from segue.model.errors import SegueError
 from segue.providers import entry
 from segue.running.agents import Agent, AgentState, list_agents
+from segue.running.target import default_target, usable_providers
 from segue.running.usage import ProviderUsage, read_usage, window_label
 from segue.store import Store, open_store
 from segue.store.ids import new_id
@@ -76,13 +77,15 @@ def observe(policy: WatchPolicy, env: Mapping[str, str], now: datetime) -> Seen:
         with store:
             history, moves = _load(store), batch_moves(store, now, policy.quiet)
     root = None if policy.under is None else Path(policy.under).expanduser()
-    return Seen(now, [_reading(u) for u in usages], history, moves, root)
+    usable = usable_providers(env)
+    readings = [_reading(u, u.provider in usable) for u in usages]
+    return Seen(now, readings, history, moves, root)
 
 
-def _reading(usage: ProviderUsage) -> Reading:
+def _reading(usage: ProviderUsage, usable: bool) -> Reading:
     window = usage.blocking
     if window is None:
-        return Reading(usage.provider, usage.exhausted, suggestion=usage.suggestion)
+        return Reading(usage.provider, usage.exhausted, suggestion=usage.suggestion, usable=usable)
     return Reading(
         usage.provider,
         usage.exhausted,
@@ -91,6 +94,7 @@ def _reading(usage: ProviderUsage) -> Reading:
         window.scope,
         usage.suggestion,
         usage.switch_model,
+        usable,
     )
 
 
@@ -108,6 +112,7 @@ class _Pass:
     ) -> None:
         self.policy, self.env, self.seen, self.ask = policy, env, seen, ask
         self.now = seen.now
+        self.exhausted = [r.provider for r in seen.readings if r.exhausted]
         self.given = self.agents = agents
         self.events: list[WatchEvent] = []
         self.recorded: list[WatchEvent] = []
@@ -122,8 +127,8 @@ class _Pass:
             if state.kind == "family_limit" and switch is not None:
                 for event in self.switch_models(switch):
                     self.done(event)
-        if decisions.move is not None:
-            self.move(decisions.move, back)
+        for move in decisions.moves:
+            self.move(move, back)
         kept = news([e for e in self.events if e not in self.recorded], self.seen.history)
         if kept:
             with _open(self.env) as store:
@@ -206,6 +211,7 @@ class _Pass:
         ran = self.run(
             lambda: plan_fleet(
                 source,
+                default_target(source, self.env, now=now, exhausted=self.exhausted),
                 exhausted=[source],
                 agents=self.agents_now(),
                 env=self.env,

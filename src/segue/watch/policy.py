@@ -103,6 +103,7 @@ class Reading(msgspec.Struct, frozen=True):
     family: str | None = None  # the model family that window limits (its scope)
     suggestion: str | None = None  # a family limit (not exhausted): the switch suggested
     switch_model: str | None = None  # … and the model it names
+    usable: bool = True  # its CLI is installed here, or its home folder is there
 
 
 class Seen(msgspec.Struct, frozen=True):
@@ -198,7 +199,7 @@ class Decisions(msgspec.Struct, frozen=True):
     returns: list[Return]
     states: list[WatchEvent]  # waiting / family_limit / exhausted (:func:`news` says if new)
     switches: dict[Provider, ModelSwitch]  # per family limit that names a model to switch to
-    move: Move | None
+    moves: list[Move]  # one per exhausted provider, when another provider is free
     staying: dict[str, str]  # the batches watch moved that stay away this pass, with why
 
 
@@ -243,11 +244,19 @@ def decide(seen: Seen, policy: WatchPolicy) -> Decisions:
 
     states: list[WatchEvent] = []
     ask = policy.move is not Mode.AUTO
-    if len(exhausted) > 1:
+    free = [r for r in seen.readings if r.usable and not r.exhausted]
+    if exhausted and not free:
         earliest = min((r.reset_at for r in exhausted.values() if r.reset_at), default=None)
         when = f"the earliest reset is {iso_z(earliest)}" if earliest else "no reset time known"
-        both = " and ".join(p.value for p in exhausted)
-        detail = f"{both} are both exhausted: nothing moves; {when}"
+        names = [p.value for p in exhausted]
+        every = (
+            f"{names[0]} is exhausted"
+            if len(names) == 1
+            else f"{names[0]} and {names[1]} are both exhausted"
+            if len(names) == 2
+            else f"{', '.join(names[:-1])} and {names[-1]} are all exhausted"
+        )
+        detail = f"{every}: nothing moves; {when}"
         states.append(WatchEvent("waiting", now, None, detail, reset_at=earliest))
     switches: dict[Provider, ModelSwitch] = {}
     for r in seen.readings:
@@ -265,9 +274,8 @@ def decide(seen: Seen, policy: WatchPolicy) -> Decisions:
             switches[r.provider] = ModelSwitch(
                 r.provider, r.family, r.switch_model, r.reset_at, done, seen.root, ask
             )
-    move = None
-    if len(exhausted) == 1:
-        (r,) = exhausted.values()
+    moves = []
+    for r in exhausted.values() if free else ():
         until = "" if r.reset_at is None else f" until {iso_z(r.reset_at)}"
         why = "exhausted" if r.window is None else f"blocked by the {r.window} limit{until}"
         states.append(WatchEvent("exhausted", now, r.provider, why, reset_at=r.reset_at))
@@ -275,8 +283,8 @@ def decide(seen: Seen, policy: WatchPolicy) -> Decisions:
         for e in _for_limit(seen.history, ("move_declined", "move_failed"), r):
             for session in e.sessions:
                 refused.setdefault(session, f"{e.kind.removeprefix('move_')} for this limit")
-        move = Move(r.provider, r.reset_at, why, dict(seen.moves.avoid), refused, ask)
-    return Decisions(returns, states, switches, move, staying)
+        moves.append(Move(r.provider, r.reset_at, why, dict(seen.moves.avoid), refused, ask))
+    return Decisions(returns, states, switches, moves, staying)
 
 
 def outstanding(history: Sequence[WatchEvent]) -> list[WatchEvent]:

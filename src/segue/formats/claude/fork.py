@@ -35,25 +35,14 @@ from segue.formats.claude.writer import DEFAULT_VERSION, last_prompt_record, pro
 from segue.formats.jsonl import LineReport, dump_lines, iter_records, iter_records_in
 from segue.formats.parent import ParentFile, read_parent
 from segue.model.conversation import (
-    AssistantMessage,
     Compaction,
     Item,
-    Provenance,
     Provider,
-    UserMessage,
 )
 from segue.model.errors import SwitchError
+from segue.transforms.carry import handoff_items
 
-__all__ = ["HANDOFF_ACK", "handoff_items", "prepare_fork"]
-
-HANDOFF_ACK = "Understood: I have the context of the runs above."
-_SEGUE = Provenance("segue", 0)
-
-
-def handoff_items(text: str) -> list[Item]:
-    """The handoff as a user message marked as context and its acknowledgement."""
-    wrapped = f"<segue_handoff>\n{text}\n</segue_handoff>"
-    return [UserMessage(wrapped, _SEGUE), AssistantMessage(HANDOFF_ACK, _SEGUE)]
+__all__ = ["prepare_fork"]
 
 
 def _tail_leaf(parent: ParentFile) -> str | None:

@@ -25,15 +25,12 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-import shlex
 import uuid
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Literal, assert_never
 
 import msgspec
-import orjson
-from msgspec.structs import replace
 
 from segue.formats.atomic import NativeSession
 from segue.formats.claude.paths import project_dir_for
@@ -60,17 +57,22 @@ from segue.model.conversation import (
     Item,
     Provider,
     ToolCall,
-    ToolKind,
     ToolResult,
     UserMessage,
 )
 from segue.model.errors import SwitchError
 from segue.model.times import iso_ms, parse_iso
-from segue.transforms.carry import carriable
+from segue.transforms.carry import (
+    NO_OUTPUT,
+    describe_command,
+    failed,
+    narrate_call,
+    narrate_result,
+    paired,
+    shell_command,
+)
 
 DEFAULT_VERSION = "2.1.328"
-NO_OUTPUT = "(no output)"
-DESCRIPTION_CHARS = 60
 
 # Claude Code's own tools whose calls can be replayed verbatim (with an object input).
 CLAUDE_TOOLS = frozenset(
@@ -93,64 +95,8 @@ CLAUDE_TOOLS = frozenset(
     }
 )
 _SAFE_ID = re.compile(r"^[A-Za-z0-9_-]+$")
-_SHELLS = frozenset({"bash", "sh", "zsh", "/bin/bash", "/bin/sh", "/bin/zsh", "/usr/bin/bash"})
 
-
-# --------------------------------------------------------------------------- selection
-
-
-def _crosses(item: Item) -> bool:
-    """Whether an item may reach Claude at all (pairing is decided separately): what any
-    target can take, less empty prompts and summaries (Claude rejects empty text blocks)."""
-    if isinstance(item, UserMessage):
-        return carriable(item) and bool(item.text.strip())
-    if isinstance(item, Compaction):
-        return carriable(item) and bool(item.summary.strip())
-    return carriable(item)
-
-
-def _crossing(items: Sequence[Item]) -> list[Item]:
-    """The crossing items in order. A compaction contributes only its summary: the items its
-    provider kept verbatim are expected inline after it (as ``portable_history`` returns them).
-
-    Adjacent compactions (a source summary followed by the index of turns a switch dropped)
-    become one: Claude resumes from its *last* compact boundary, so a second boundary would hide
-    the first summary."""
-    out: list[Item] = []
-    for item in items:
-        if not _crosses(item):
-            continue
-        if isinstance(item, Compaction) and out and isinstance(out[-1], Compaction):
-            out[-1] = replace(out[-1], summary=out[-1].summary + "\n\n" + item.summary)
-            continue
-        out.append(item)
-    return out
-
-
-def _pairs(items: Sequence[Item]) -> dict[int, int]:
-    """Index of each call -> index of its result, for calls answered before the next prompt."""
-    open_calls: dict[str, int] = {}
-    pairs: dict[int, int] = {}
-    for i, item in enumerate(items):
-        if isinstance(item, UserMessage | Compaction):
-            open_calls.clear()  # a prompt splits a pair: both halves are dropped
-        elif isinstance(item, ToolCall):
-            open_calls[item.call_id] = i
-        elif isinstance(item, ToolResult) and item.call_id in open_calls:
-            pairs[open_calls.pop(item.call_id)] = i
-    return pairs
-
-
-def select(items: Sequence[Item]) -> list[Item]:
-    """The items that cross, in order: unpaired calls and results removed."""
-    flat = _crossing(items)
-    pairs = _pairs(flat)
-    paired = set(pairs) | set(pairs.values())
-    return [
-        item
-        for i, item in enumerate(flat)
-        if not isinstance(item, ToolCall | ToolResult) or i in paired
-    ]
+select = paired
 
 
 # --------------------------------------------------------------------------- tool mapping
@@ -164,35 +110,6 @@ def native_tool_id(call_id: str) -> str:
     return "toolu_segue_" + hashlib.sha256(call_id.encode()).hexdigest()[:24]
 
 
-def _argv_command(argv: Sequence[str]) -> str:
-    """One command string for an argv; ``bash -lc <script>`` becomes the script."""
-    if len(argv) == 3 and argv[0] in _SHELLS and argv[1] in ("-c", "-lc"):
-        return argv[2]
-    return shlex.join(argv)
-
-
-def shell_command(call: ToolCall) -> str | None:
-    """The shell command a shell call ran, as one string (workdir folded in), or ``None``."""
-    if call.tool is not ToolKind.SHELL or not isinstance(call.input, dict):
-        return None
-    raw = call.input.get("cmd", call.input.get("command"))
-    if isinstance(raw, list) and raw and all(isinstance(part, str) for part in raw):
-        command = _argv_command(raw)
-    elif isinstance(raw, str) and raw.strip():
-        command = raw
-    else:
-        return None
-    workdir = call.input.get("workdir") or call.input.get("working_directory")
-    if isinstance(workdir, str) and workdir:
-        command = f"cd {shlex.quote(workdir)} && {command}"
-    return command
-
-
-def _description(command: str) -> str:
-    first = command.strip().splitlines()[0] if command.strip() else command
-    return first if len(first) <= DESCRIPTION_CHARS else first[: DESCRIPTION_CHARS - 1] + "…"
-
-
 def _bash_input(call: ToolCall) -> dict[str, JSON] | None:
     native = call.name == "Bash" and isinstance(call.input, dict)
     if native and isinstance(call.input.get("command"), str):
@@ -200,7 +117,7 @@ def _bash_input(call: ToolCall) -> dict[str, JSON] | None:
     command = shell_command(call)
     if command is None:
         return None
-    return {"command": command, "description": _description(command)}
+    return {"command": command, "description": describe_command(command)}
 
 
 def tool_use(call: ToolCall, native_id: str) -> ToolUseBlock | None:
@@ -213,26 +130,12 @@ def tool_use(call: ToolCall, native_id: str) -> ToolUseBlock | None:
     return None
 
 
-def narrate_call(call: ToolCall) -> str:
-    shown = call.input if isinstance(call.input, str) else orjson.dumps(call.input).decode()
-    return f"[{call.name}] {shown}"
-
-
-def narrate_result(call: ToolCall, result: ToolResult) -> str:
-    label = "failed" if _is_error(result) else "result"
-    return f"[{call.name} {label}] {result.output or NO_OUTPUT}"
-
-
-def _is_error(result: ToolResult) -> bool:
-    return bool(result.error) or result.exit_code not in (None, 0)
-
-
 def _tool_result(result: ToolResult, native_id: str) -> ToolResultBlock:
     return {
         "type": "tool_result",
         "tool_use_id": native_id,
         "content": result.output or NO_OUTPUT,
-        "is_error": _is_error(result),
+        "is_error": failed(result),
     }
 
 

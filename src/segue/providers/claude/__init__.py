@@ -21,6 +21,7 @@ class ClaudeCode(ProviderEntry):
     command = "claude"
     mark = "L"
     home_variable = "CLAUDE_CONFIG_DIR"
+    known_by_content = True
     resume_words = ("--resume",)
     headless_words = ("-p", "--resume")
     headless = HeadlessCommands(

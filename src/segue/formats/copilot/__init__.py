@@ -1,0 +1,1 @@
+"""GitHub Copilot CLI's sessions: the event log ``session-state/<uuid>/events.jsonl``."""
