@@ -78,9 +78,19 @@ def _measure(argv: list[str], env: dict[str, str]) -> tuple[float, int, bytes]:
     return float(elapsed_text), int(peak_text) * 1024, out
 
 
+COPILOT = Provider("copilot")
+TARGET = {
+    Provider.CODEX: Provider.CLAUDE,
+    Provider.CLAUDE: Provider.CODEX,
+    COPILOT: Provider.CLAUDE,
+}
+
+
 def _source_folder(home: Path, provider: Provider) -> Path:
     if provider is Provider.CODEX:
         return home / ".codex" / "sessions" / "2026" / "11" / "29"
+    if provider is COPILOT:
+        return home / ".copilot" / "session-state" / "5e60e5e0-0000-4000-8000-00000000b001"
     return home / ".claude" / "projects" / "-tmp-segue-benchmark"
 
 
@@ -115,7 +125,7 @@ def _reset(home: Path, keep: set[Path], store: Path) -> None:
 
 
 def bench(source: Provider, size_mb: float, runs: int) -> dict[str, Any]:
-    target = Provider.CLAUDE if source is Provider.CODEX else Provider.CODEX
+    target = TARGET[source]
     segue = _segue()
     with tempfile.TemporaryDirectory(prefix="segue-bench-switch-") as scratch:
         home = Path(scratch) / "home"
@@ -195,8 +205,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--mb", type=float, default=100.0)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--provider", action="append", default=[], help="a source (repeatable)")
     args = parser.parse_args(argv)
-    results = [bench(p, args.mb, args.runs) for p in (Provider.CODEX, Provider.CLAUDE)]
+    chosen = [Provider(p) for p in args.provider] or [Provider.CODEX, Provider.CLAUDE, COPILOT]
+    results = [bench(p, args.mb, args.runs) for p in chosen]
     if args.json:
         sys.stdout.write(orjson.dumps(results, option=orjson.OPT_INDENT_2).decode() + "\n")
         return

@@ -163,6 +163,40 @@ def claude_copies(fx: Fixture) -> Iterator[bytes]:
         copy += 1
 
 
+COPILOT_ID_FIELDS = frozenset({"id", "parentId", "toolCallId", "messageId", "turnId"})
+
+
+def _copies(provider: Provider, fx: Fixture) -> Iterator[bytes]:
+    if provider is Provider.CODEX:
+        return codex_copies(fx)
+    if provider is Provider.CLAUDE:
+        return claude_copies(fx)
+    return copilot_copies(fx)
+
+
+def copilot_copies(fx: Fixture) -> Iterator[bytes]:
+    """The event log's ``session.start`` once, then copy after copy of its other events, as one
+    conversation: each copy's event, message and call ids made unique and its first event
+    chained to the previous copy's last."""
+    raw = fx.transcript.read_bytes().splitlines(keepends=True)
+    head = orjson.loads(raw[0])
+    if head.get("type") != "session.start":
+        raise ValueError(f"{fx.transcript}: the first line is not session.start")
+    body = [orjson.loads(line) for line in raw[1:]]
+    known: set[str] = set()
+    for event in body:
+        _collect(event, COPILOT_ID_FIELDS, known)
+    yield raw[0]
+    last = head["id"]
+    copy = 0
+    while True:
+        events = [_rewrite(orjson.loads(line), COPILOT_ID_FIELDS, known, copy) for line in raw[1:]]
+        events[0]["parentId"] = last
+        last = events[-1]["id"]
+        yield b"".join(orjson.dumps(e) + b"\n" for e in events)
+        copy += 1
+
+
 def codex_copies(fx: Fixture) -> Iterator[bytes]:
     """The rollout's ``session_meta`` line once, then copy after copy of its other lines (each
     copy's call and turn ids made unique, ``ordinal`` kept counting up)."""
@@ -212,16 +246,12 @@ def write_large_session(
     fourth copy), so each copy's output lines can be told from every other copy's."""
     fx = fixture(provider, scenario)
     target = int(size_mb * MB)
-    if provider is Provider.CODEX:
-        path = folder / fx.transcript.name
-        chunks = codex_copies(fx)
-    else:
-        path = folder / fx.transcript.name
-        chunks = claude_copies(fx)
+    path = folder / fx.transcript.name
+    chunks = _copies(provider, fx)
     written = copies = 0
     with path.open("wb") as f:
-        if provider is Provider.CODEX:
-            written += f.write(next(chunks))  # session_meta
+        if provider is not Provider.CLAUDE:
+            written += f.write(next(chunks))  # session_meta, session.start
         for chunk in chunks:
             if relabel is not None:
                 chunk = chunk.replace(relabel, relabel + b"c%d-" % copies)
@@ -326,11 +356,9 @@ def append_turn(
     ``after`` chains it below that record instead of the leaf: a rewind, as Claude Code writes
     one (see :func:`claude_rewind_point`). Returns the number of bytes appended."""
     fx = fixture(provider, scenario)
-    if provider is Provider.CODEX:
-        chunks = codex_copies(fx)
-        next(chunks)  # its session_meta: the session already has one
-    else:
-        chunks = claude_copies(fx)
+    chunks = _copies(provider, fx)
+    if provider is not Provider.CLAUDE:
+        next(chunks)  # its session_meta or session.start: the session already has one
     for _ in range(copy):
         next(chunks)
     data = next(chunks)

@@ -219,6 +219,28 @@ def thinking(rec: Recording) -> None:
     rec.extra["thinking"] = ["91 = 7 * 13, so it is not prime. The user wants a short answer."]
 
 
+def _rows(batch: str) -> str:
+    return f"seq -f 'row %06g of batch {batch} in the large segue fixture' 1 1200"
+
+
+def large(rec: Recording) -> None:
+    calls, replies = 10, 3
+    script: list[Scripted] = []
+    for r in range(replies):
+        blocks = tuple(
+            rec.tool(
+                "bash",
+                {"command": _rows(f"{r}-{i}"), "description": f"Print batch {r}-{i}"},
+                "row 000001",
+            )
+            for i in range(calls)
+        )
+        script.append(Reply(blocks))
+    script.append(rec.say("Printed all 30 batches."))
+    rec.turn("Print the 30 batches of rows.", *script)
+    rec.notes = "30 bash calls, 10 per reply, each printing ~55 KB (what the CLI keeps of it)."
+
+
 SESSION_LIMIT = "you've exceeded your 5 hour session limits. Please retry after 2733 seconds"
 
 
@@ -262,6 +284,7 @@ SPECS: dict[str, ScenarioSpec] = {
     "tool_cycle": ScenarioSpec(tool_cycle),
     "thinking": ScenarioSpec(thinking),
     "compact": ScenarioSpec(compact),
+    "large": ScenarioSpec(large),
     "rate_limited": ScenarioSpec(rate_limited),
 }
 

@@ -23,7 +23,7 @@ from segue.model.errors import SegueError
 from segue.model.session_info import SessionInfo, SessionState
 from segue.providers.sessions import list_sessions
 from segue.running.agents import Agent, AgentState, list_agents
-from segue.running.target import default_target
+from segue.running.target import default_target, usable_providers
 from segue.running.usage import ProviderUsage, read_usage
 
 __all__ = ["FleetRow", "FleetView", "load_fleet", "plan_rows"]
@@ -147,7 +147,11 @@ def load_fleet(
     now = now or datetime.now(UTC)
     root = None if under is None else under_root(under)
     found = list(list_agents(env, every_home=True) if agents is None else agents)
-    read = list(read_usage(env, now=now, remote=remote) if usages is None else usages)
+    if usages is None:  # the providers this user runs here (another is noise on the screen)
+        usable = usable_providers(env)
+        everyone = read_usage(env, now=now, remote=remote)
+        usages = [u for u in everyone if u.provider in usable] or everyone
+    read = list(usages)
     listing = list_sessions(None, None, env)
     by_path = {a.session_path: a for a in found if a.session_path is not None}
     rows: dict[str, FleetRow] = {}

@@ -137,6 +137,7 @@ class _Reader:
             if kind == "session.start":
                 started = True
             self._event(kind, data, prov, ts, event)
+        _results_in_call_order(self.items)
         meta = self.meta
         meta.created = meta.created or first_ts
         meta.updated = last_ts or meta.updated
@@ -269,6 +270,32 @@ class _Reader:
             state = neutral.CompactionState.NATIVE_ONLY
         trigger = as_str(data.get("trigger")) or None
         self.items.append(neutral.Compaction(summary, state, prov, None, trigger, ts))
+
+
+def _results_in_call_order(items: list[neutral.Item]) -> None:
+    """The results of calls made at once, in the order of the calls (in place): the CLI records
+    them as they finish, and sends them back to the model in the order it made the calls."""
+    order: dict[str, int] = {}
+    slots: list[int] = []  # where this batch's results are
+
+    def settle() -> None:
+        results = sorted((items[i] for i in slots), key=lambda r: order[r.call_id])  # type: ignore[union-attr]
+        for i, result in zip(slots, results, strict=True):
+            items[i] = result
+        slots.clear()
+
+    for n, item in enumerate(items):
+        if isinstance(item, neutral.ToolCall):
+            if slots:
+                settle()
+                order.clear()
+            order[item.call_id] = len(order)
+        elif isinstance(item, neutral.ToolResult) and item.call_id in order:
+            slots.append(n)
+        elif not isinstance(item, neutral.Opaque | neutral.TurnMarker):
+            settle()
+            order.clear()
+    settle()
 
 
 def _turn(data: dict[str, Any]) -> str | None:
