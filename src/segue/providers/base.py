@@ -43,6 +43,7 @@ __all__ = [
     "RunningSession",
     "UsageReading",
     "lazy",
+    "npm_launcher",
 ]
 
 Env = Mapping[str, str]
@@ -112,6 +113,23 @@ class RunningSession(msgspec.Struct, frozen=True):
     env_home: dict[str, str]  # the variables that chose the CLI's home (HOME, ...)
     busy: bool = False  # the CLI itself says a turn is running
     launcher_pid: int | None = None  # a launcher that exits with it (Codex's node wrapper)
+
+
+def npm_launcher(process: psutil.Process, scripts: Sequence[str]) -> int | None:
+    """The npm package's node script (one of ``scripts``, by name) that started ``process``
+    and exits with it, if one did."""
+    import psutil
+
+    try:
+        parent = process.parent()
+        if parent is None or parent.name() != "node":
+            return None
+        script = parent.cmdline()[1:2]
+    except psutil.Error:
+        return None
+    if script and os.path.basename(script[0]) in scripts:
+        return parent.pid
+    return None
 
 
 class ProviderEntry(ABC):

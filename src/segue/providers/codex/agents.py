@@ -27,7 +27,7 @@ import msgspec
 import psutil
 
 from segue.formats.codex import paths
-from segue.providers.base import RunningSession
+from segue.providers.base import RunningSession, npm_launcher
 
 __all__ = ["running_session"]
 
@@ -61,7 +61,9 @@ def running_session(process: psutil.Process) -> RunningSession | None:
     rollout = next(
         (p for p in open_paths if paths.session_id_from_name(p) == thread and p.is_file()), None
     )
-    return RunningSession(thread, rollout, homes, launcher_pid=_launcher(process))
+    return RunningSession(
+        thread, rollout, homes, launcher_pid=npm_launcher(process, ("codex", "codex.js"))
+    )
 
 
 _ID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.IGNORECASE)
@@ -178,18 +180,6 @@ def _served(
     if rollout is None or not rollout.is_file():
         files = paths.thread_files(paths.sessions_dir(env), thread)
         rollout = files[-1] if files else None
-    return RunningSession(thread, rollout, homes, launcher_pid=_launcher(process))
-
-
-def _launcher(process: psutil.Process) -> int | None:
-    """The npm package's node script that started this binary, if it did."""
-    try:
-        parent = process.parent()
-        if parent is None or parent.name() != "node":
-            return None
-        script = parent.cmdline()[1:2]
-    except psutil.Error:
-        return None
-    if script and os.path.basename(script[0]) in ("codex", "codex.js"):
-        return parent.pid
-    return None
+    return RunningSession(
+        thread, rollout, homes, launcher_pid=npm_launcher(process, ("codex", "codex.js"))
+    )

@@ -14,7 +14,7 @@ from pathlib import Path
 import psutil
 
 from segue.formats.copilot.paths import EVENTS, is_session_name
-from segue.providers.base import RunningSession
+from segue.providers.base import RunningSession, npm_launcher
 
 __all__ = ["running_session"]
 
@@ -38,19 +38,8 @@ def running_session(process: psutil.Process) -> RunningSession | None:
     env = process.environ()
     homes = {k: env[k] for k in _HOME_VARS if k in env}
     return RunningSession(
-        folder.name, events if events.is_file() else None, homes, launcher_pid=_launcher(process)
+        folder.name,
+        events if events.is_file() else None,
+        homes,
+        launcher_pid=npm_launcher(process, ("copilot", "npm-loader.js", "index.js")),
     )
-
-
-def _launcher(process: psutil.Process) -> int | None:
-    """The npm package's node script that started this binary, if it did."""
-    try:
-        parent = process.parent()
-        if parent is None or parent.name() != "node":
-            return None
-        script = parent.cmdline()[1:2]
-    except psutil.Error:
-        return None
-    if script and os.path.basename(script[0]) in ("copilot", "npm-loader.js", "index.js"):
-        return parent.pid
-    return None
