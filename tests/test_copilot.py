@@ -200,8 +200,14 @@ def test_segues_hook_file_runs_at_a_turns_end_and_at_a_limit(
     home.run("hello", cwd=cwd).check()
     lane.script("anthropic", RateLimited(subscriber=False, message="try again in 2 hours"))
     assert home.run("more", cwd=cwd, resume=home.only_session_id()).returncode == 1
+    deadline = time.monotonic() + 60  # (the hooks go on in the background)
+    while (
+        not log.exists() or log.read_text().count(" segue hook") < 2
+    ) and time.monotonic() < deadline:
+        time.sleep(0.2)
     ran = log.read_text()
-    stop, error = ran.split("\n")[0], ran.split("\n")[1]
+    stop = next(line for line in ran.splitlines() if line.endswith("agentStop"))
+    error = next(line for line in ran.splitlines() if line.endswith("errorOccurred"))
     seen = copilot().hook_event(["agentStop"], stop.rsplit(" segue", 1)[0].encode())
     assert seen.kind is HookKind.TURN_END and seen.session_id == home.only_session_id()
     assert seen.transcript == str(home.events_for(home.only_session_id()))

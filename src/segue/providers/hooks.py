@@ -54,6 +54,7 @@ __all__ = [
     "HookChange",
     "HookEvent",
     "HookKind",
+    "detached",
     "hook_fields",
     "is_segue_hook",
     "json_object",
@@ -93,6 +94,18 @@ class HookEvent(msgspec.Struct, frozen=True):
     then: tuple[str, ...] = ()  # a program of the user's to run after segue's (Codex notify)
     payload: str | None = None  # what to hand that program
     message: str | None = None  # the turn's last words (a limit's "resets 3:56pm")
+
+
+def detached(line: str) -> str:
+    """A hook's shell line that goes on at once in a session of its own (``setsid -f``, its
+    input still on stdin), or where there is no ``setsid``, reads its input in the shell and goes
+    on in the background with it as an argument (``--payload``): for a hook the CLI would kill,
+    or whose work must wait for something the CLI does after the hook."""
+    return (
+        f"if command -v setsid >/dev/null 2>&1; then exec setsid -f {line} "
+        f'>/dev/null 2>&1; else payload=$(cat); ({line} --payload "$payload" '
+        ">/dev/null 2>&1 &); fi"
+    )
 
 
 def is_segue_hook(argv: Sequence[str], provider: str) -> bool:

@@ -33,6 +33,7 @@ from segue.providers.hooks import (
     HookChange,
     HookEvent,
     HookKind,
+    detached,
     hook_fields,
     is_segue_hook,
     keep_copy,
@@ -147,11 +148,7 @@ def install_hooks(env: Env, command: Sequence[str], *, dry_run: bool = False) ->
         group: dict[str, Any] = {} if matcher is None else {"matcher": matcher}
         line = shlex.join(command)
         if event == "StopFailure":  # fire and forget: detached at once, in a session of its own
-            line = (
-                f"if command -v setsid >/dev/null 2>&1; then exec setsid -f {line} "
-                f'>/dev/null 2>&1; else payload=$(cat); ({line} --payload "$payload" '
-                ">/dev/null 2>&1 &); fi"
-            )
+            line = detached(line)
         group["hooks"] = [{"type": "command", "command": line, "timeout": HOOK_TIMEOUT_S}]
         hooks[event] = [*groups, group]
         added.append(event)

@@ -3,13 +3,17 @@
 Copilot CLI runs every ``hooks/*.json`` of its home (measured with 1.0.102): ``agentStop`` when a
 turn ends (its input names ``sessionId``, ``cwd`` and ``transcriptPath``) and ``errorOccurred``
 when one fails (its ``error.message`` is the model's refusal, a limit's text included). segue's
-file runs ``segue hook copilot <event>`` for each, with the input on stdin. Nothing of the user's
+file runs ``segue hook copilot <event>`` for each, with the input on stdin, detached: the CLI
+writes a new session's event log after its first ``agentStop`` hook has run (seen under load),
+so the hook waits, in the background, until the log is there and still. Nothing of the user's
 is edited: install writes the file (refusing one of that name that is not segue's) and uninstall
 removes it, as :mod:`segue.providers.hooks` keeps a note to.
 """
 
 from __future__ import annotations
 
+import os
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -22,6 +26,7 @@ from segue.providers.hooks import (
     HookChange,
     HookEvent,
     HookKind,
+    detached,
     is_segue_hook,
     json_object,
     keep_copy,
@@ -45,7 +50,13 @@ def _text(command: Sequence[str]) -> bytes:
     import shlex
 
     hooks = {
-        event: [{"type": "command", "bash": shlex.join([*command, event]), "timeoutSec": TIMEOUT_S}]
+        event: [
+            {
+                "type": "command",
+                "bash": detached(shlex.join([*command, event])),
+                "timeoutSec": TIMEOUT_S,
+            }
+        ]
         for event in EVENTS
     }
     return orjson.dumps({"version": 1, "hooks": hooks}, option=orjson.OPT_INDENT_2) + b"\n"
@@ -58,9 +69,11 @@ def _is_segues(path: Path, data: bytes) -> bool:
     try:
         hooks = json_object(data).get("hooks")
         entries = [e for group in dict(hooks).values() for e in group] if hooks else []  # type: ignore[call-overload]
-        return bool(entries) and all(
-            is_segue_hook(shlex.split(str(e.get("bash", ""))), "copilot") for e in entries
-        )
+        words = [
+            list(shlex.shlex(str(e.get("bash", "")), posix=True, punctuation_chars=True))
+            for e in entries
+        ]
+        return bool(entries) and all(is_segue_hook(w, "copilot") for w in words)
     except (TypeError, ValueError, AttributeError) as exc:
         raise ConfigError(
             f"{path}: not a hooks file segue can read ({exc}); left as it is"
@@ -95,6 +108,26 @@ def uninstall_hooks(env: Env, *, dry_run: bool = False) -> HookChange:
     return HookChange(path, True, "removed hooks/segue.json", copy)
 
 
+SETTLE_S, SETTLED_S = 20.0, 0.3  # how long to wait for the log at most, and to see it still
+
+
+def _settled(transcript: str | None) -> None:
+    """Wait until the session's event log is there and has not grown for a moment."""
+    if not transcript:
+        return
+    deadline = time.monotonic() + SETTLE_S
+    seen: int | None = None
+    while time.monotonic() < deadline:
+        try:
+            size: int | None = os.stat(transcript).st_size
+        except OSError:
+            size = None
+        if size is not None and size == seen:
+            return
+        seen = size
+        time.sleep(SETTLED_S)
+
+
 def hook_event(args: Sequence[str], stdin: bytes) -> HookEvent:
     """What Copilot's hook input says; the event is the argument segue's file passes."""
     data = json_object(stdin)
@@ -103,6 +136,7 @@ def hook_event(args: Sequence[str], stdin: bytes) -> HookEvent:
     message = None
     if event == "agentStop":
         kind = HookKind.TURN_END
+        _settled(text_field(data, "transcriptPath"))
     elif event == "errorOccurred":
         error = data.get("error")
         message = text_field(error, "message") if isinstance(error, dict) else None
