@@ -195,6 +195,7 @@ def plan_rows(
     would lose), as ``segue switch --dry-run`` plans it; ``done`` is told of each row as it is
     planned, and ``stop`` is asked before each one. A row that cannot be planned says why."""
     env = dict(os.environ) if env is None else dict(env)
+    targets: dict[Provider, Provider] = {}  # each provider's, worked out once (config, PATH)
     for row in view.rows:
         if stop is not None and stop():
             return
@@ -205,9 +206,11 @@ def plan_rows(
             row.plan_note = "no session file yet"
         if row.label is None and row.plan_note is None and row.state != RowState.ERROR:
             try:
+                if row.provider not in targets:
+                    targets[row.provider] = default_target(row.provider, env, usages=view.usages)
                 plan = plan_fleet(
                     row.provider,
-                    default_target(row.provider, env, usages=view.usages),
+                    targets[row.provider],
                     sessions=[str(row.path)],
                     env=env,
                     agents=view.agents,

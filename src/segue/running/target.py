@@ -19,6 +19,7 @@ import os
 from collections.abc import Collection, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from msgspec.structs import replace
 
@@ -34,26 +35,37 @@ __all__ = [
     "choose_target",
     "default_target",
     "fallback_order",
+    "read_settings",
     "usable_providers",
 ]
 
 FALLBACK_KEY = "fallback"
 
 
+def read_settings(env: Mapping[str, str] | None = None) -> tuple[Path, dict[str, Any]]:
+    """segue's settings file and what it holds (nothing when there is none);
+    :class:`ConfigError` for one that cannot be read, is not a regular file (a FIFO is never
+    waited on) or is not TOML."""
+    path = config_file(env)
+    raw = read_config(path, "segue configuration")  # a regular file, bounded; never a FIFO
+    if raw is None:
+        return path, {}
+    import tomllib  # (only when there is a config: the parser costs a switch 3 ms to load)
+
+    try:
+        return path, tomllib.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise ConfigError(f"{path}: not UTF-8 text") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+
+
 def fallback_order(env: Mapping[str, str] | None = None) -> tuple[Provider, ...]:
     """The configured order of targets, else the registry's; :class:`ConfigError` for a
     ``fallback`` that is not a list of provider names this segue knows."""
-    path = config_file(env)
-    raw = read_config(path, "segue configuration")
+    path, settings = read_settings(env)
     registry = tuple(e.provider for e in all_entries())
-    if raw is None:
-        return registry
-    import tomllib
-
-    try:
-        value = tomllib.loads(raw.decode("utf-8")).get(FALLBACK_KEY)
-    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    value = settings.get(FALLBACK_KEY)
     if value is None:
         return registry
     if not isinstance(value, list) or not value or not all(isinstance(v, str) for v in value):

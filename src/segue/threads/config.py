@@ -19,9 +19,9 @@ from collections.abc import Mapping
 import msgspec
 from msgspec.structs import fields
 
-from segue.formats.files import read_config
 from segue.model.errors import ConfigError
-from segue.support.places import CONFIG_VARIABLE, config_file
+from segue.running.target import read_settings
+from segue.support.places import CONFIG_VARIABLE
 
 __all__ = ["CONFIG_VARIABLE", "StalenessConfig", "load_config"]
 
@@ -36,18 +36,7 @@ class StalenessConfig(msgspec.Struct, frozen=True):
 
 
 def load_config(env: Mapping[str, str] | None = None) -> StalenessConfig:
-    path = config_file(env)
-    raw = read_config(path, "segue configuration")  # a regular file, bounded; never a FIFO
-    if raw is None:
-        return StalenessConfig()
-    import tomllib  # (only when there is a config: the parser costs a switch 3 ms to load)
-
-    try:
-        data = tomllib.loads(raw.decode("utf-8"))
-    except UnicodeDecodeError:
-        raise ConfigError(f"{path}: not UTF-8 text") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    path, data = read_settings(env)
     section = data.get(SECTION, {})
     if not isinstance(section, dict):
         raise ConfigError(f"{path}: [{SECTION}] must be a table")

@@ -30,6 +30,7 @@ __all__ = [
     "narrate_result",
     "paired",
     "shell_command",
+    "shell_input",
 ]
 
 NO_OUTPUT = "(no output)"
@@ -137,6 +138,21 @@ def shell_command(call: neutral.ToolCall) -> str | None:
     if isinstance(workdir, str) and workdir:
         command = f"cd {shlex.quote(workdir)} && {command}"
     return command
+
+
+def shell_input(call: neutral.ToolCall, native: str) -> dict[str, neutral.JSON] | None:
+    """The input of a target's own shell tool (named ``native``) for a shell call: the call's
+    own input when it is that tool's, else its command with the description it had, or its
+    first line; None when the call ran no shell command."""
+    own = call.input if call.name == native and isinstance(call.input, dict) else None
+    if own is not None and isinstance(own.get("command"), str):
+        return dict(own)
+    command = shell_command(call)
+    if command is None:
+        return None
+    said = call.input.get("description") if isinstance(call.input, dict) else None
+    described = said if isinstance(said, str) and said.strip() else describe_command(command)
+    return {"command": command, "description": described}
 
 
 def describe_command(command: str) -> str:

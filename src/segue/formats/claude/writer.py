@@ -51,7 +51,6 @@ from segue.formats.claude.records import (
 )
 from segue.formats.jsonl import dump_lines
 from segue.model.conversation import (
-    JSON,
     AssistantMessage,
     Compaction,
     Item,
@@ -64,12 +63,11 @@ from segue.model.errors import SwitchError
 from segue.model.times import iso_ms, parse_iso
 from segue.transforms.carry import (
     NO_OUTPUT,
-    describe_command,
     failed,
     narrate_call,
     narrate_result,
     paired,
-    shell_command,
+    shell_input,
 )
 
 DEFAULT_VERSION = "2.1.328"
@@ -110,19 +108,9 @@ def native_tool_id(call_id: str) -> str:
     return "toolu_segue_" + hashlib.sha256(call_id.encode()).hexdigest()[:24]
 
 
-def _bash_input(call: ToolCall) -> dict[str, JSON] | None:
-    native = call.name == "Bash" and isinstance(call.input, dict)
-    if native and isinstance(call.input.get("command"), str):
-        return dict(call.input)
-    command = shell_command(call)
-    if command is None:
-        return None
-    return {"command": command, "description": describe_command(command)}
-
-
 def tool_use(call: ToolCall, native_id: str) -> ToolUseBlock | None:
     """The ``tool_use`` block for a call, or ``None`` when the call must be narrated."""
-    bash = _bash_input(call)
+    bash = shell_input(call, "Bash")
     if bash is not None:
         return {"type": "tool_use", "id": native_id, "name": "Bash", "input": bash}
     if call.name in CLAUDE_TOOLS and isinstance(call.input, dict):

@@ -31,12 +31,11 @@ from segue.model import conversation as neutral
 from segue.model.times import iso_ms, parse_iso
 from segue.transforms.carry import (
     NO_OUTPUT,
-    describe_command,
     failed,
     narrate_call,
     narrate_result,
     paired,
-    shell_command,
+    shell_input,
 )
 
 DEFAULT_VERSION = "1.0.102"
@@ -50,20 +49,9 @@ COPILOT_TOOLS = frozenset(
 select = paired  # the items that cross, in order (a call and its result only together)
 
 
-def _bash_input(call: neutral.ToolCall) -> dict[str, neutral.JSON] | None:
-    native = call.name == "bash" and isinstance(call.input, dict)
-    if native and isinstance(call.input.get("command"), str):
-        return dict(call.input)
-    command = shell_command(call)
-    if command is None:
-        return None
-    said = call.input.get("description") if isinstance(call.input, dict) else None
-    return {"command": command, "description": said or describe_command(command)}
-
-
 def tool_request(call: neutral.ToolCall) -> dict[str, Any] | None:
     """The ``toolRequests`` entry for a call, or None when the call must be narrated."""
-    bash = _bash_input(call)
+    bash = shell_input(call, "bash")
     if bash is not None:
         name, arguments = "bash", bash
     elif call.name in COPILOT_TOOLS and isinstance(call.input, dict):

@@ -24,8 +24,8 @@ class Copilot(ProviderEntry):
     command = "copilot"
     mark = "P"
     home_variable = "COPILOT_HOME"
-    resume_words = ("--resume",)
-    headless_words = ("--resume",)
+    resume_words = ("--resume",)  # (measured: ``copilot --resume <id>`` as ``--resume=<id>``)
+    headless_words = ("--resume",)  # (unused: the prompt rides in ``--prompt=``, below)
 
     home = staticmethod(paths.copilot_home)
     session_files = staticmethod(paths.iter_session_files)
@@ -67,6 +67,3 @@ class Copilot(ProviderEntry):
     def headless_argv(self, executable: str, session_id: str, prompt: str) -> list[str]:
         # the prompt in -p's own argument: one that starts with "-" is still the prompt
         return [executable, f"--resume={session_id}", f"--prompt={prompt}"]
-
-    def resume_args(self, session_id: str) -> list[str]:
-        return [f"--resume={session_id}"]
